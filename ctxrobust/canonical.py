@@ -1,0 +1,61 @@
+"""Canonical JSON: the one byte representation every hashed file uses."""
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any, Iterable, Iterator
+
+from ctxrobust.errors import CtxRobustError
+
+
+def dumps(obj: Any) -> str:
+    """Sorted keys, no insignificant whitespace, UTF-8 text, no NaN."""
+    return json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
+def dumps_pretty(obj: Any) -> str:
+    """Canonical but indented, for files people read (manifest.json)."""
+    return json.dumps(obj, sort_keys=True, ensure_ascii=False, indent=2, allow_nan=False) + "\n"
+
+
+def sort_by_id(rows: Iterable[dict]) -> list[dict]:
+    return sorted(rows, key=lambda row: str(row["id"]))
+
+
+def write_jsonl(path: Path, rows: Iterable[dict]) -> int:
+    """Write rows sorted by id, one canonical object per line; returns the row count."""
+    ordered = sort_by_id(rows)
+    with open(path, "w", encoding="utf-8", newline="\n") as handle:
+        for row in ordered:
+            handle.write(dumps(row))
+            handle.write("\n")
+    return len(ordered)
+
+
+def iter_jsonl(path: Path) -> Iterator[tuple[int, Any]]:
+    """Yield (1-based line number, object); a bad line is an error naming file and line."""
+    with open(path, encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                yield number, json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise CtxRobustError(f"{path}:{number}: not valid JSON ({exc.msg}); fix or remove the line") from None
+
+
+def read_jsonl(path: Path) -> list[Any]:
+    return [obj for _, obj in iter_jsonl(path)]
+
+
+def sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def sha256_text(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()

@@ -1,0 +1,256 @@
+"""The command line: build, release, sources, validate, prompts, score, push."""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+from ctxrobust.canonical import dumps
+from ctxrobust.errors import CtxRobustError
+
+
+def _store(args=None):
+    from sources.store import SnapshotStore
+
+    mirror = getattr(args, "mirror", None) if args is not None else None
+    return SnapshotStore(mirror=Path(mirror) if mirror else None)
+
+
+def _overrides(args) -> dict:
+    overrides = {}
+    for pair in args.set or []:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise CtxRobustError(f"--set {pair!r}: expected KEY=VALUE (VALUE as JSON, or a plain string)")
+        try:
+            overrides[key] = json.loads(value)
+        except ValueError:
+            overrides[key] = value
+    if args.seed is not None:
+        overrides["seed"] = args.seed
+    return overrides
+
+
+def cmd_build(args) -> int:
+    from ctxrobust.release import build_release
+
+    started = time.perf_counter()
+    result = build_release(args.dataset, args.version, _overrides(args), Path(args.out), _store(args))
+    rows = ", ".join(f"{f['name']} {f['rows']}" for f in result.manifest["files"])
+    print(f"{result.status} {result.path} ({rows}) in {time.perf_counter() - started:.1f}s")
+    return 0
+
+
+def cmd_release(args) -> int:
+    """Build several datasets; a dataset whose build fails does not stop the others."""
+    import builders
+    from ctxrobust.release import ValidationFailed, build_release
+
+    names = builders.dataset_names() if not args.datasets else [n for chunk in args.datasets for n in chunk.replace(",", " ").split()]
+    store, failed = _store(args), []
+    for name in names:
+        started = time.perf_counter()
+        try:
+            result = build_release(name, args.version, {}, Path(args.out), store)
+        except ValidationFailed as exc:
+            _print_failures(exc.failures, name, args.version)
+            print(f"error: {exc}", file=sys.stderr)
+            failed.append(name)
+            continue
+        except CtxRobustError as exc:
+            print(f"error: {name}: {exc}", file=sys.stderr)
+            failed.append(name)
+            continue
+        print(f"{result.status} {result.path} in {time.perf_counter() - started:.1f}s")
+    if failed:
+        print(f"{len(failed)} of {len(names)} dataset(s) not built: {', '.join(failed)}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def cmd_sources(args) -> int:
+    store = _store(args)
+    for name, how in store.fill(args.names or None):
+        print(f"{how:10s} {name}")
+    return 0
+
+
+def _print_failures(failures, dataset: str, version: str) -> None:
+    for f in failures:
+        print(f"FAIL {dataset} {version} {f.file or '-'} {f.item or '-'} {f.check}: {f.message}")
+
+
+def cmd_validate(args) -> int:
+    from ctxrobust.release import Release, find_releases
+    from validators.registry import run_checks
+
+    root = Path(args.path)
+    if not root.exists():
+        raise CtxRobustError(f"{root}: no such folder; give a release folder or a folder of releases (e.g. releases/)")
+    folders = find_releases(root)
+    if not folders:
+        raise CtxRobustError(f"{root}: no release found (no <dataset>/<version>/manifest.json below it)")
+    store = _store(args)
+    total_failures = 0
+    for folder in folders:
+        try:
+            release = Release(folder, store=store)
+            results = run_checks(release)
+        except CtxRobustError as exc:
+            print(f"FAIL {folder} manifest.json - load: {exc}")
+            total_failures += 1
+            continue
+        failures = [f for found in results.values() for f in found]
+        _print_failures(failures, release.dataset, release.version)
+        total_failures += len(failures)
+        state = "ok" if not failures else f"{len(failures)} failure(s)"
+        print(f"{release.dataset} {release.version}: {len(results)} checks, {state}")
+    print(f"validated {len(folders)} release(s): {'all passed' if not total_failures else f'{total_failures} failure(s)'}")
+    return 0 if not total_failures else 1
+
+
+def _options(args, names: list[str]) -> dict:
+    return {name: getattr(args, name) for name in names if getattr(args, name, None) is not None}
+
+
+def cmd_prompts(args) -> int:
+    from ctxrobust.release import Release
+    from evaluation import prompts_for
+
+    release = Release(Path(args.release))
+    options = _options(args, ["benchmark", "prompt", "instruction", "seed"])
+    out = open(args.output, "w", encoding="utf-8", newline="\n") if args.output else sys.stdout
+    count = 0
+    try:
+        for request in prompts_for(release.dataset)(release, options):
+            out.write(dumps(request) + "\n")
+            count += 1
+    finally:
+        if out is not sys.stdout:
+            out.close()
+    print(f"wrote {count} request(s){' to ' + args.output if args.output else ''}", file=sys.stderr)
+    return 0
+
+
+def cmd_score(args) -> int:
+    from ctxrobust.release import Release
+    from evaluation import scorer_for
+
+    release = Release(Path(args.release))
+    predictions = Path(args.predictions)
+    if not predictions.exists():
+        raise CtxRobustError(f"{predictions}: no such predictions file")
+    options = _options(args, ["strict", "seed", "replicates", "lenient_letters", "export"])
+    report = scorer_for(release.dataset)(release, predictions, options)
+    if args.format == "json":
+        text = json.dumps(report, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n"
+    elif args.format == "md":
+        text = scorer_for(release.dataset, "render_markdown")(report)
+    else:
+        text = scorer_for(release.dataset, "render_html")(report)
+    if args.output:
+        Path(args.output).write_text(text, encoding="utf-8", newline="\n")
+        print(f"wrote {args.output}", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+    excluded = report.get("predictions", {}).get("excluded", 0)
+    return 1 if (args.strict and excluded) else 0
+
+
+def cmd_push(args) -> int:
+    from ctxrobust.hub import push_release
+
+    return push_release(Path(args.release), args.repo, dry_run=Path(args.dry_run) if args.dry_run else None)
+
+
+def parser() -> argparse.ArgumentParser:
+    top = argparse.ArgumentParser(prog="ctxrobust", description="Build, validate, publish and score context-robustness datasets.")
+    sub = top.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("build", help="build one dataset release")
+    p.add_argument("dataset")
+    p.add_argument("--version", required=True)
+    p.add_argument("--seed", type=int)
+    p.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a build configuration field")
+    p.add_argument("--out", default="releases")
+    p.add_argument("--mirror", help="a source mirror folder (default: $SOURCES_MIRROR)")
+    p.set_defaults(func=cmd_build)
+
+    p = sub.add_parser("release", help="build several datasets at one version (default: all)")
+    p.add_argument("--version", required=True)
+    p.add_argument("--datasets", nargs="*", help="dataset names (space or comma separated)")
+    p.add_argument("--out", default="releases")
+    p.add_argument("--mirror")
+    p.set_defaults(func=cmd_release)
+
+    p = sub.add_parser("sources", help="fill the source cache, verifying every sha256 against the lock")
+    p.add_argument("names", nargs="*", help="snapshot names (default: all in the lock)")
+    p.add_argument("--mirror")
+    p.set_defaults(func=cmd_sources)
+
+    p = sub.add_parser("validate", help="check every release under PATH")
+    p.add_argument("path")
+    p.add_argument("--mirror")
+    p.set_defaults(func=cmd_validate)
+
+    p = sub.add_parser("prompts", help="write the exact model inputs of a release as JSONL")
+    p.add_argument("release")
+    p.add_argument("--benchmark", help="pseudowords: a JSONL of {id, question, options?, answer?}")
+    p.add_argument("--prompt", choices=["original", "cf", "scope"], help="misleadqa: which prompt (default original)")
+    p.add_argument("--instruction", action="store_true", help="gsm-ic: prepend the paper's instruction")
+    p.add_argument("--seed", type=int)
+    p.add_argument("-o", "--output")
+    p.set_defaults(func=cmd_prompts)
+
+    p = sub.add_parser("score", help="score a predictions file against a release")
+    p.add_argument("release")
+    p.add_argument("predictions")
+    p.add_argument("-o", "--output")
+    p.add_argument("--format", choices=["json", "md", "html"], default="json")
+    p.add_argument("--strict", action="store_true", help="refuse to score a file with any bad row")
+    p.add_argument("--seed", type=int)
+    p.add_argument("--replicates", type=int, help="bootstrap replicates (default: the paper's)")
+    p.add_argument("--lenient-letters", dest="lenient_letters", action="store_true", help="misleadqa: accept 'B.' and '(B)'")
+    p.add_argument("--export", help="pseudowords: write per-example changes to this CSV or Parquet file")
+    p.set_defaults(func=cmd_score)
+
+    p = sub.add_parser("push", help="upload a release to the Hugging Face Hub")
+    p.add_argument("release")
+    p.add_argument("--repo", required=True, help="ORG/NAME")
+    p.add_argument("--dry-run", dest="dry_run", metavar="DIR", help="write the folder that would be uploaded, upload nothing")
+    p.set_defaults(func=cmd_push)
+    return top
+
+
+def _run(argv: list[str]) -> int:
+    args = parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except CtxRobustError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("error: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+    except Exception as exc:
+        if os.environ.get("CTXROBUST_DEBUG"):
+            raise
+        print(f"error: internal error ({type(exc).__name__}: {exc}); rerun with CTXROBUST_DEBUG=1 for details", file=sys.stderr)
+        return 3
+
+
+def main(argv: list[str] | None = None) -> int:
+    return _run(sys.argv[1:] if argv is None else argv)
+
+
+def validate_main(argv: list[str] | None = None) -> int:
+    return _run(["validate", *(sys.argv[1:] if argv is None else argv)])
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,89 @@
+"""The report shape every scorer returns, and the pieces its Markdown and HTML renderings share."""
+from __future__ import annotations
+
+import base64
+import html
+import io
+import math
+from typing import Any, Iterable, Sequence
+
+from ctxrobust.release import Release
+
+
+def _clean(x: float | None) -> float | None:
+    if x is None:
+        return None
+    x = float(x)
+    return None if math.isnan(x) or math.isinf(x) else x
+
+
+def metric(estimate: float | None, ci: Sequence[float | None] | None = None, n: int | None = None) -> dict:
+    """One named figure: {"estimate", "ci": [lo, hi] or null, "n": denominator}. NaN becomes null."""
+    interval = None
+    if ci is not None:
+        lo, hi = _clean(ci[0]), _clean(ci[1])
+        interval = None if lo is None or hi is None else [lo, hi]
+    return {"estimate": _clean(estimate), "ci": interval, "n": None if n is None else int(n)}
+
+
+def header(release: Release, predictions: dict) -> dict:
+    return {
+        "dataset": release.dataset,
+        "release": {"version": release.version, "manifest_sha256": release.manifest_sha256()},
+        "predictions": predictions,
+    }
+
+
+def mean_over_models(models: dict[str, dict]) -> dict[str, dict]:
+    """Equal-weight mean of each metric's estimate over the models that have it (no interval)."""
+    names = sorted({name for m in models.values() for name in m["metrics"]})
+    summary = {}
+    for name in names:
+        values = [m["metrics"][name]["estimate"] for m in models.values() if name in m["metrics"] and m["metrics"][name]["estimate"] is not None]
+        summary[name] = metric(sum(values) / len(values) if values else None, None, len(values))
+    return summary
+
+
+def fmt(value: float | None, percent: bool = True, digits: int = 1) -> str:
+    if value is None:
+        return "n/a"
+    return f"{100 * value:.{digits}f}" if percent else f"{value:.{digits}f}"
+
+
+def fmt_metric(m: dict | None, percent: bool = True, digits: int = 1) -> str:
+    if not m or m["estimate"] is None:
+        return "n/a"
+    text = fmt(m["estimate"], percent, digits)
+    if m.get("ci"):
+        text += f" [{fmt(m['ci'][0], percent, digits)}, {fmt(m['ci'][1], percent, digits)}]"
+    return text
+
+
+def markdown_table(headers: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
+    lines = ["| " + " | ".join(headers) + " |", "|" + "|".join("---" for _ in headers) + "|"]
+    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+    return "\n".join(lines) + "\n"
+
+
+def html_table(headers: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
+    head = "".join(f"<th>{html.escape(str(h))}</th>" for h in headers)
+    body = "".join("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in row) + "</tr>" for row in rows)
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def figure_data_uri(figure) -> str:
+    """A matplotlib figure as an inline PNG (the HTML report is one self-contained file)."""
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=110, bbox_inches="tight", metadata={"Software": None})
+    return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
+def html_page(title: str, sections: Iterable[tuple[str, str]]) -> str:
+    """sections: (heading, inner HTML) pairs."""
+    style = (
+        "body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}"
+        "table{border-collapse:collapse;margin:1em 0;font-size:14px}th,td{border:1px solid #ccc;padding:4px 8px;text-align:right}"
+        "th:first-child,td:first-child{text-align:left}img{max-width:100%}"
+    )
+    body = "".join(f"<h2>{html.escape(h)}</h2>{inner}" for h, inner in sections)
+    return f"<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>{html.escape(title)}</title><style>{style}</style></head><body><h1>{html.escape(title)}</h1>{body}</body></html>\n"

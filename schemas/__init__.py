@@ -1,0 +1,31 @@
+"""The published JSON Schema files, and compiled validators for them."""
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from pathlib import Path
+
+from jsonschema import Draft202012Validator
+
+from ctxrobust.errors import CtxRobustError
+
+SCHEMA_DIR = Path(__file__).parent
+
+
+def schema_path(name: str) -> Path:
+    return SCHEMA_DIR / f"{name}.schema.json"
+
+
+@lru_cache(maxsize=None)
+def load_schema(name: str) -> dict:
+    path = schema_path(name)
+    if not path.exists():
+        raise CtxRobustError(f"no JSON Schema {path.name} in {SCHEMA_DIR}; the release names a schema this version does not have")
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+@lru_cache(maxsize=None)
+def validator_for(name: str) -> Draft202012Validator:
+    schema = load_schema(name)
+    Draft202012Validator.check_schema(schema)
+    return Draft202012Validator(schema)

@@ -1,0 +1,81 @@
+"""Integrity: every file's hash, size and row count as the release says, and sources as the lock pins them."""
+from __future__ import annotations
+
+from typing import Iterable
+
+from ctxrobust.canonical import sha256_file
+from validators.registry import Failure, check
+
+SUMS = "SHA256SUMS"
+
+
+def _read_sums(release) -> tuple[dict[str, str], list[Failure]]:
+    path = release.path / SUMS
+    if not path.exists():
+        return {}, [Failure(SUMS, None, "missing; the release is incomplete, rebuild it")]
+    sums, problems = {}, []
+    for number, line in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), start=1):
+        digest, sep, name = line.partition("  ")
+        if not sep or len(digest) != 64:
+            problems.append(Failure(SUMS, None, f"line {number} is not '<sha256>  <file>'"))
+            continue
+        sums[name] = digest
+    return sums, problems
+
+
+@check("*", "hashes")
+def hashes_match(release) -> Iterable[Failure]:
+    sums, problems = _read_sums(release)
+    yield from problems
+    present = {p.name for p in release.path.iterdir() if p.is_file() and p.name != SUMS}
+    for name in sorted(present - set(sums)):
+        yield Failure(name, None, f"file is not listed in {SUMS}")
+    for name, digest in sorted(sums.items()):
+        path = release.path / name
+        if not path.exists():
+            yield Failure(name, None, f"listed in {SUMS} but missing")
+            continue
+        actual = sha256_file(path)
+        if actual != digest:
+            yield Failure(name, None, f"sha256 is {actual}, {SUMS} says {digest}: the file was changed after the release was frozen")
+    for entry in release.manifest.get("files", []) + release.manifest.get("parquet", []):
+        path = release.path / entry["name"]
+        if path.exists() and sha256_file(path) != entry["sha256"]:
+            yield Failure(entry["name"], None, f"sha256 differs from manifest.json ({entry['sha256']})")
+        elif path.exists() and path.stat().st_size != entry["bytes"]:
+            yield Failure(entry["name"], None, f"size {path.stat().st_size} differs from manifest.json ({entry['bytes']})")
+
+
+@check("*", "row_counts")
+def row_counts_match(release) -> Iterable[Failure]:
+    for entry in release.manifest.get("files", []):
+        count = sum(1 for _ in release.iter_rows(entry["name"]))
+        if count != entry["rows"]:
+            yield Failure(entry["name"], None, f"{count} rows, manifest.json says {entry['rows']}")
+    for entry in release.manifest.get("parquet", []):
+        import pyarrow.parquet as pq
+
+        path = release.path / entry["name"]
+        if not path.exists():
+            yield Failure(entry["name"], None, "Parquet copy missing")
+            continue
+        try:
+            rows = pq.ParquetFile(path).metadata.num_rows
+        except Exception as exc:
+            yield Failure(entry["name"], None, f"not readable as Parquet ({exc})")
+            continue
+        if rows != entry["rows"]:
+            yield Failure(entry["name"], None, f"{rows} rows, manifest.json says {entry['rows']}")
+
+
+@check("*", "sources_locked")
+def sources_match_lock(release) -> Iterable[Failure]:
+    from sources.lock import load_lock
+
+    lock = load_lock()
+    for source in release.manifest.get("sources", []):
+        pinned = lock.get(source["name"])
+        if pinned is None:
+            yield Failure("manifest.json", source["name"], "source is not in the lock file sources/lock.json")
+        elif pinned.sha256 != source["sha256"]:
+            yield Failure("manifest.json", source["name"], f"sha256 {source['sha256']} differs from the lock ({pinned.sha256})")

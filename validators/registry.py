@@ -1,0 +1,74 @@
+"""Named checks: each a function of a release that yields its failures."""
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Callable, Iterable
+
+if TYPE_CHECKING:
+    from ctxrobust.release import Release
+
+
+@dataclass(frozen=True)
+class Failure:
+    """One failed expectation: which file and item, and what was expected."""
+
+    file: str | None
+    item: str | None
+    message: str
+    check: str = ""
+
+
+CheckFn = Callable[["Release"], Iterable[Failure]]
+
+# dataset ("*" for every dataset) -> check name -> function
+_CHECKS: dict[str, dict[str, CheckFn]] = {}
+_loaded = False
+
+
+def check(dataset: str, name: str) -> Callable[[CheckFn], CheckFn]:
+    """Register `fn` as check `name` for `dataset` ("*" runs on every release)."""
+
+    def register(fn: CheckFn) -> CheckFn:
+        _CHECKS.setdefault(dataset, {})[name] = fn
+        return fn
+
+    return register
+
+
+def _load_all() -> None:
+    global _loaded
+    if _loaded:
+        return
+    import validators
+
+    for info in pkgutil.iter_modules(validators.__path__):
+        if info.name != "registry":
+            importlib.import_module(f"validators.{info.name}")
+    _loaded = True
+
+
+def checks_for(dataset: str) -> dict[str, CheckFn]:
+    """Every check that applies to `dataset`, generic ones first, in name order within each."""
+    _load_all()
+    ordered: dict[str, CheckFn] = {}
+    for key in ("*", dataset):
+        for name in sorted(_CHECKS.get(key, {})):
+            ordered[name] = _CHECKS[key][name]
+    return ordered
+
+
+def run_checks(release: "Release", skip: Iterable[str] = ()) -> dict[str, list[Failure]]:
+    """Run every check for the release's dataset; a check that crashes is itself a failure."""
+    results: dict[str, list[Failure]] = {}
+    skipped = set(skip)
+    for name, fn in checks_for(release.dataset).items():
+        if name in skipped:
+            continue
+        try:
+            found = [Failure(f.file, f.item, f.message, name) for f in fn(release)]
+        except Exception as exc:  # a check that cannot run is reported, never hidden
+            found = [Failure(None, None, f"check could not run: {type(exc).__name__}: {exc}", name)]
+        results[name] = found
+    return results

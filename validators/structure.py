@@ -1,0 +1,35 @@
+"""Structure: every item validates against its JSON Schema, and ids are unique."""
+from __future__ import annotations
+
+from typing import Iterable
+
+from schemas import validator_for
+from validators.registry import Failure, check
+
+MAX_REPORTED_PER_FILE = 50
+
+
+@check("*", "schema")
+def items_match_schema(release) -> Iterable[Failure]:
+    for entry in release.files:
+        validator = validator_for(entry["schema"])
+        reported = 0
+        for row in release.iter_rows(entry["name"]):
+            for error in validator.iter_errors(row):
+                where = "/".join(str(p) for p in error.absolute_path) or "(item)"
+                yield Failure(entry["name"], str(row.get("id")), f"{where}: {error.message} (schema {entry['schema']})")
+                reported += 1
+            if reported >= MAX_REPORTED_PER_FILE:
+                yield Failure(entry["name"], None, f"more than {MAX_REPORTED_PER_FILE} schema failures; stopped listing")
+                break
+
+
+@check("*", "unique_ids")
+def ids_unique(release) -> Iterable[Failure]:
+    for entry in release.files:
+        seen: set[str] = set()
+        for row in release.iter_rows(entry["name"]):
+            item = row.get("id")
+            if item in seen:
+                yield Failure(entry["name"], str(item), "id occurs more than once")
+            seen.add(item)
