@@ -73,8 +73,7 @@ def cmd_release(args) -> int:
 
 def cmd_sources(args) -> int:
     store = _store(args)
-    for name, how in store.fill(args.names or None):
-        print(f"{how:10s} {name}")
+    store.fill(args.names or None, report=lambda name, how: print(f"{how:10s} {name}", flush=True))
     return 0
 
 

@@ -93,22 +93,25 @@ class ValidationFailed(CtxRobustError):
 
 
 def code_sha256(builder_cls: type[Builder]) -> str:
-    """Hash of the builder's own source and data files: the builder code version in the manifest."""
+    """Hash of the builder's own source and data files (and the builder contract): the code version."""
     import importlib
 
-    import builders
+    import builders.base
 
-    package = importlib.import_module(".".join(builder_cls.__module__.split(".")[:2]))  # builders.<dataset>
-    origin = Path(package.__file__)
+    module_name = builder_cls.__module__
+    if module_name.startswith("builders."):
+        module_name = ".".join(module_name.split(".")[:2])  # the dataset's module or package
+    origin = Path(importlib.import_module(module_name).__file__)
     if origin.name == "__init__.py":
+        root = origin.parent.parent
         paths = [p for p in origin.parent.rglob("*") if p.is_file() and p.suffix in {".py", ".json", ".txt"} and "__pycache__" not in p.parts]
     else:
-        paths = [origin]
-    builders_dir = Path(builders.__file__).parent
-    paths.append(builders_dir / "base.py")
+        root, paths = origin.parent, [origin]
+    named = [(p.relative_to(root).as_posix(), p) for p in paths]
+    named.append(("builders/base.py", Path(builders.base.__file__)))
     digest = hashlib.sha256()
-    for path in sorted(paths, key=lambda p: p.relative_to(builders_dir).as_posix()):
-        digest.update(path.relative_to(builders_dir).as_posix().encode() + b"\0")
+    for name, path in sorted(named):
+        digest.update(name.encode() + b"\0")
         digest.update(path.read_bytes().replace(b"\r\n", b"\n") + b"\0")
     return digest.hexdigest()
 

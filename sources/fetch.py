@@ -129,10 +129,21 @@ def fetch_hf(repo_id: str, filename: str, revision: str, dest: Path, *, repo_typ
         )
         os.replace(local, dest)
     except Exception as exc:  # huggingface_hub raises its own HTTP / offline / not-found errors
-        reason = " ".join(str(exc).split())[:300] or type(exc).__name__
-        raise SourceError(f"Hugging Face {where}: download failed ({reason})") from None
+        raise SourceError(f"Hugging Face {where}: download failed ({_root_reason(exc)})") from None
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
+
+
+def _root_reason(exc: BaseException) -> str:
+    """The first line of the innermost cause (e.g. the HTTP status behind a generic 'not found locally')."""
+    chain = [exc]
+    while (cause := chain[-1].__cause__ or chain[-1].__context__) is not None and cause not in chain:
+        chain.append(cause)
+    for error in reversed(chain):
+        first = str(error).strip().splitlines()[0] if str(error).strip() else ""
+        if first:
+            return first[:300]
+    return type(exc).__name__
 
 
 # --- Dispatch -------------------------------------------------------------------

@@ -137,8 +137,8 @@ HTTPS_CATALOGUE: dict[str, tuple[str, str, str | None]] = {
         "check the repository before redistributing. URL pinned to the commit whose qa_data file matches these bytes.",
     ),
     "gsm_ic": (
-        "No licence stated upstream (google-research-datasets/GSM-IC has no licence file or statement); "
-        "problems are drawn from GSM8K (MIT)",
+        "Not stated: the google-research-datasets/GSM-IC README names no licence; the problems are drawn "
+        "from GSM8K (MIT)",
         f"https://raw.githubusercontent.com/google-research-datasets/GSM-IC/{GSM_IC_COMMIT}/{{file}}",
         "Repository is archived with a single commit; URL pinned to it.",
     ),
@@ -174,7 +174,8 @@ def _fred_note(path: Path, series_id: str) -> str | None:
     notes = []
     stem = path.stem
     if series_id != stem:
-        notes.append(f"file named {stem} but its header names series {series_id}, fetched as such")
+        federal = " (the federal minimum wage: the state has no minimum-wage law)" if series_id == "STTMINWGFG" else ""
+        notes.append(f"file named {stem} but its header names series {series_id}{federal}; that series is fetched")
     if not fred_csv_reproducible(path):
         notes.append(
             "these bytes are not in the CSV form a fresh FRED download is written in (ISO dates, shortest "

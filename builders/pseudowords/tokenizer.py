@@ -44,6 +44,10 @@ class Tokenizer:
     def token_bytes(self, token: int) -> bytes:
         return self._token_bytes[token]
 
+    def decode(self, tokens: list[int]) -> str:
+        """The text of `tokens`; raises UnicodeDecodeError if they end inside a UTF-8 character."""
+        return b"".join(self._token_bytes[t] for t in tokens).decode("utf-8")
+
     @property
     def n_ordinary(self) -> int:
         """Number of ordinary (non-special) token ids: 0 .. n_ordinary-1."""

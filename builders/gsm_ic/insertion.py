@@ -1,0 +1,104 @@
+"""Where the irrelevant sentence goes, pronoun rewording, and replaying a recorded insertion.
+
+The sentence goes immediately before the question sentence [tab. 1]; where the
+question then refers to its person only by a pronoun, the pronoun is replaced by
+the person's name and the replacement recorded as an edit [app. A].
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+# a sentence ends at . ! ? (optionally followed by closing quotes/brackets) and whitespace
+_END = re.compile(r"[.!?]+[\"'”’)\]]*(?=\s+\S)")
+_ABBREVIATIONS = {"mr", "mrs", "ms", "dr", "st", "jr", "sr", "prof", "mt", "no", "vs", "etc", "approx", "e.g", "i.e"}
+_WORD_BEFORE = re.compile(r"([A-Za-z.]+)$")
+
+PRONOUNS = {"he": "m", "him": "m", "his": "m", "she": "f", "her": "f"}
+_PRONOUN = re.compile(r"\b(he|him|his|she|her)\b", re.IGNORECASE)
+# "her" is an object pronoun (not a possessive) when the next word is one of these, a number or punctuation
+_AFTER_OBJECT_HER = {
+    "a", "about", "after", "again", "all", "altogether", "an", "and", "any", "as", "at", "back", "before", "but",
+    "by", "each", "enough", "every", "for", "from", "if", "in", "into", "less", "more", "now", "of", "off", "on",
+    "or", "out", "over", "per", "so", "some", "than", "that", "the", "then", "these", "this", "those", "to",
+    "together", "total", "until", "up", "when", "while", "with", "within", "without",
+}
+
+
+@dataclass(frozen=True)
+class Edit:
+    start: int
+    end: int
+    old: str
+    new: str
+
+    def as_row(self) -> dict:
+        return {"start": self.start, "end": self.end, "old": self.old, "new": self.new}
+
+
+def sentence_starts(text: str) -> list[int]:
+    """Character offsets where sentences begin (the first is the first non-space character)."""
+    first = len(text) - len(text.lstrip())
+    starts = [first] if text.strip() else []
+    for match in _END.finditer(text):
+        word = _WORD_BEFORE.search(text[: match.start()])
+        if match.group().startswith(".") and word and word.group(1).lower().rstrip(".") in _ABBREVIATIONS:
+            continue
+        nxt = match.end()
+        while nxt < len(text) and text[nxt].isspace():
+            nxt += 1
+        if nxt < len(text) and (text[nxt].isupper() or text[nxt].isdigit() or text[nxt] in "$\"'“‘("):
+            starts.append(nxt)
+    return starts
+
+
+def question_sentence_start(text: str) -> int:
+    """Start of the question sentence: the last sentence holding a '?', else the last sentence."""
+    starts = sentence_starts(text)
+    if not starts:
+        return 0
+    bounds = list(zip(starts, starts[1:] + [len(text)]))
+    with_mark = [start for start, end in bounds if "?" in text[start:end]]
+    return with_mark[-1] if with_mark else starts[-1]
+
+
+def apply_edits(text: str, edits: list[dict]) -> str:
+    """Apply {start, end, old, new} edits (non-overlapping, offsets in `text`); raises ValueError if one does not fit."""
+    out, cursor = [], 0
+    for edit in sorted(edits, key=lambda e: (e["start"], e["end"])):
+        start, end = edit["start"], edit["end"]
+        if start < cursor or end < start or end > len(text):
+            raise ValueError(f"edit [{start}, {end}) overlaps another or lies outside the text")
+        if text[start:end] != edit["old"]:
+            raise ValueError(f"edit [{start}, {end}) expects {edit['old']!r} but the text has {text[start:end]!r}")
+        out.append(text[cursor:start])
+        out.append(edit["new"])
+        cursor = end
+    out.append(text[cursor:])
+    return "".join(out)
+
+
+def insert_sentence(edited: str, offset: int, sentence: str) -> str:
+    """The sentence and one space go at `offset` of the edited original."""
+    return edited[:offset] + sentence + " " + edited[offset:]
+
+
+def first_pronoun(text: str, start: int, end: int) -> re.Match | None:
+    return _PRONOUN.search(text, start, end)
+
+
+def pronoun_replacement(text: str, match: re.Match, name: str) -> str:
+    """The name, in the grammatical form of the pronoun it replaces."""
+    word = match.group(1).lower()
+    if word == "his":
+        return possessive(name)
+    if word == "her":
+        rest = text[match.end():].lstrip()
+        nxt = re.match(r"[A-Za-z]+", rest)
+        if nxt and nxt.group().lower() not in _AFTER_OBJECT_HER:
+            return possessive(name)
+    return name
+
+
+def possessive(name: str) -> str:
+    return f"{name}'s"

@@ -1,0 +1,209 @@
+"""Numbers as people write them in word problems, and the paper's number rule.
+
+Reading rules (documented in README "GSM-IC"):
+- digits with thousands separators are one number: "482,653" -> 482653;
+- decimals, also without a leading zero: "$.50" -> 0.5; currency signs are dropped;
+- "80%" -> 80 (the number as written, not 0.8);
+- fractions "3/4" -> 3/4, mixed numbers "2 1/2" -> 5/2;
+- clock times "6:10" -> 6 and 10 (hour, and the minutes when not zero);
+- ordinals "5th", "21st" -> 5, 21;
+- a scale word after a number multiplies it: "$1.2 million" -> 1200000;
+- cardinal words "four", "twenty-five", "a dozen", "three hundred" are numbers;
+  "half", "twice" and ordinal words ("first") are not;
+- signs are not read: every number is its magnitude.
+Values are exact fractions.Fraction, so 1/10 <= a/b <= 10 is decided exactly.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from fractions import Fraction
+
+import numpy as np
+
+SCALES = {"hundred": 100, "thousand": 1000, "million": 10**6, "billion": 10**9}
+UNITS = {
+    "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
+    "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14,
+    "fifteen": 15, "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19,
+}
+TENS = {"twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90}
+
+_SCALE_WORD = r"hundred|thousand|million|billion"
+_DIGITS = r"(?:\d{1,3}(?:,\d{3}(?!\d))+|\d+)(?:\.\d+)?|\.\d+"
+_UNIT_WORDS = "|".join(sorted(UNITS, key=len, reverse=True))
+_DIGIT_WORDS = "|".join(k for k in UNITS if UNITS[k] < 10)
+_PATTERN = re.compile(
+    # clock time: 6:10
+    r"(?P<time>(?<![\d.:])(?P<hour>\d{1,2}):(?P<minute>\d{2})(?![\d:]))"
+    # mixed number: 2 1/2
+    r"|(?P<mixed>(?<![\d.,/])(?P<whole>\d+)\s+(?P<mnum>\d+)/(?P<mden>\d+)(?![\d/]))"
+    # fraction: 3/4
+    r"|(?P<frac>(?<![\d.,/])(?P<num>\d+)/(?P<den>\d+)(?![\d/]))"
+    # digits, optional ordinal suffix, optional scale word: 1,000 / $.50 / 21st / 1.2 million
+    r"|(?P<digits>(?<!\d)(?:" + _DIGITS + r"))(?:(?P<ordinal>st|nd|rd|th)(?![a-z]))?"
+    r"(?:\s+(?P<scale>" + _SCALE_WORD + r")\b)?"
+    # a dozen
+    r"|(?P<dozen>\b(?:a\s+|one\s+)?dozen\b)"
+    # a hundred / a thousand
+    r"|(?P<ascale>\ba\s+(?P<ascaleword>hundred|thousand|million)\b)"
+    # cardinal words: four, twenty-five, three hundred
+    r"|(?P<words>\b(?:(?P<tens>" + "|".join(TENS) + r")(?:-(?P<tunit>" + _DIGIT_WORDS + r"))?|(?P<unit>" + _UNIT_WORDS + r"))\b"
+    r"(?:\s+(?P<wscale>" + _SCALE_WORD + r")\b)?)",
+    re.IGNORECASE,
+)
+_ANNOTATION = re.compile(r"<<[^>]*>>")
+
+
+@dataclass(frozen=True)
+class NumberMention:
+    start: int
+    end: int
+    text: str
+    value: Fraction
+    kind: str  # digits | percent | ordinal | fraction | time | word
+
+
+def _digits_value(text: str) -> Fraction:
+    return Fraction(text.replace(",", ""))
+
+
+def find_numbers(text: str) -> list[NumberMention]:
+    """Every number mention in `text`, in order of position."""
+    found: list[NumberMention] = []
+    for match in _PATTERN.finditer(text):
+        start, end, span = match.start(), match.end(), match.group()
+        if match.group("time"):
+            found.append(NumberMention(start, match.start("minute") - 1, match.group("hour"), Fraction(int(match.group("hour"))), "time"))
+            if int(match.group("minute")):
+                found.append(NumberMention(match.start("minute"), end, match.group("minute"), Fraction(int(match.group("minute"))), "time"))
+        elif match.group("mixed"):
+            whole, num, den = int(match.group("whole")), int(match.group("mnum")), int(match.group("mden"))
+            if 0 < num < den:  # a proper fraction after a whole number: one mixed number
+                found.append(NumberMention(start, end, span, whole + Fraction(num, den), "fraction"))
+            else:
+                found.append(NumberMention(start, match.end("whole"), match.group("whole"), Fraction(whole), "digits"))
+                if den:
+                    found.append(NumberMention(match.start("mnum"), end, text[match.start("mnum"):end], Fraction(num, den), "fraction"))
+        elif match.group("frac"):
+            den = int(match.group("den"))
+            if den:
+                found.append(NumberMention(start, end, span, Fraction(int(match.group("num")), den), "fraction"))
+        elif match.group("digits"):
+            value = _digits_value(match.group("digits"))
+            if match.group("scale"):
+                value *= SCALES[match.group("scale").lower()]
+            kind = "ordinal" if match.group("ordinal") else "percent" if text[match.end("digits"):match.end("digits") + 1] == "%" else "digits"
+            found.append(NumberMention(start, end, span, value, kind))
+        elif match.group("dozen"):
+            found.append(NumberMention(start, end, span, Fraction(12), "word"))
+        elif match.group("ascale"):
+            found.append(NumberMention(start, end, span, Fraction(SCALES[match.group("ascaleword").lower()]), "word"))
+        elif match.group("words"):
+            if match.group("tens"):
+                value = Fraction(TENS[match.group("tens").lower()] + (UNITS[match.group("tunit").lower()] if match.group("tunit") else 0))
+            else:
+                value = Fraction(UNITS[match.group("unit").lower()])
+            if match.group("wscale"):
+                value *= SCALES[match.group("wscale").lower()]
+            found.append(NumberMention(start, end, span, value, "word"))
+    return found
+
+
+def solution_text(solution: str) -> str:
+    """A GSM8K worked solution without its <<a*b=c>> calculator annotations."""
+    return _ANNOTATION.sub("", solution)
+
+
+def numbers_in(text: str) -> set[Fraction]:
+    return {mention.value for mention in find_numbers(text)}
+
+
+def known_numbers(question: str, solution: str) -> list[Fraction]:
+    """The numbers b of the problem and its solution (positive, sorted) [§3.1]."""
+    values = numbers_in(question) | numbers_in(solution_text(solution))
+    return sorted(v for v in values if v > 0)
+
+
+def parse_answer(answer: str) -> Fraction:
+    """A final answer string such as "2,500", "-3" or "7.5"."""
+    return Fraction(answer.strip().replace(",", "").replace("$", ""))
+
+
+def is_in_range(number: Fraction | int, known: list[Fraction]) -> bool:
+    """§3.1: a is in range iff some known b has 1/10 <= a/b <= 10 (b > 0; exact arithmetic)."""
+    a = Fraction(number)
+    return any(b / 10 <= a <= b * 10 for b in known if b > 0)
+
+
+def number_label(number: Fraction | int, known: list[Fraction]) -> str:
+    return "in_range" if is_in_range(number, known) else "out_range"
+
+
+def _in_range_intervals(known: list[Fraction]) -> list[tuple[int, int]]:
+    """Integer intervals [lo, hi] (lo >= 2) covered by some [b/10, 10b], merged and sorted."""
+    spans = []
+    for b in known:
+        lo, hi = max(2, _ceil(b / 10)), int(b * 10)
+        if lo <= hi:
+            spans.append((lo, hi))
+    merged: list[tuple[int, int]] = []
+    for lo, hi in sorted(spans):
+        if merged and lo <= merged[-1][1] + 1:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], hi))
+        else:
+            merged.append((lo, hi))
+    return merged
+
+
+def _ceil(value: Fraction) -> int:
+    return -((-value.numerator) // value.denominator)
+
+
+def candidate_intervals(known: list[Fraction], label: str) -> list[tuple[int, int]]:
+    """Integer intervals (>= 2) whose members all have the given number label.
+
+    in_range: for each b, [ceil(b/10), b] and [b, 10b] as separate intervals, so that
+    draws spread over both sides of every known number.
+    out_range: the gaps between the in-range intervals, plus (10*max b, 100*max b].
+    """
+    if label == "in_range":
+        out = []
+        for b in known:
+            lo, mid, hi = max(2, _ceil(b / 10)), int(b), int(b * 10)
+            for a, z in ((lo, mid), (max(lo, mid), hi)):
+                if a <= z:
+                    out.append((a, z))
+        return sorted(set(out))
+    covered = _in_range_intervals(known)
+    gaps, cursor = [], 2
+    for lo, hi in covered:
+        if cursor < lo:
+            gaps.append((cursor, lo - 1))
+        cursor = max(cursor, hi + 1)
+    top = int(max(known) * 100) if known else 1000
+    if cursor <= top:
+        gaps.append((cursor, max(cursor, top)))
+    return gaps
+
+
+def pick_numbers(known: list[Fraction], label: str, forbidden: set[Fraction], count: int, rng: np.random.Generator) -> list[int]:
+    """Up to `count` distinct integers >= 2 with the given label and not in `forbidden`, sorted.
+
+    Draw: an interval uniformly, then an integer uniformly inside it; integer arithmetic only.
+    """
+    intervals = candidate_intervals(known, label)
+    if not intervals:
+        return []
+    chosen: set[int] = set()
+    for _ in range(count * 50):
+        if len(chosen) == count:
+            break
+        lo, hi = intervals[int(rng.integers(len(intervals)))]
+        value = int(rng.integers(lo, hi + 1))
+        if Fraction(value) in forbidden or value in chosen:
+            continue
+        if number_label(value, known) != label:  # guard: the rule, not the intervals, decides
+            continue
+        chosen.add(value)
+    return sorted(chosen)

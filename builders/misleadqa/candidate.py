@@ -1,0 +1,115 @@
+"""A MisleadQA candidate: one fact pair with its question, contexts and distractors (paper Section 3.3).
+
+Source modules describe candidates cheaply (`Spec`: id, cluster, the keys
+selection needs) and build the full `Candidate` only when selection reaches
+it; a candidate that breaks a construction rule raises `Excluded`.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from builders.misleadqa.substitution import substitute
+from sources.facts import Provenance, Scope
+
+_TEMPLATES = Path(__file__).with_name("templates.json")
+LETTERS = ("A", "B", "C", "D")
+
+
+def templates() -> dict:
+    return json.loads(_TEMPLATES.read_text(encoding="utf-8"))
+
+
+ABSTAIN = templates()["abstain"]
+
+
+class Excluded(Exception):
+    """A candidate left out: `reason` (a short code counted in the build notes) and a one-line detail."""
+
+    def __init__(self, reason: str, detail: str):
+        super().__init__(f"{reason}: {detail}")
+        self.reason = reason
+        self.detail = detail
+
+
+@dataclass(frozen=True)
+class Distractor:
+    text: str
+    provenance: Provenance
+    cluster_id: str  # the source cluster it was drawn from (links dependency groups)
+
+
+@dataclass
+class Candidate:
+    id: str
+    source: str  # fred | situatedqa | ambigdocs | condambigqa
+    scope_dimension: str  # time | location | entity | condition
+    split: str  # main | condition
+    cluster_id: str
+    question: str
+    target_scope: Scope
+    alt_scope: Scope
+    gold: str
+    lure: str
+    g_text: str
+    s_text: str
+    registered: list[tuple[str, str]]  # gold expression -> lure expression
+    provenance_g: Provenance
+    provenance_s: Provenance
+    distractors: list[Distractor]
+    construction: dict[str, str]  # how G and S were written: template | extract
+    linked_clusters: set[str] = field(default_factory=set)  # clusters sharing documents with this item
+
+    def f_text_and_edits(self) -> tuple[str, list[dict]]:
+        return substitute(self.g_text, self.registered)
+
+    def item(self, gold_letter: str, lure_letter: str, distractor_letters: tuple[str, str]) -> dict:
+        """The release row, with options placed at the given letters; E is always the abstention."""
+        f_text, edits = self.f_text_and_edits()
+        options = {gold_letter: self.gold, lure_letter: self.lure}
+        for letter, distractor in zip(distractor_letters, self.distractors):
+            options[letter] = distractor.text
+        options["E"] = ABSTAIN
+        target, alt = self.target_scope.as_dict(), self.alt_scope.as_dict()
+        return {
+            "id": self.id,
+            "split": self.split,
+            "source": self.source,
+            "scope_dimension": self.scope_dimension,
+            "cluster_id": self.cluster_id,
+            "dependency_group_id": "",  # filled once the item set is fixed
+            "question": self.question,
+            "options": {letter: options[letter] for letter in ("A", "B", "C", "D", "E")},
+            "gold": gold_letter,
+            "lure": lure_letter,
+            "target_scope": target,
+            "alt_scope": alt,
+            "contexts": {
+                "G": {"text": self.g_text, "scope": target, "value": self.gold, "true": True, "in_scope": True},
+                "S": {"text": self.s_text, "scope": alt, "value": self.lure, "true": True, "in_scope": False},
+                "F": {"text": f_text, "scope": target, "value": self.lure, "true": False, "in_scope": True},
+            },
+            "f_edits": edits,
+            "substitutions": [{"old": old, "new": new} for old, new in self.registered],
+            "construction": {"G": self.construction["G"], "S": self.construction["S"], "F": "substitution"},
+            "provenance": {
+                "G": self.provenance_g.model_dump(),
+                "S": self.provenance_s.model_dump(),
+                "distractors": [d.provenance.model_dump() for d in self.distractors],
+            },
+        }
+
+
+@dataclass(frozen=True)
+class Spec:
+    """A candidate before it is built: what selection needs to rank and cap it."""
+
+    id: str
+    source: str
+    scope_dimension: str
+    cluster_id: str
+    target_key: str  # equal keys: the same target fact (repeated targets are excluded)
+    alt_key: str  # (target_key, alt_key) reversed is the reversed pair
+    make: Callable[[], Candidate]

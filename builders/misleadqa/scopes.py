@@ -1,0 +1,121 @@
+"""Scope normalisation and overlap (paper Section 3.1, Appendix A.1 "Questions and contexts").
+
+Scopes are compared after normalising years, jurisdictions and entity
+identifiers, and an alternative scope must not cover the target scope (a
+time span that includes the target date, a region that contains the target
+place). Two scopes that are equal or overlap cannot form a fact pair.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+from functools import lru_cache
+from pathlib import Path
+
+from validators.normalise import MONTHS, tokens
+
+_LOCATIONS = Path(__file__).with_name("locations.json")
+
+
+def time_interval(text: str) -> tuple[dt.date, dt.date] | None:
+    """'1986' -> the whole year; 'September 29, 2008' -> that day; ISO dates; 'May 2010' -> the month."""
+    text = text.strip()
+    if re.fullmatch(r"\d{4}", text):
+        year = int(text)
+        return dt.date(year, 1, 1), dt.date(year, 12, 31)
+    match = re.fullmatch(r"(\d{4})-(\d{2})-(\d{2})", text)
+    if match:
+        day = dt.date(int(match[1]), int(match[2]), int(match[3]))
+        return day, day
+    toks = tokens(text)
+    try:
+        if len(toks) == 3 and toks[0] in MONTHS and toks[1].isdigit() and re.fullmatch(r"\d{4}", toks[2]):
+            day = dt.date(int(toks[2]), MONTHS[toks[0]], int(toks[1]))
+            return day, day
+        if len(toks) == 3 and toks[1] in MONTHS and toks[0].isdigit() and re.fullmatch(r"\d{4}", toks[2]):
+            day = dt.date(int(toks[2]), MONTHS[toks[1]], int(toks[0]))
+            return day, day
+        if len(toks) == 2 and toks[0] in MONTHS and re.fullmatch(r"\d{4}", toks[1]):
+            year, month = int(toks[1]), MONTHS[toks[0]]
+            last = (dt.date(year + month // 12, month % 12 + 1, 1) - dt.timedelta(days=1))
+            return dt.date(year, month, 1), last
+    except ValueError:
+        return None
+    return None
+
+
+def times_overlap(a: str, b: str) -> bool | None:
+    """True when the two time scopes share a day; None when either cannot be read."""
+    ia, ib = time_interval(a), time_interval(b)
+    if ia is None or ib is None:
+        return None
+    return ia[0] <= ib[1] and ib[0] <= ia[1]
+
+
+@lru_cache(maxsize=1)
+def _gazetteer() -> dict:
+    return json.loads(_LOCATIONS.read_text(encoding="utf-8"))
+
+
+def canonical_location(text: str) -> str:
+    """Lower-case tokens without articles, with aliases resolved ('the US' -> 'united states')."""
+    key = " ".join(tokens(text))
+    aliases = _gazetteer()["aliases"]
+    return aliases.get(key, key)
+
+
+def regions_containing(place: str) -> set[str]:
+    """Every region the canonical place lies within, following parents transitively.
+
+    A multi-word place ending in a US state abbreviation ('charlotte nc') lies
+    within that state.
+    """
+    gaz = _gazetteer()
+    parents, abbreviations = gaz["parents"], gaz["us_state_abbreviations"]
+    start = set(parents.get(place, []))
+    words = place.split()
+    if len(words) >= 2 and words[-1] in abbreviations:
+        start.add(abbreviations[words[-1]])
+    found: set[str] = set()
+    todo = list(start)
+    while todo:
+        region = todo.pop()
+        if region in found:
+            continue
+        found.add(region)
+        todo.extend(parents.get(region, []))
+    return found
+
+
+def locations_overlap(a: str, b: str) -> bool:
+    """Same place after normalisation, one within the other, or one name a part of the other."""
+    ca, cb = canonical_location(a), canonical_location(b)
+    if ca == cb:
+        return True
+    if ca in regions_containing(cb) or cb in regions_containing(ca):
+        return True
+    ta, tb = set(ca.split()), set(cb.split())
+    return ta < tb or tb < ta  # 'washington' / 'washington state', 'charlotte' / 'charlotte nc'
+
+
+def canonical_entity(text: str) -> str:
+    return " ".join(tokens(text))
+
+
+def canonical_condition(text: str) -> str:
+    return " ".join(tokens(text))
+
+
+def scopes_overlap(dimension: str, a: str, b: str) -> bool:
+    """Whether two values of one scope dimension are the same scope or overlap; unreadable times count as overlapping."""
+    if dimension == "time":
+        result = times_overlap(a, b)
+        return True if result is None else result
+    if dimension == "location":
+        return locations_overlap(a, b)
+    if dimension == "entity":
+        return canonical_entity(a) == canonical_entity(b)
+    if dimension == "condition":
+        return canonical_condition(a) == canonical_condition(b)
+    raise ValueError(f"unknown scope dimension {dimension!r}")

@@ -1,0 +1,128 @@
+"""The pseudowords release: a filtered pseudo-word vocabulary and banks of task-irrelevant contexts.
+
+Paper: "The Illusion of Robustness" (Section 2, Section 3 "Experiment Details",
+Section 3.3 "Context Type" / "Context Length", Appendix B). SQA contexts depend on
+the benchmark being evaluated, so they are made by `ctxrobust prompts`, not here.
+"""
+from __future__ import annotations
+
+from importlib import metadata
+from pathlib import Path
+from typing import Literal, Optional
+
+import numpy as np
+from pydantic import Field, field_validator, model_validator
+
+from builders.base import Builder, BuildConfig, BuildOutput, DataFile
+from builders.pseudowords import contexts, tokenizer, vocabulary, web
+
+Kind = Literal["CHA", "TOK", "WEB"]
+MAX_LENGTH = 100_000  # tokens; bpe-openai refuses texts of 200,000 tokens or more
+
+
+class PseudowordsConfig(BuildConfig):
+    seed: int = Field(0, ge=0)
+    vocabulary_size: int = Field(10_000, ge=1)  # Appendix B
+    min_word_length: int = Field(3, ge=1, le=32)  # Section 2: 3 to 8 letters a-z
+    max_word_length: int = Field(8, ge=1, le=32)
+    zipf_threshold: float = 1.5  # Appendix B: reject English Zipf frequency >= 1.5
+    zipf_language: str = "en"
+    zipf_wordlist: Literal["best", "large", "small"] = "best"
+    kinds: tuple[Kind, ...] = ("CHA", "TOK", "WEB")  # Section 3.3; WEB only with web_corpus
+    lengths: tuple[int, ...] = (10, 100, 1000, 10_000)  # Section 3.3 "Context Length"
+    contexts_per_length: int = Field(10, ge=1, le=999)  # M = 10, Section 3
+    tokenizer: Literal["o200k_base", "cl100k_base"] = "o200k_base"  # gpt-oss-120b's o200k, Section 3
+    web_corpus: Optional[str] = None  # directory of .txt or JSONL of {"text"}, e.g. fineweb-edu
+
+    @field_validator("kinds")
+    @classmethod
+    def _kinds(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        if not value:
+            raise ValueError("give at least one of CHA, TOK, WEB")
+        return tuple(sorted(set(value)))
+
+    @field_validator("lengths")
+    @classmethod
+    def _lengths(cls, value: tuple[int, ...]) -> tuple[int, ...]:
+        if not value or any(n < 1 or n > MAX_LENGTH for n in value):
+            raise ValueError(f"give one or more token lengths between 1 and {MAX_LENGTH}")
+        return tuple(sorted(set(value)))
+
+    @model_validator(mode="after")
+    def _word_lengths(self) -> "PseudowordsConfig":
+        if self.min_word_length > self.max_word_length:
+            raise ValueError("min_word_length is larger than max_word_length")
+        return self
+
+
+class PseudowordsBuilder(Builder):
+    dataset = "pseudowords"
+    Config = PseudowordsConfig
+
+    def required_snapshots(self) -> list[str]:
+        return []
+
+    def build(self) -> BuildOutput:
+        cfg: PseudowordsConfig = self.config
+        tok = tokenizer.load(cfg.tokenizer)
+        vocab = vocabulary.build_vocabulary(
+            np.random.default_rng([cfg.seed, 0]),
+            cfg.vocabulary_size,
+            cfg.min_word_length,
+            cfg.max_word_length,
+            cfg.zipf_threshold,
+            cfg.zipf_language,
+            cfg.zipf_wordlist,
+        )
+        rows: list[dict] = []
+        seen: set[str] = set()
+        built, not_built, user_sources = [], {}, []
+        for kind in cfg.kinds:
+            make_text = self._text_maker(kind, vocab, tok, user_sources)
+            if make_text is None:
+                not_built[kind] = "no web_corpus given; build with --set web_corpus=PATH (a directory of .txt files or a JSONL of {\"text\": ...}, e.g. a fineweb-edu download)"
+                continue
+            rows += contexts.bank(kind, cfg.lengths, cfg.contexts_per_length, cfg.seed, make_text, tok, seen)
+            built.append(kind)
+        notes = {
+            "tokenizer": {"name": tok.name, "model": tokenizer.TOKENIZER_MODEL, "package": tokenizer.package_version()},
+            "wordfreq": f"wordfreq {metadata.version('wordfreq')}",
+            "vocabulary": {"candidates_drawn": vocab.drawn, "rejected_zipf": vocab.rejected, "duplicates": vocab.duplicates},
+            "kinds_built": built,
+            "kinds_not_built": not_built,
+            "sqa": "SQA histories depend on the benchmark: `ctxrobust prompts RELEASE --benchmark FILE` makes them (20 turns, Section 3.3)",
+            "mean_chars": _mean_chars(rows),
+            "user_sources": user_sources,
+        }
+        return BuildOutput(
+            files=[
+                DataFile("vocabulary.jsonl", vocab.rows, schema="pseudowords.vocabulary"),
+                DataFile("contexts.jsonl", rows, schema="pseudowords.contexts"),
+            ],
+            notes=notes,
+        )
+
+    def _text_maker(self, kind: str, vocab: vocabulary.Vocabulary, tok: tokenizer.Tokenizer, user_sources: list):
+        if kind == "CHA":
+            words = vocab.words
+            first, rest = contexts.word_costs(words, tok)
+            return lambda rng, n: contexts.cha_text(words, first, rest, n, rng)
+        if kind == "TOK":
+            pool = tok.round_trip_pool()
+            return lambda rng, n: contexts.tok_text(tok, pool, n, rng)
+        if self.config.web_corpus is None:
+            return None
+        corpus = web.read_corpus(Path(self.config.web_corpus))
+        user_sources.append({"kind": "web_corpus", **corpus.source})
+        return lambda rng, n: web.web_text(corpus, tok, n, rng)
+
+
+def _mean_chars(rows: list[dict]) -> dict[str, dict[str, float]]:
+    """Mean characters per context, by kind and target length (Section 3: 21,129.9 for CHA at 10k tokens)."""
+    groups: dict[tuple[str, int], list[int]] = {}
+    for row in rows:
+        groups.setdefault((row["kind"], row["target_tokens"]), []).append(row["n_chars"])
+    out: dict[str, dict[str, float]] = {}
+    for (kind, length), chars in sorted(groups.items()):
+        out.setdefault(kind, {})[str(length)] = round(sum(chars) / len(chars), 1)
+    return out

@@ -1,0 +1,132 @@
+"""GSM-IC final answers: pull the final number out of a model's free text and put numbers in one canonical form.
+
+A response is scored by its final answer (paper Section 3.2: the answer must equal the standard
+solution's). The paper's exemplar ends "The answer is 12." (Appendix C), so that phrase is looked for
+first; "\\boxed{..}" and "#### .." (the GSM8K solution format) are also understood; otherwise the last
+number in the text is taken. A response with no number has no answer: it is scored as wrong.
+
+Numbers compare exactly after normalisation: "$1,250.00", "1250" and "1,250." are the same answer;
+"1/2" and "0.5" are the same answer. The canonical form is a reduced fraction written "p" or "p/q".
+"""
+from __future__ import annotations
+
+import math
+import re
+from fractions import Fraction
+from functools import lru_cache
+
+# One number as people write it: optional sign, optional currency sign, digits with optional thousands
+# commas and decimals, optional "/ denominator"; the sign must not follow a letter or digit ("5-3" is not -3).
+_NUMBER = re.compile(
+    r"(?P<sign>(?<![\w)\]])[-−–]\s?)?"
+    r"[$£€]?\s?"
+    r"(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)"
+    r"(?:\s?/\s?(?P<den>\d+)(?![\d.,]\d))?"
+)
+_ANSWER_IS = re.compile(r"answer\s+is\s*:?|final\s+answer\s*:|answer\s*:", re.IGNORECASE)
+_HASHES = re.compile(r"####")
+_BOXED = re.compile(r"\\boxed\s*\{((?:[^{}]|\{(?:[^{}]|\{[^{}]*\})*\})*)\}")
+_LATEX_FRAC = re.compile(r"\\[dt]?frac\s*\{([^{}]*)\}\s*\{([^{}]*)\}")
+_LATEX_NOISE = re.compile(r"\\[,!;: ]|\\\$|\\text\s*\{[^{}]*\}|\\(?:left|right)|\\%")
+
+CACHE_SIZE = 1 << 16
+
+
+def canonical(value: Fraction) -> str:
+    """A number's one written form: "1250", "-3", "5/2"."""
+    return str(value.numerator) if value.denominator == 1 else f"{value.numerator}/{value.denominator}"
+
+
+def _value(match: re.Match) -> Fraction | None:
+    number = Fraction(match.group("num").replace(",", ""))
+    if match.group("den") is not None:
+        denominator = int(match.group("den"))
+        if denominator == 0:
+            return None
+        number = number / denominator
+    return -number if match.group("sign") else number
+
+
+def _first_number(text: str) -> Fraction | None:
+    for match in _NUMBER.finditer(text):
+        value = _value(match)
+        if value is not None:
+            return value
+    return None
+
+
+def _last_number(text: str) -> Fraction | None:
+    value = None
+    for match in _NUMBER.finditer(text):
+        found = _value(match)
+        if found is not None:
+            value = found
+    return value
+
+
+def _after_last(marker: re.Pattern, text: str) -> str | None:
+    """The rest of the line after the last occurrence of `marker`, or None."""
+    last = None
+    for last in marker.finditer(text):
+        pass
+    if last is None:
+        return None
+    rest = text[last.end():]
+    return rest.split("\n", 1)[0]
+
+
+def _boxed(text: str) -> Fraction | None:
+    found = _BOXED.findall(text)
+    if not found:
+        return None
+    inner = _LATEX_FRAC.sub(r"\1/\2", found[-1])
+    return _first_number(_LATEX_NOISE.sub("", inner))
+
+
+def response_answer(response: str) -> str | None:
+    """The final answer of a model's response. Text from a line starting "Q:" on is the model writing the
+    next problem of the few-shot format (Appendix C), not part of its answer."""
+    return extract_answer(response.split("\nQ:", 1)[0])
+
+
+@lru_cache(maxsize=CACHE_SIZE)
+def extract_answer(text: str) -> str | None:
+    """The final answer of a free-text response in canonical form, or None when it gives no number.
+
+    Order: the last \\boxed{..}; the first number after the last "answer is" / "answer:"; the first
+    number after the last "####"; else the last number anywhere in the text.
+    """
+    value = _boxed(text)
+    if value is None:
+        for marker in (_ANSWER_IS, _HASHES):
+            rest = _after_last(marker, text)
+            if rest is not None:
+                value = _first_number(rest)
+                if value is not None:
+                    break
+    if value is None:
+        value = _last_number(text)
+    return None if value is None else canonical(value)
+
+
+def answer_value(answer: str | int | float | None) -> str | None:
+    """A submitted final answer (the `answer` field) in canonical form, or None when it is no number."""
+    if answer is None or isinstance(answer, bool):
+        return None
+    if isinstance(answer, int):
+        return canonical(Fraction(answer))
+    if isinstance(answer, float):
+        if not math.isfinite(answer):
+            return None
+        return canonical(Fraction(repr(answer)))
+    return extract_answer(answer)
+
+
+def gold_value(answer: str) -> str | None:
+    """A release's answer string ("1250", "12.5", "-3") in canonical form; None if it is not one number."""
+    text = str(answer).strip().rstrip(".")
+    match = _NUMBER.fullmatch(text)
+    if match is None:
+        return None
+    value = _value(match)
+    return None if value is None else canonical(value)

@@ -1,0 +1,121 @@
+"""SituatedQA `qa_data` files (temp.*.jsonl, geo.*.jsonl) -> typed records and facts.
+
+temp rows: question, id, edited_question, date, date_type, answer, any_answer.
+geo rows:  question, id, edited_question, location, answer, any_answer.
+All rows sharing `id` are contexts of one upstream question.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path, PurePosixPath
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from ctxrobust.errors import CtxRobustError
+from sources.facts import Fact, Provenance, Scope
+
+Kind = Literal["temp", "geo"]
+
+
+class SituatedQARecord(BaseModel):
+    """One context of one upstream question: the answer(s) at one time or location."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    snapshot: str
+    sha256: str
+    line: int
+    kind: Kind
+    upstream_id: str
+    question: str
+    edited_question: str
+    scope_value: str  # the date (temp) or location (geo)
+    date_type: str | None
+    answers: tuple[str, ...]
+    any_answer: tuple[str, ...]
+
+    @property
+    def dimension(self) -> str:
+        return "time" if self.kind == "temp" else "location"
+
+
+def kind_of(snapshot: str) -> Kind:
+    name = PurePosixPath(snapshot).name
+    if name.startswith("temp."):
+        return "temp"
+    if name.startswith("geo."):
+        return "geo"
+    raise CtxRobustError(f"{snapshot}: not a SituatedQA qa_data file (expected temp.*.jsonl or geo.*.jsonl)")
+
+
+def _strings(value, where: str, field: str) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise CtxRobustError(f"{where}: field {field!r} must be a list of strings")
+    return tuple(v.strip() for v in value if v.strip())
+
+
+def read_file(path: Path, snapshot: str, sha256: str) -> list[SituatedQARecord]:
+    kind = kind_of(snapshot)
+    scope_field = "date" if kind == "temp" else "location"
+    records = []
+    with open(path, encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            where = f"{snapshot}:{number}"
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise CtxRobustError(f"{where}: not valid JSON ({exc.msg})") from None
+            missing = [f for f in ("question", "id", "edited_question", scope_field, "answer", "any_answer") if f not in row]
+            if missing:
+                raise CtxRobustError(f"{where}: missing field(s) {', '.join(missing)}; not a SituatedQA {kind} row")
+            if not isinstance(row["id"], (int, str)) or isinstance(row["id"], bool):
+                raise CtxRobustError(f"{where}: field 'id' must be an integer or string")
+            records.append(
+                SituatedQARecord(
+                    snapshot=snapshot,
+                    sha256=sha256,
+                    line=number,
+                    kind=kind,
+                    upstream_id=str(row["id"]),
+                    question=str(row["question"]).strip(),
+                    edited_question=str(row["edited_question"]).strip(),
+                    scope_value=str(row[scope_field]).strip(),
+                    date_type=row.get("date_type") if kind == "temp" else None,
+                    answers=_strings(row["answer"], where, "answer"),
+                    any_answer=_strings(row["any_answer"], where, "any_answer"),
+                )
+            )
+    return records
+
+
+def fact(record: SituatedQARecord) -> Fact | None:
+    """The record's answer at its scope; None when the record gives no answer."""
+    if not record.answers:
+        return None
+    scope = Scope(time=record.scope_value) if record.kind == "temp" else Scope(location=record.scope_value)
+    return Fact(
+        subject=record.question,
+        attribute=record.question,
+        scope=scope,
+        value=record.answers[0],
+        alternatives=record.answers[1:],
+        provenance=Provenance(
+            snapshot=record.snapshot,
+            sha256=record.sha256,
+            line=record.line,
+            upstream_id=record.upstream_id,
+            field="answer",
+            value=record.answers[0],
+        ),
+    )
+
+
+def reread(path: Path, line: int) -> dict:
+    """The raw JSON object on `line` of a qa_data file (for provenance checks)."""
+    with open(path, encoding="utf-8") as handle:
+        for number, text in enumerate(handle, start=1):
+            if number == line:
+                return json.loads(text)
+    raise CtxRobustError(f"{path}: has no line {line}")

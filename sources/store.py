@@ -1,0 +1,266 @@
+"""The snapshot store: every pinned source file, obtained and verified before use.
+
+A file is taken from the first place that has it with the sha256 the lock
+pins: the cache, else the mirror (`SOURCES_MIRROR`), else upstream. A cached
+file that no longer matches is discarded and obtained again, never trusted.
+Files enter the cache atomically (temporary file in the same directory, then
+rename), so a reader never sees a partial or unverified file.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterable, Mapping
+
+from ctxrobust.canonical import sha256_file
+from ctxrobust.errors import CtxRobustError
+from sources.lock import Snapshot, load_lock
+
+CACHE_ENV = "CTXROBUST_CACHE"
+MIRROR_ENV = "SOURCES_MIRROR"
+DEFAULT_CACHE_DIR = Path(__file__).resolve().parent / "cache"
+MIRROR_REMEDY = "set SOURCES_MIRROR=DIR to a mirror laid out like fred/, situatedqa/, gsm_ic/, gsm8k/"
+
+CACHE, MIRROR, UPSTREAM = "cache", "mirror", "upstream"
+
+
+class SourceError(CtxRobustError):
+    """A source snapshot is missing or does not match the lock; the message says which and what to do."""
+
+
+@dataclass
+class _Failure:
+    """Why one snapshot could not be obtained: what each place had."""
+
+    snapshot: Snapshot
+    tried: list[str] = field(default_factory=list)  # one phrase per place
+    wrong: tuple[str, str] | None = None  # (actual sha256, where) of the first mismatching copy
+    upstream_fix: str | None = None  # what would let the upstream fetch work
+
+    def short(self) -> str:
+        if self.wrong is None:
+            return "missing"
+        actual, where = self.wrong
+        return f"{where} copy sha256 {actual[:12]}..., expected {self.snapshot.sha256[:12]}..."
+
+    def line(self, fixes: list[str] | None = None) -> str:
+        snap = self.snapshot
+        if self.wrong is None:
+            head = f"{snap.name}: missing (expected sha256 {snap.sha256})"
+        else:
+            actual, where = self.wrong
+            head = f"{snap.name}: expected sha256 {snap.sha256}, actual {actual} ({where} copy)"
+        fixes = fixes if fixes is not None else [self.upstream_fix] if self.upstream_fix else []
+        return f"{head}; tried {'; '.join(self.tried)}. To fix: {' or '.join([MIRROR_REMEDY, *fixes])}"
+
+
+def _error(failures: list[_Failure]) -> SourceError:
+    """One line for one snapshot; for several, a count, every name, and the first in full."""
+    if len(failures) == 1:
+        return SourceError(failures[0].line())
+    fixes = sorted({f.upstream_fix for f in failures if f.upstream_fix})
+    listed = ", ".join(f"{f.snapshot.name} ({f.short()})" for f in failures)
+    return SourceError(f"{len(failures)} source snapshots unavailable: {listed}. First: {failures[0].line(fixes)}")
+
+
+def _sha256_copy(source: Path, target: Path) -> str:
+    """Copy `source` to `target` (already created, empty) and return the sha256 of the bytes copied."""
+    digest = hashlib.sha256()
+    with open(source, "rb") as src, open(target, "wb") as dst:
+        for block in iter(lambda: src.read(1 << 20), b""):
+            digest.update(block)
+            dst.write(block)
+        dst.flush()
+        os.fsync(dst.fileno())
+    return digest.hexdigest()
+
+
+class SnapshotStore:
+    """Pinned source files by lock name: `path(name)`, `require(names)`, `fill()`."""
+
+    def __init__(
+        self,
+        cache_dir: Path | str | None = None,
+        mirror: Path | str | None = None,
+        allow_upstream: bool = True,
+        lock: Mapping[str, Snapshot] | Path | str | None = None,
+    ):
+        if lock is None or isinstance(lock, (str, Path)):
+            self.lock: dict[str, Snapshot] = load_lock(lock)
+        else:
+            self.lock = dict(sorted(lock.items()))
+        env_cache = os.environ.get(CACHE_ENV) or None
+        self.cache_dir = Path(cache_dir or env_cache or DEFAULT_CACHE_DIR)
+        env_mirror = os.environ.get(MIRROR_ENV) or None
+        chosen_mirror = mirror if mirror is not None else env_mirror
+        self.mirror = Path(chosen_mirror) if chosen_mirror else None
+        self.allow_upstream = allow_upstream
+        self._verified: dict[str, tuple[int, int, int]] = {}
+
+    # --- lookups ---------------------------------------------------------------
+
+    def names(self) -> list[str]:
+        return list(self.lock)
+
+    def snapshot(self, name: str) -> Snapshot:
+        """The lock entry for `name`."""
+        try:
+            return self.lock[name]
+        except KeyError:
+            raise SourceError(
+                f"{name}: not pinned in sources/lock.json; add it (python -m sources.lock --regenerate-from DIR) "
+                "or use one of the pinned names"
+            ) from None
+
+    def path(self, name: str) -> Path:
+        """The verified cached file for `name`, obtained first if needed."""
+        found = self._obtain(self.snapshot(name))
+        if isinstance(found, _Failure):
+            raise _error([found])
+        return found[0]
+
+    def require(self, names: Iterable[str]) -> dict[str, Path]:
+        """Every named file, verified; or one SourceError naming all that are unavailable."""
+        paths, failures = {}, []
+        for name in sorted(set(names)):
+            found = self._obtain(self.snapshot(name))
+            if isinstance(found, _Failure):
+                failures.append(found)
+            else:
+                paths[name] = found[0]
+        if failures:
+            raise _error(failures)
+        return paths
+
+    def fill(
+        self, names: Iterable[str] | None = None, report: Callable[[str, str], None] | None = None
+    ) -> list[tuple[str, str]]:
+        """Obtain and verify every named snapshot (all by default): [(name, "cache"|"mirror"|"upstream")].
+
+        `report(name, how)` is called as each one is ready. Snapshots that cannot be
+        obtained are collected and raised together at the end, after the others are cached.
+        """
+        wanted = self.names() if names is None else sorted(set(names))
+        done, failures = [], []
+        for name in wanted:
+            found = self._obtain(self.snapshot(name))
+            if isinstance(found, _Failure):
+                failures.append(found)
+                continue
+            done.append((name, found[1]))
+            if report is not None:
+                report(name, found[1])
+        if failures:
+            raise _error(failures)
+        return done
+
+    # --- obtaining -------------------------------------------------------------
+
+    def _obtain(self, snap: Snapshot) -> tuple[Path, str] | _Failure:
+        failure = _Failure(snap)
+        target = self.cache_dir / snap.name
+        if self._cache_ok(snap, target, failure):
+            return target, CACHE
+        if self._from_mirror(snap, target, failure):
+            return target, MIRROR
+        if self._from_upstream(snap, target, failure):
+            return target, UPSTREAM
+        return failure
+
+    def _remember(self, name: str, target: Path) -> None:
+        stat = target.stat()
+        self._verified[name] = (stat.st_size, stat.st_mtime_ns, stat.st_ino)
+
+    def _cache_ok(self, snap: Snapshot, target: Path, failure: _Failure) -> bool:
+        if not target.is_file():
+            failure.tried.append(f"cache {self.cache_dir}: not there")
+            return False
+        stat = target.stat()
+        if self._verified.get(snap.name) == (stat.st_size, stat.st_mtime_ns, stat.st_ino):
+            return True
+        actual = sha256_file(target)
+        if actual == snap.sha256:
+            self._remember(snap.name, target)
+            return True
+        # A cached file that no longer matches is discarded, never used.
+        self._verified.pop(snap.name, None)
+        try:
+            target.unlink()
+            failure.tried.append(f"cache: had sha256 {actual}, discarded")
+        except OSError as exc:
+            failure.tried.append(f"cache: had sha256 {actual}, could not discard it ({exc.strerror or exc})")
+        failure.wrong = failure.wrong or (actual, "cached")
+        return False
+
+    def _new_temp(self, target: Path, failure: _Failure) -> Path | None:
+        """An empty temporary file beside `target`, or None (noted in `failure`) if the cache is not writable."""
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            handle, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
+        except OSError as exc:
+            failure.tried.append(f"cache {self.cache_dir}: not writable ({exc.strerror or exc}); set {CACHE_ENV}=DIR")
+            return None
+        os.close(handle)
+        return Path(name)
+
+    def _install(self, snap: Snapshot, temp: Path, target: Path, where: str, failure: _Failure, actual: str) -> bool:
+        if actual != snap.sha256:
+            temp.unlink(missing_ok=True)
+            failure.wrong = failure.wrong or (actual, where)
+            return False
+        os.replace(temp, target)
+        self._remember(snap.name, target)
+        return True
+
+    def _from_mirror(self, snap: Snapshot, target: Path, failure: _Failure) -> bool:
+        if self.mirror is None:
+            failure.tried.append(f"mirror: {MIRROR_ENV} not set")
+            return False
+        source = self.mirror / snap.name
+        if not source.is_file():
+            failure.tried.append(f"mirror {self.mirror}: not there")
+            return False
+        temp = self._new_temp(target, failure)
+        if temp is None:
+            return False
+        try:
+            actual = _sha256_copy(source, temp)
+        except OSError as exc:
+            temp.unlink(missing_ok=True)
+            failure.tried.append(f"mirror {source}: unreadable ({exc.strerror or exc})")
+            return False
+        if self._install(snap, temp, target, "mirror", failure, actual):
+            return True
+        failure.tried.append(f"mirror {source}: sha256 {actual} (a different file from the pinned one)")
+        return False
+
+    def _from_upstream(self, snap: Snapshot, target: Path, failure: _Failure) -> bool:
+        from sources.fetch import fetch, upstream_remedy
+
+        failure.upstream_fix = upstream_remedy(snap)
+        if not self.allow_upstream:
+            failure.tried.append("upstream: not allowed (offline)")
+            return False
+        temp = self._new_temp(target, failure)
+        if temp is None:
+            return False
+        try:
+            fetch(snap, temp)
+        except SourceError as exc:
+            temp.unlink(missing_ok=True)
+            failure.tried.append(f"upstream: {exc}")
+            return False
+        except OSError as exc:
+            temp.unlink(missing_ok=True)
+            failure.tried.append(f"upstream: could not write {temp} ({exc.strerror or exc})")
+            return False
+        actual = sha256_file(temp)
+        if self._install(snap, temp, target, "upstream", failure, actual):
+            return True
+        failure.tried.append(
+            f"upstream: fetched bytes have sha256 {actual}; upstream data changed since it was pinned, use a mirror"
+        )
+        return False

@@ -1,0 +1,150 @@
+"""The release pipeline on a small builder: atomic, frozen, deterministic, self-verifying."""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+import builders
+import schemas
+from builders.base import Builder, BuildConfig, BuildOutput, DataFile
+from ctxrobust import cli
+from ctxrobust.canonical import dumps, write_jsonl
+from ctxrobust.errors import CtxRobustError
+from ctxrobust.release import Release, ValidationFailed, build_release
+from validators.registry import run_checks
+
+ITEM_SCHEMA = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "type": "object",
+    "required": ["id", "value"],
+    "properties": {"id": {"type": "string"}, "value": {"type": "integer", "minimum": 0}},
+    "additionalProperties": False,
+}
+
+
+class SmallConfig(BuildConfig):
+    n: int = 5
+    broken: bool = False
+
+
+class SmallBuilder(Builder):
+    dataset = "small"
+    Config = SmallConfig
+
+    def build(self) -> BuildOutput:
+        import numpy as np
+
+        rng = np.random.default_rng(self.config.seed)
+        values = rng.integers(0, 100, size=self.config.n)
+        rows = [{"id": f"item-{i:03d}", "value": int(v)} for i, v in enumerate(values)]
+        if self.config.broken:
+            rows[2]["value"] = -1
+        rows.reverse()  # the pipeline, not the builder, fixes the order
+        return BuildOutput(files=[DataFile("items.jsonl", rows, schema="small.item")], notes={"kinds": sorted({"a", "b"})})
+
+
+@pytest.fixture(autouse=True)
+def small_dataset(monkeypatch):
+    monkeypatch.setitem(builders.REGISTRY, "small", (__name__, "SmallBuilder"))
+    original = schemas.load_schema
+    monkeypatch.setattr(schemas, "load_schema", lambda name: ITEM_SCHEMA if name == "small.item" else original(name))
+
+
+def test_release_has_every_file_and_validates(tmp_path):
+    result = build_release("small", "1.0.0", {}, tmp_path, None)
+    folder = tmp_path / "small" / "1.0.0"
+    assert result.status == "built" and result.path == folder
+    assert sorted(p.name for p in folder.iterdir()) == ["README.md", "SHA256SUMS", "items.jsonl", "items.parquet", "manifest.json"]
+    lines = (folder / "items.jsonl").read_text().splitlines()
+    assert [json.loads(line)["id"] for line in lines] == [f"item-{i:03d}" for i in range(5)]
+    assert all(line == dumps(json.loads(line)) for line in lines)
+    manifest = json.loads((folder / "manifest.json").read_text())
+    assert manifest["config"] == {"seed": 0, "n": 5, "broken": False}
+    assert manifest["files"][0]["rows"] == 5 and manifest["validators"]["schema"]["passed"]
+    assert not [p for p in tmp_path.joinpath("small").iterdir() if p.name.startswith(".")]
+    results = run_checks(Release(folder))
+    assert "hashes" in results and all(not found for found in results.values())
+
+
+def test_same_version_is_reproduced_byte_for_byte(tmp_path):
+    build_release("small", "1.0.0", {"seed": 3}, tmp_path, None)
+    sums = (tmp_path / "small" / "1.0.0" / "SHA256SUMS").read_bytes()
+    again = build_release("small", "1.0.0", {"seed": 3}, tmp_path, None)
+    assert again.status == "reproduced"
+    assert (tmp_path / "small" / "1.0.0" / "SHA256SUMS").read_bytes() == sums
+
+
+def test_other_configuration_is_refused_without_touching_release(tmp_path):
+    build_release("small", "1.0.0", {}, tmp_path, None)
+    folder = tmp_path / "small" / "1.0.0"
+    before = {p.name: p.read_bytes() for p in folder.iterdir()}
+    with pytest.raises(CtxRobustError, match="different build configuration \\(seed\\)"):
+        build_release("small", "1.0.0", {"seed": 1}, tmp_path, None)
+    assert {p.name: p.read_bytes() for p in folder.iterdir()} == before
+
+
+def test_different_bytes_under_same_configuration_are_refused(tmp_path, monkeypatch):
+    build_release("small", "1.0.0", {}, tmp_path, None)
+    folder = tmp_path / "small" / "1.0.0"
+    before = {p.name: p.read_bytes() for p in folder.iterdir()}
+    monkeypatch.setattr("ctxrobust.release.code_sha256", lambda cls: "0" * 64)  # as if the builder code changed
+    with pytest.raises(CtxRobustError, match="gave different bytes .*manifest.json"):
+        build_release("small", "1.0.0", {}, tmp_path, None)
+    assert {p.name: p.read_bytes() for p in folder.iterdir()} == before
+    assert not [p for p in folder.parent.iterdir() if p.name.startswith(".")]
+
+
+def test_failing_validator_freezes_nothing(tmp_path):
+    with pytest.raises(ValidationFailed) as caught:
+        build_release("small", "1.0.0", {"broken": True}, tmp_path, None)
+    assert [(f.check, f.file, f.item) for f in caught.value.failures] == [("schema", "items.jsonl", "item-002")]
+    assert not (tmp_path / "small").exists() or not any((tmp_path / "small").iterdir())
+
+
+def test_unknown_config_field_is_one_clear_line(tmp_path):
+    with pytest.raises(CtxRobustError, match="build configuration for small: size: Extra inputs are not permitted"):
+        build_release("small", "1.0.0", {"size": 3}, tmp_path, None)
+
+
+@pytest.mark.parametrize("name", ["items.jsonl", "items.parquet", "manifest.json", "README.md"])
+def test_one_changed_byte_is_reported_by_file_name(tmp_path, capsys, name):
+    build_release("small", "1.0.0", {}, tmp_path, None)
+    path = tmp_path / "small" / "1.0.0" / name
+    data = bytearray(path.read_bytes())
+    index = data.index(b"7") if b"7" in data else len(data) // 2
+    data[index] = ord("8") if data[index] != ord("8") else ord("9")
+    path.write_bytes(bytes(data))
+    assert cli.validate_main([str(tmp_path)]) == 1
+    out = capsys.readouterr().out
+    assert f"FAIL small 1.0.0 {name} - hashes:" in out
+    assert "1 release(s)" in out
+
+
+def test_validate_walks_every_release_and_passes(tmp_path, capsys):
+    build_release("small", "1.0.0", {}, tmp_path, None)
+    build_release("small", "1.1.0", {"n": 7}, tmp_path, None)
+    assert cli.validate_main([str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "small 1.0.0:" in out and "small 1.1.0:" in out and "validated 2 release(s): all passed" in out
+
+
+def test_validate_on_a_folder_without_releases_is_one_line(tmp_path, capsys):
+    assert cli.validate_main([str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and "no release found" in err and "Traceback" not in err
+
+
+def test_unlisted_extra_file_is_reported(tmp_path, capsys):
+    build_release("small", "1.0.0", {}, tmp_path, None)
+    (tmp_path / "small" / "1.0.0" / "notes.txt").write_text("x")
+    assert cli.validate_main([str(tmp_path)]) == 1
+    assert "notes.txt - hashes: file is not listed in SHA256SUMS" in capsys.readouterr().out
+
+
+def test_write_jsonl_is_canonical(tmp_path):
+    path = tmp_path / "x.jsonl"
+    write_jsonl(path, [{"id": "b", "z": 1, "a": "é"}, {"id": "a", "k": [1.5, None]}])
+    assert path.read_bytes() == '{"id":"a","k":[1.5,null]}\n{"a":"é","id":"b","z":1}\n'.encode()

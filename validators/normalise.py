@@ -1,0 +1,141 @@
+"""Answer and token normalisation shared by the MisleadQA builder and its validators.
+
+MisleadQA compares answers "after normalizing aliases, formats, and units"
+(paper Section 3.3, Appendix A.1): case, punctuation, articles, number and
+currency formats, and written-out dates. Context overlap is measured on
+"normalized token sets without stop words" (Appendix A.1, "Context
+comparability").
+"""
+from __future__ import annotations
+
+import re
+import unicodedata
+from decimal import Decimal, InvalidOperation
+
+from rapidfuzz import fuzz
+
+ARTICLES = frozenset({"a", "an", "the"})
+
+# A compact English stop-word list (function words only), written for this project.
+STOP_WORDS = frozenset(
+    """
+    a about above after again against all am an and any are as at be because been before being below
+    between both but by can could did do does doing down during each few for from further had has have
+    having he her here hers herself him himself his how i if in into is it its itself just me more most
+    my myself no nor not now of off on once only or other our ours ourselves out over own same she should
+    so some such than that the their theirs them themselves then there these they this those through to
+    too under until up very was we were what when where which while who whom why will with would you your
+    yours yourself yourselves s t
+    """.split()
+)
+
+MONTHS = {
+    name: number
+    for number, names in enumerate(
+        [
+            ("january", "jan"), ("february", "feb"), ("march", "mar"), ("april", "apr"), ("may",),
+            ("june", "jun"), ("july", "jul"), ("august", "aug"), ("september", "sep", "sept"),
+            ("october", "oct"), ("november", "nov"), ("december", "dec"),
+        ],
+        start=1,
+    )
+    for name in names
+}
+
+# Tokens: numbers keep inner separators ("4.25", "1,000"), words keep inner apostrophes.
+_TOKEN = re.compile(r"\d+(?:[.,]\d+)+|[^\W_]+(?:'[^\W_]+)*", re.UNICODE)
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+_CURRENCY_WORDS = frozenset({"usd", "us$", "dollar", "dollars"})
+NEAR_DUPLICATE_RATIO = 90.0  # rapidfuzz ratio (0-100) at or above which two text answers are one answer
+
+
+def _fold(text: str) -> str:
+    text = unicodedata.normalize("NFKD", text)
+    text = "".join(ch for ch in text if not unicodedata.combining(ch))
+    return text.replace("’", "'").lower()
+
+
+def canonical_number(token: str) -> str:
+    """'1,000' -> '1000', '4.250' -> '4.25', '12.00' -> '12'; other tokens unchanged."""
+    if not _NUMBER.fullmatch(token):
+        return token
+    plain = token
+    if "," in plain:
+        groups = plain.split(",")
+        # thousands separators: 1,000 / 12,345,678 (a decimal comma is not used in the sources)
+        if all(len(g) == 3 for g in groups[1:]) and "." not in groups[0]:
+            plain = "".join(groups)
+        else:
+            return token
+    try:
+        value = Decimal(plain)
+    except InvalidOperation:
+        return token
+    if value == value.to_integral_value():
+        return str(value.quantize(Decimal(1)))
+    return format(value.normalize(), "f")
+
+
+def tokens(text: str) -> list[str]:
+    """Lower-cased, accent-folded word and number tokens; numbers in canonical form; no articles."""
+    out = []
+    for token in _TOKEN.findall(_fold(text)):
+        token = canonical_number(token.strip("'"))
+        if token and token not in ARTICLES:
+            out.append(token)
+    return out
+
+
+def content_tokens(text: str) -> set[str]:
+    """The token set without stop words (Appendix A.1, context comparability)."""
+    return {t for t in tokens(text) if t not in STOP_WORDS}
+
+
+def _iso_date(toks: list[str]) -> str | None:
+    """'december 14 2020' / '14 december 2020' / 'december 2020' -> ISO form, else None."""
+    if len(toks) == 3 and toks[0] in MONTHS and toks[1].isdigit() and len(toks[2]) == 4 and toks[2].isdigit():
+        return f"{toks[2]}-{MONTHS[toks[0]]:02d}-{int(toks[1]):02d}"
+    if len(toks) == 3 and toks[1] in MONTHS and toks[0].isdigit() and len(toks[2]) == 4 and toks[2].isdigit():
+        return f"{toks[2]}-{MONTHS[toks[1]]:02d}-{int(toks[0]):02d}"
+    if len(toks) == 2 and toks[0] in MONTHS and len(toks[1]) == 4 and toks[1].isdigit():
+        return f"{toks[1]}-{MONTHS[toks[0]]:02d}"
+    return None
+
+
+def answer_key(text: str) -> str:
+    """The form two answers must differ in to count as distinct options (Section 3.3)."""
+    toks = [t for t in tokens(text) if t not in _CURRENCY_WORDS]
+    iso = _iso_date(toks)
+    if iso is not None:
+        return iso
+    return " ".join(toks)
+
+
+def is_numeric_key(key: str) -> bool:
+    return bool(re.fullmatch(r"[\d.\- ]+", key))
+
+
+def same_answer(a: str, b: str) -> bool:
+    """Equal after normalisation, or near-duplicate text (rapidfuzz) when neither is a number or date."""
+    ka, kb = answer_key(a), answer_key(b)
+    if ka == kb:
+        return True
+    if not ka or not kb or is_numeric_key(ka) or is_numeric_key(kb):
+        return False
+    if any(ch.isdigit() for ch in ka + kb) and re.sub(r"\D", "", ka) != re.sub(r"\D", "", kb):
+        return False  # "Super Bowl LII 2018" vs "... 2019": the numbers differ, so the answers do
+    return fuzz.ratio(ka, kb) >= NEAR_DUPLICATE_RATIO
+
+
+def mentions(haystack: str, needle: str) -> bool:
+    """True when the needle's tokens occur contiguously in the haystack's tokens."""
+    want = [t for t in tokens(needle) if t not in _CURRENCY_WORDS]
+    if not want:
+        return False
+    have = tokens(haystack)
+    n = len(want)
+    return any(have[i : i + n] == want for i in range(len(have) - n + 1))
+
+
+def word_count(text: str) -> int:
+    return len(text.split())
