@@ -120,7 +120,7 @@ def cmd_prompts(args) -> int:
     from evaluation import prompts_for
 
     release = Release(Path(args.release))
-    options = _options(args, ["benchmark", "prompt", "instruction", "seed"])
+    options = _options(args, ["benchmark", "prompt", "instruction", "seed", "kinds", "lengths"])
     out = open(args.output, "w", encoding="utf-8", newline="\n") if args.output else sys.stdout
     count = 0
     try:
@@ -200,6 +200,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--benchmark", help="pseudowords: a JSONL of {id, question, options?, answer?}")
     p.add_argument("--prompt", choices=["original", "cf", "scope"], help="misleadqa: which prompt (default original)")
     p.add_argument("--instruction", action="store_true", help="gsm-ic: prepend the paper's instruction")
+    p.add_argument("--kinds", nargs="+", help="pseudowords: CHA TOK WEB SQA (default: every kind in the release, plus SQA when every question has an answer)")
+    p.add_argument("--lengths", nargs="+", type=int, help="pseudowords: context lengths in tokens (default: all in the release)")
     p.add_argument("--seed", type=int)
     p.add_argument("-o", "--output")
     p.set_defaults(func=cmd_prompts)

@@ -102,3 +102,42 @@ def pronoun_replacement(text: str, match: re.Match, name: str) -> str:
 
 def possessive(name: str) -> str:
     return f"{name}'s"
+
+
+def sentence_end(text: str, start: int) -> int:
+    """End of the sentence that begins at `start` (the next sentence start, or the end of the text)."""
+    later = [s for s in sentence_starts(text) if s > start]
+    return later[0] if later else len(text)
+
+
+class Unresolved(ValueError):
+    """The question's pronoun cannot be tied to one person of the problem."""
+
+
+def pronoun_edits(question: str, people: list) -> list[Edit]:
+    """[app. A] If the question sentence's first reference to a person is he/she/him/his/her,
+    replace that pronoun by the person's name (one edit); otherwise no edit.
+
+    The person: the only one named before the question sentence whose gender (from the
+    lexicon or a title; unknown counts as compatible) fits the pronoun; if several fit,
+    the only one whose gender is known to fit. Otherwise Unresolved.
+    """
+    start = question_sentence_start(question)
+    end = sentence_end(question, start)
+    pronoun = first_pronoun(question, start, end)
+    if pronoun is None:
+        return []
+    for person in people:
+        named = re.compile(r"(?<![A-Za-z])" + re.escape(person.name) + r"(?![A-Za-z])").search(question, start, end)
+        if named and named.start() < pronoun.start():
+            return []  # the question names its person before any pronoun
+    gender = PRONOUNS[pronoun.group(1).lower()]
+    before = [p for p in people if p.first < start]
+    fitting = [p for p in before if p.gender in (None, gender)]
+    if len(fitting) > 1:
+        fitting = [p for p in fitting if p.gender == gender]
+    if len(fitting) != 1:
+        who = ", ".join(p.name for p in before) or "nobody"
+        raise Unresolved(f"cannot tell whom {pronoun.group(1)!r} in the question refers to (named before it: {who})")
+    replacement = pronoun_replacement(question, pronoun, fitting[0].name)
+    return [Edit(pronoun.start(1), pronoun.end(1), pronoun.group(1), replacement)]

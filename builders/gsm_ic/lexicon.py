@@ -19,6 +19,7 @@ class Lexicon(BaseModel):
     titles: dict[str, str | None]
     not_names: list[str]
     relations: list[str]
+    person_verbs: list[str]
 
     def gender_of(self, name: str) -> str | None:
         for gender in ("f", "m"):
@@ -33,6 +34,14 @@ class Lexicon(BaseModel):
     @property
     def ambiguous(self) -> frozenset[str]:
         return frozenset(n for group in self.ambiguous_names.values() for n in group)
+
+    @property
+    def verbs(self) -> frozenset[str]:
+        return frozenset(self.person_verbs)
+
+    @property
+    def titles_lower(self) -> frozenset[str]:
+        return frozenset(t.lower() for t in self.titles)
 
     @property
     def stop(self) -> frozenset[str]:

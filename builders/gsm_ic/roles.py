@@ -1,10 +1,17 @@
 """The people of a problem, and the {role} slot: overlapping roles and non-overlapping names [§3.1] [app. A].
 
-A person is a capitalised word of the question that names someone: a title plus a
-name ("Mr. Smith"), a first name of the project's lexicon, or a capitalised word
-that also occurs away from the start of a sentence (in the question or its worked
-solution), is not in the lexicon's not_names list, and does not follow a
-determiner or "in"/"at" (which mark places and things: "the Ferris wheel").
+A person is a capitalised word of the question (not in the lexicon's not_names)
+that is
+- a title plus a name: "Mr. Smith", "Aunt Sally" (gender from the title); or
+- a first name of the lexicon (gender from the lexicon); ambiguous names
+  ("Mark", "Bill") only with the evidence below; or
+- used like a person somewhere in the question or its worked solution: followed
+  by "'s" and a lower-case word ("Teairra's shirts"), or followed by a verb of
+  the lexicon's person_verbs ("Grover bought"),
+and is never used like a place or a thing: after a determiner ("the Ferris
+wheel"), after a place preposition without a possessive ("in Salem"), inside a
+run of capitalised words ("Cape Town"), or ending in "ing" when it is not in
+the lexicon ("Exercising").
 """
 from __future__ import annotations
 
@@ -14,9 +21,16 @@ from dataclasses import dataclass
 from builders.gsm_ic.insertion import sentence_starts
 from builders.gsm_ic.lexicon import Lexicon
 
-_CAPITAL = re.compile(r"\b[A-Z][a-z]+\b")
-_NOT_BEFORE_PERSON = {"the", "a", "an", "this", "that", "these", "those", "his", "her", "their", "its", "my", "our", "your", "in", "at", "on"}
+_CAPITAL = re.compile(r"\b[A-Z][a-z]+(?:[A-Z][a-z]+)?\b")
+_DETERMINERS = {"the", "a", "an", "these", "those", "his", "her", "their", "its", "my", "our", "your", "each", "every", "any", "some", "many", "much", "few", "several", "more", "fewer", "less", "both", "all"}
+_PLACE_PREPOSITIONS = {"in", "at", "near", "across", "around", "throughout", "visit", "visits", "visited", "visiting", "via"}
 _PREV_WORD = re.compile(r"([A-Za-z]+)[^A-Za-z]*$")
+_NEXT_WORD = re.compile(r"\s+([A-Za-z]+)")
+_POSSESSIVE = re.compile(r"(?:'s|’s|')\s+[a-z0-9]")
+_WHO = re.compile(r",\s+who\b")
+_INVERTING = {"does", "did", "do", "will", "would", "can", "could", "should", "must", "has", "had", "is", "was", "may", "might"}
+_SINGULAR_PRONOUN = re.compile(r"\b(?:he|she|him|his|her)\b", re.IGNORECASE)
+_TITLE_NAME = re.compile(r"\.?\s+([A-Z][a-z]+(?:[A-Z][a-z]+)?)\b")
 _OPENERS = "\"'“‘("
 
 
@@ -51,58 +65,95 @@ def _prev_word(text: str, offset: int) -> str:
     return match.group(1).lower() if match else ""
 
 
-def _title_person(text: str, token: _Token, lexicon: Lexicon) -> tuple[str, int] | None:
-    """'Mr. Smith' / 'Aunt Sally': the full name and its end offset, when `token` is a title before a name."""
-    if token.text not in lexicon.titles:
-        return None
-    match = re.compile(r"\.?\s+([A-Z][a-z]+)\b").match(text, token.end)
-    if not match or match.group(1).lower() in lexicon.stop:
-        return None
-    return text[token.start:match.end()], match.end()
+def _in_capital_run(text: str, tokens: list[_Token], index: int, stop: frozenset[str]) -> bool:
+    """True when the token touches another capitalised word across one space ("Cape Town")."""
+    token = tokens[index]
+    for other in (tokens[index - 1] if index else None, tokens[index + 1] if index + 1 < len(tokens) else None):
+        if other is None or other.text.lower() in stop:
+            continue
+        gap = text[other.end:token.start] if other.start < token.start else text[token.end:other.start]
+        if gap == " " and not (other.start < token.start and other.initial and other.text.lower() in stop):
+            return True
+    return False
 
 
-def _mentions_away_from_start(text: str, lexicon: Lexicon) -> set[str]:
-    """Capitalised words used somewhere other than at a sentence start, not after a determiner."""
-    seen = set()
-    for token in _tokens(text):
-        if token.initial or token.text.lower() in lexicon.stop:
+@dataclass
+class _Evidence:
+    person: bool = False
+    thing: bool = False
+
+
+def _collect(text: str, lexicon: Lexicon, evidence: dict[str, _Evidence]) -> None:
+    tokens = _tokens(text)
+    verbs = lexicon.verbs
+    for index, token in enumerate(tokens):
+        word = token.text
+        if word.lower() in lexicon.stop or word in lexicon.titles:
             continue
-        if _prev_word(text, token.start) in _NOT_BEFORE_PERSON:
+        found = evidence.setdefault(word, _Evidence())
+        prev = _prev_word(text, token.start)
+        possessive = bool(_POSSESSIVE.match(text, token.end))
+        if _in_capital_run(text, tokens, index, lexicon.stop) and _prev_word(text, token.start) not in lexicon.titles_lower:
+            found.thing = True
             continue
-        seen.add(token.text)
-    return seen
+        if (prev in _DETERMINERS or re.search(r"\d\s+$", text[:token.start])) and not token.initial:
+            found.thing = True
+            continue
+        if prev in _PLACE_PREPOSITIONS and not token.initial and not possessive:
+            found.thing = True
+            continue
+        nxt = _NEXT_WORD.match(text, token.end)
+        following = nxt.group(1) if nxt else ""
+        if (
+            possessive
+            or following in verbs
+            or (following.islower() and following.endswith("ed"))
+            or (prev in _INVERTING and following.islower())
+            or _WHO.match(text, token.end)
+        ):
+            found.person = True
 
 
 def find_people(question: str, solution: str, lexicon: Lexicon) -> list[Person]:
     """The people named in the question, in order of first mention."""
-    evidence = _mentions_away_from_start(question, lexicon) | _mentions_away_from_start(solution, lexicon)
-    tokens = _tokens(question)
+    evidence: dict[str, _Evidence] = {}
+    _collect(question, lexicon, evidence)
+    _collect(solution, lexicon, evidence)
+    lowered = set(re.findall(r"\b[a-z]+\b", question + " " + solution))  # words also written in lower case
     people: dict[str, Person] = {}
     skip_until = -1
-    for index, token in enumerate(tokens):
+    for token in _tokens(question):
         if token.start < skip_until:
             continue
-        titled = _title_person(question, token, lexicon)
-        if titled:
-            name, skip_until = titled
-            people.setdefault(name, Person(name, lexicon.titles[token.text], token.start))
-            continue
         word = token.text
-        if word.lower() in lexicon.stop or _prev_word(question, token.start) in _NOT_BEFORE_PERSON:
+        if word in lexicon.titles:
+            match = _TITLE_NAME.match(question, token.end)
+            if match and match.group(1).lower() not in lexicon.stop:
+                name, skip_until = question[token.start:match.end()], match.end()
+                people.setdefault(name, Person(name, lexicon.titles[word], token.start))
             continue
-        nxt = tokens[index + 1] if index + 1 < len(tokens) else None
-        if nxt and re.fullmatch(r" ", question[token.end:nxt.start]) and nxt.text.lower() not in lexicon.stop:
-            continue  # part of a multi-word proper noun ("Cape Town"), not a person
-        prev = tokens[index - 1] if index > 0 else None
-        if prev and re.fullmatch(r" ", question[prev.end:token.start]) and prev.text.lower() not in lexicon.stop and not prev.initial:
+        if word.lower() in lexicon.stop:
             continue
-        known = word in lexicon.known_names
-        possessive = question.startswith("'s", token.end)
-        if known or (word in evidence) or (possessive and word not in lexicon.ambiguous and False):
+        seen = evidence.get(word, _Evidence())
+        if seen.thing:
+            continue
+        if word in lexicon.known_names:
+            accepted = True
+        elif word in lexicon.ambiguous:
+            accepted = seen.person
+        else:  # a word the lexicon does not know: also needs a he/she pronoun or a possessive in the question
+            accepted = seen.person and not word.endswith("ing") and word.lower() not in lowered and bool(
+                _SINGULAR_PRONOUN.search(question) or _POSSESSIVE.match(question, token.end)
+                or re.search(re.escape(word) + r"(?:'s|’s)", question)
+            )
+        if accepted:
             people.setdefault(word, Person(word, lexicon.gender_of(word), token.start))
-        elif word in lexicon.ambiguous and word in evidence:
-            people.setdefault(word, Person(word, lexicon.gender_of(word), token.start))
-    return sorted(people.values(), key=lambda p: p.first)
+    # a bare name that is also part of a titled name ("Smith" in "Mr. Smith") is the same person
+    titled = [p for p in people.values() if " " in p.name]
+    return sorted(
+        (p for p in people.values() if not any(t.name.endswith(" " + p.name) for t in titled)),
+        key=lambda p: p.first,
+    )
 
 
 def overlapping_roles(people: list[Person], lexicon: Lexicon) -> list[str]:

@@ -49,9 +49,11 @@ class PseudowordsConfig(BuildConfig):
         return tuple(sorted(set(value)))
 
     @model_validator(mode="after")
-    def _word_lengths(self) -> "PseudowordsConfig":
+    def _consistent(self) -> "PseudowordsConfig":
         if self.min_word_length > self.max_word_length:
             raise ValueError("min_word_length is larger than max_word_length")
+        if self.web_corpus is not None and "WEB" not in self.kinds:
+            raise ValueError("web_corpus is set but kinds leaves out WEB; add WEB or drop web_corpus")
         return self
 
 

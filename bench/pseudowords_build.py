@@ -1,0 +1,85 @@
+"""Benchmark: wall time of a full default pseudowords build and of `validate` over it.
+
+Target: the default bank (10,000-word vocabulary; CHA and TOK, 10 contexts at each of
+10, 100, 1,000 and 10,000 tokens) built and validated in under 10 s on a 2-core machine.
+
+    .venv/bin/python bench/pseudowords_build.py [--repeat N]
+
+Prints the end-to-end times of the two commands as a user runs them (fresh processes,
+imports included), then a per-stage breakdown measured in one process.
+"""
+from __future__ import annotations
+
+import argparse
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+
+def timed_command(args: list[str]) -> float:
+    started = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "ctxrobust.cli", *args], check=True, cwd=REPO, capture_output=True)
+    return time.perf_counter() - started
+
+
+def end_to_end(repeat: int) -> None:
+    builds, validates = [], []
+    for _ in range(repeat):
+        out = Path(tempfile.mkdtemp(prefix="pw-bench-"))
+        try:
+            builds.append(timed_command(["build", "pseudowords", "--version", "bench", "--out", str(out)]))
+            validates.append(timed_command(["validate", str(out / "pseudowords" / "bench")]))
+        finally:
+            shutil.rmtree(out)
+    best_build, best_validate = min(builds), min(validates)
+    print(f"ctxrobust build pseudowords (default)  best {best_build:6.2f} s  runs {', '.join(f'{t:.2f}' for t in builds)}")
+    print(f"validate                              best {best_validate:6.2f} s  runs {', '.join(f'{t:.2f}' for t in validates)}")
+    total = best_build + best_validate
+    print(f"build + validate                           {total:6.2f} s  (target < 10 s: {'met' if total < 10 else 'NOT met'})")
+
+
+def stages() -> None:
+    import numpy as np
+
+    started = time.perf_counter()
+    from builders.pseudowords import contexts, tokenizer, vocabulary
+
+    tok = tokenizer.load()
+    marks = [("import + load o200k tokenizer", time.perf_counter())]
+    vocab = vocabulary.build_vocabulary(np.random.default_rng([0, 0]), 10_000, 3, 8, 1.5)
+    marks.append((f"vocabulary ({vocab.drawn} candidates, wordfreq)", time.perf_counter()))
+    words = vocab.words
+    first, rest = contexts.word_costs(words, tok)
+    seen: set[str] = set()
+    contexts.bank("CHA", (10, 100, 1000, 10_000), 10, 0, lambda r, n: contexts.cha_text(words, first, rest, n, r), tok, seen)
+    marks.append(("CHA bank (40 contexts, word costs included)", time.perf_counter()))
+    pool = tok.round_trip_pool()
+    marks.append((f"TOK round-trip pool ({len(pool)} tokens)", time.perf_counter()))
+    rows = contexts.bank("TOK", (10, 100, 1000, 10_000), 10, 0, lambda r, n: contexts.tok_text(tok, pool, n, r), tok, seen)
+    marks.append(("TOK bank (40 contexts)", time.perf_counter()))
+    for row in rows:
+        tok.count(row["text"])
+    marks.append(("re-count 40 TOK contexts", time.perf_counter()))
+    previous = started
+    print("stages (one process):")
+    for name, mark in marks:
+        print(f"  {name:45s} {mark - previous:6.3f} s")
+        previous = mark
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    end_to_end(args.repeat)
+    stages()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,103 @@
+"""Scoring speed for pseudowords predictions (The Illusion of Robustness, Section 3 design).
+
+8 models x 500 questions x (20 baseline + 10 contexts x 2) trials = 160,000 rows, synthetic and
+seeded, against a synthetic release with 10 context ids; scored with the paper's parameters
+(1,000 null experiments, 1,000 bootstrap replicates, 200 splits). Prints the wall time of each
+phase: writing the file is not timed, reading and scoring is.
+
+    .venv/bin/python bench/score_pseudowords.py [--models 8] [--questions 500] [--keep DIR]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from ctxrobust.canonical import dumps, write_jsonl  # noqa: E402
+from ctxrobust.release import Release  # noqa: E402
+from evaluation import pseudowords  # noqa: E402
+
+CONTEXTS = [f"CHA-010000-{j:03d}" for j in range(10)]
+
+
+def write_release(folder: Path) -> Release:
+    rows = [{"id": c, "kind": "CHA", "target_tokens": 10000, "n_tokens": 10000, "n_chars": 5, "tokenizer": "o200k_base", "text": "zorp"} for c in CONTEXTS]
+    write_jsonl(folder / "contexts.jsonl", rows)
+    manifest = {"dataset": "pseudowords", "version": "0.0.0-bench", "config": {"seed": 0}, "files": []}
+    (folder / "manifest.json").write_text(json.dumps(manifest, sort_keys=True), encoding="utf-8")
+    return Release(folder)
+
+
+def write_predictions(path: Path, models: int, questions: int, seed: int) -> int:
+    """Baseline accuracy spread over [0, 1]; each model shifts the log-odds of a random 10% of
+    questions up or down by 2 under context, the rest by small noise."""
+    rng = np.random.default_rng(seed)
+    base_logit = rng.normal(1.0, 2.0, size=questions)
+    count = 0
+    with open(path, "w", encoding="utf-8") as handle:
+        for mi in range(models):
+            model = f"model-{mi}"
+            shift = rng.normal(0.0, 0.3, size=questions)
+            hit = rng.random(questions) < 0.1
+            shift[hit] += rng.choice([-2.0, 2.0], size=hit.sum())
+            p0 = 1 / (1 + np.exp(-base_logit))
+            pc = 1 / (1 + np.exp(-(base_logit + shift)))
+            base = rng.random((questions, 20)) < p0[:, None]
+            ctx = rng.random((questions, 10, 2)) < pc[:, None, None]
+            for q in range(questions):
+                qid = f"q{q:04d}"
+                for t in range(20):
+                    handle.write(dumps({"model": model, "id": qid, "context": None, "trial": t, "correct": int(base[q, t])}) + "\n")
+                for j, c in enumerate(CONTEXTS):
+                    for t in range(2):
+                        handle.write(dumps({"model": model, "id": qid, "context": c, "trial": t, "correct": int(ctx[q, j, t])}) + "\n")
+                        count += 1
+                count += 20
+    return count
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--models", type=int, default=8)
+    parser.add_argument("--questions", type=int, default=500)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--keep", help="write the release, predictions and reports into this folder")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(args.keep) if args.keep else Path(tmp)
+        folder.mkdir(parents=True, exist_ok=True)
+        release = write_release(folder)
+        predictions = folder / "predictions.jsonl"
+        rows = write_predictions(predictions, args.models, args.questions, args.seed)
+        start = time.perf_counter()
+        report = pseudowords.score(release, predictions, {"seed": 0})
+        scored = time.perf_counter() - start
+        start = time.perf_counter()
+        markdown = pseudowords.render_markdown(report)
+        page = pseudowords.render_html(report)
+        rendered = time.perf_counter() - start
+        if args.keep:
+            (folder / "report.json").write_text(json.dumps(report, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+            (folder / "report.md").write_text(markdown, encoding="utf-8")
+            (folder / "report.html").write_text(page, encoding="utf-8")
+    summary = report["summary"]["metrics"]
+    print(f"rows: {rows} ({args.models} models x {args.questions} questions x (20 baseline + 10 contexts x 2) trials)")
+    print(f"parameters: {report['parameters']}")
+    print(f"score (read + all statistics): {scored:.2f} s")
+    print(f"render markdown + html (2 figures): {rendered:.2f} s")
+    print(f"mean INS {summary['INS']['estimate']:.4f}, INS.adjusted {summary['INS.adjusted']['estimate']:.4f}, "
+          f"WTD {summary['WTD']['estimate']:.4f}, WTD.adjusted {summary['WTD.adjusted']['estimate']:.4f}, "
+          f"WTD.split_sample {summary['WTD.split_sample']['estimate']:.4f}, mean Pearson r "
+          f"{report['pairs']['metrics']['pearson.mean']['estimate']:.3f}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

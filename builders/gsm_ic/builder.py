@@ -1,0 +1,149 @@
+"""The GSM-IC builder: base problems, their variants, and the GSM-IC-4K evaluation ids."""
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+from pydantic import model_validator
+
+from builders.base import Builder, BuildConfig, BuildOutput, DataFile
+from builders.gsm_ic.analysis import Analysis, analyse
+from builders.gsm_ic.lexicon import load_lexicon, load_templates
+from builders.gsm_ic.selection import select_default, select_listed
+from builders.gsm_ic.variants import CELLS, NUMBER_LABELS, ROLE_LABELS, SENTENCE_LABELS, cell_key, make_variants, slots_for
+from ctxrobust.errors import CtxRobustError
+from sources import gsm8k
+
+# independent random streams derived from the seed
+SELECTION_STREAM, QUOTA_STREAM, VARIANT_STREAM = 1, 2, 3
+
+
+class GsmIcConfig(BuildConfig):
+    n_two_step: int = 60  # base problems with two steps [§3.1]
+    n_more_steps: int = 40  # base problems with three to max_steps steps
+    max_steps: int = 7  # the paper's base problems need two to seven steps [§3.1]
+    base_ids: list[str] | None = None  # use these pool ids ("pool-0042") instead of a seeded draw
+    n_variants: int = 58052  # the size of GSM-IC [§3.1]; spread evenly over base problems and the 8 cells
+    numbers_per_label: int = 10  # distinct inserted numbers per base problem and number label
+    eval_size: int = 4000  # GSM-IC-4K [§5]
+    eval_seed: int = 0  # seed of the GSM-IC-4K draw
+
+    @model_validator(mode="after")
+    def _check(self) -> "GsmIcConfig":
+        if self.seed < 0 or self.eval_seed < 0:
+            raise ValueError("seed and eval_seed must be >= 0")
+        if self.max_steps < 3 or self.n_two_step < 0 or self.n_more_steps < 0 or self.numbers_per_label < 1:
+            raise ValueError("max_steps must be >= 3 and counts >= 0 (numbers_per_label >= 1)")
+        n_base = len(self.base_ids) if self.base_ids is not None else self.n_two_step + self.n_more_steps
+        if n_base < 1:
+            raise ValueError("at least one base problem is needed")
+        if self.n_variants < len(CELLS) * n_base:
+            raise ValueError(f"n_variants must be at least {len(CELLS)} per base problem ({len(CELLS) * n_base}) so every cell is populated")
+        if not n_base <= self.eval_size <= self.n_variants:
+            raise ValueError(f"eval_size must lie between the number of base problems ({n_base}) and n_variants")
+        return self
+
+
+def _rng(*keys: int) -> np.random.Generator:
+    return np.random.Generator(np.random.PCG64(np.random.SeedSequence(list(keys))))
+
+
+def base_row(problem: gsm8k.BaseProblem, analysis: Analysis) -> dict:
+    return {
+        "id": problem.id,
+        "question": problem.question,
+        "answer": problem.answer,
+        "n_steps": problem.n_steps,
+        "solution": problem.solution,
+        "topic": analysis.topic,
+        "topic_keywords": analysis.topic_keywords,
+        "people": [person.name for person in analysis.people],
+        "pool_line": problem.pool.line,
+        "solution_line": problem.source.line,
+    }
+
+
+def cell_quotas(n_bases: int, n_variants: int, rng: np.random.Generator) -> list[dict[tuple[str, str, str], int]]:
+    """Variants per (base, cell): n_variants spread evenly; the remainder goes to randomly drawn (base, cell) pairs."""
+    slots = n_bases * len(CELLS)
+    share, extra = divmod(n_variants, slots)
+    bonus = set(int(i) for i in rng.choice(slots, size=extra, replace=False))
+    return [{cell: share + (b * len(CELLS) + c in bonus) for c, cell in enumerate(CELLS)} for b in range(n_bases)]
+
+
+def draw_eval(variants: list[dict], size: int, seed: int) -> tuple[list[dict], int]:
+    """[§5] GSM-IC-4K: `size` variants uniformly without replacement, redrawn (attempt 1, 2, ...) until every base is covered."""
+    ordered = sorted(variants, key=lambda v: v["id"])
+    bases = {v["base_id"] for v in ordered}
+    for attempt in range(1000):
+        picked = _rng(seed, attempt).choice(len(ordered), size=size, replace=False)
+        rows = [{"id": ordered[i]["id"], "base_id": ordered[i]["base_id"]} for i in sorted(int(i) for i in picked)]
+        if {r["base_id"] for r in rows} == bases:
+            return rows, attempt
+    raise CtxRobustError(f"gsm-ic: no draw of {size} variants covered all {len(bases)} base problems; raise eval_size")
+
+
+class GsmIcBuilder(Builder):
+    dataset = "gsm-ic"
+    Config = GsmIcConfig
+
+    def required_snapshots(self) -> list[str]:
+        return [gsm8k.POOL, gsm8k.TRAIN]
+
+    def build(self) -> BuildOutput:
+        if self.store is None:
+            raise CtxRobustError("gsm-ic needs the GSM8K snapshots; no source store was given")
+        return build_from_pool(gsm8k.load(self.store), self.config)
+
+
+def build_from_pool(pool: gsm8k.GsmPool, config: GsmIcConfig) -> BuildOutput:
+    lexicon, templates = load_lexicon(), load_templates()
+    analyses = {p.id: analyse(p.question, p.solution, p.answer, lexicon, templates) for p in pool.problems}
+    unjoined = {u.id: u.reason for u in pool.unjoined}
+    if config.base_ids is not None:
+        chosen = select_listed(pool.problems, analyses, config.base_ids, unjoined, config.max_steps)
+    else:
+        chosen = select_default(pool.problems, analyses, config.n_two_step, config.n_more_steps, config.max_steps, _rng(config.seed, SELECTION_STREAM))
+    bases = [base_row(p, analyses[p.id]) for p in chosen]
+    quotas = cell_quotas(len(chosen), config.n_variants, _rng(config.seed, QUOTA_STREAM))
+    variants: list[dict] = []
+    for problem, base, quota in zip(chosen, bases, quotas):
+        rng = _rng(config.seed, VARIANT_STREAM, problem.pool.line)
+        slots = slots_for(analyses[problem.id], lexicon, templates, config.numbers_per_label, rng)
+        variants.extend(make_variants(base, analyses[problem.id], slots, quota, rng))
+    eval_rows, attempt = draw_eval(variants, config.eval_size, config.eval_seed)
+    return BuildOutput(
+        files=[
+            DataFile("base.jsonl", bases, schema="gsm-ic.base"),
+            DataFile("variants.jsonl", variants, schema="gsm-ic.variant"),
+            DataFile("gsm-ic-4k.jsonl", eval_rows, schema="gsm-ic.gsm-ic-4k"),
+        ],
+        notes=_notes(pool, analyses, chosen, bases, variants, eval_rows, attempt, config),
+    )
+
+
+def _notes(pool, analyses, chosen, bases, variants, eval_rows, attempt, config) -> dict:
+    not_usable = Counter(kind for p in pool.problems for kind, _ in analyses[p.id].problems)
+    usable = [p for p in pool.problems if analyses[p.id].usable]
+    return {
+        "pool": {
+            "problems": len(pool.problems) + len(pool.unjoined),
+            "joined": len(pool.problems),
+            "skipped_unjoined": [{"id": u.id, "reason": u.reason} for u in pool.unjoined],
+            "usable": len(usable),
+            "usable_by_steps": dict(sorted(Counter(str(p.n_steps) for p in usable).items())),
+            "not_usable_by_reason": dict(sorted(not_usable.items())),
+        },
+        "base_problems": len(chosen),
+        "base_by_steps": dict(sorted(Counter(str(p.n_steps) for p in chosen).items())),
+        "base_by_topic": dict(sorted(Counter(b["topic"] for b in bases).items())),
+        "bases_with_pronoun_edit": sum(1 for p in chosen if analyses[p.id].edits),
+        "variants": len(variants),
+        "cells": {cell_key(cell): sum(1 for v in variants if (v["sentence_label"], v["role_label"], v["number_label"]) == cell) for cell in CELLS},
+        "factors": {
+            "sentence_label": {k: sum(1 for v in variants if v["sentence_label"] == k) for k in SENTENCE_LABELS},
+            "role_label": {k: sum(1 for v in variants if v["role_label"] == k) for k in ROLE_LABELS},
+            "number_label": {k: sum(1 for v in variants if v["number_label"] == k) for k in NUMBER_LABELS},
+        },
+        "gsm_ic_4k": {"size": len(eval_rows), "seed": config.eval_seed, "attempt": attempt, "bases_covered": len({r["base_id"] for r in eval_rows})},
+    }

@@ -1,0 +1,289 @@
+"""Publishing a release on the Hugging Face Hub: stage the folder to upload, then one commit and a tag.
+
+The staged folder holds, for a release `releases/<dataset>/<version>/`:
+- one Parquet file per data file (one configuration each, split `test`), byte for byte the release's;
+- README.md, the release's own dataset card, whose YAML header declares those configurations;
+- manifest.json and SHA256SUMS, the release's own;
+- croissant.json, Croissant 1.1 metadata describing every file and field.
+
+`push_release` uploads exactly that folder as one commit of the dataset repository (created
+if absent) and tags it `v<version>`. A tag that already exists is compared file by file with
+the staged folder: the same content is a no-op, different content is refused.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import sys
+import tempfile
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+import yaml
+
+from ctxrobust.canonical import dumps_pretty, sha256_file
+from ctxrobust.card import hub_configs, parquet_files
+from ctxrobust.croissant import FILE_NAME as CROISSANT, croissant
+from ctxrobust.errors import CtxRobustError
+from ctxrobust.release import CARD, MANIFEST, SUMS, Release
+
+DEFAULT_ENDPOINT = "https://huggingface.co"
+REPO_TYPE = "dataset"
+HUB_MANAGED = {".gitattributes"}  # written by the Hub into every new repository; not part of a release
+_PART = r"[A-Za-z0-9](?:[A-Za-z0-9._-]{0,94}[A-Za-z0-9])?"
+REPO_ID = re.compile(rf"^{_PART}/{_PART}$")
+
+
+# -- names, endpoint, token -------------------------------------------------------------------
+
+
+def check_repo_id(repo: str) -> str:
+    """ORG/NAME as the Hub accepts it: letters, digits, '-', '_', '.', no '--' or '..', at most 96 characters each."""
+    if not REPO_ID.match(repo or "") or "--" in repo or ".." in repo:
+        raise CtxRobustError(
+            f"--repo {repo!r} is not a Hub repository name; give ORG/NAME (letters, digits, '-', '_', '.'), e.g. my-org/gsm-ic"
+        )
+    return repo
+
+
+def hub_endpoint() -> str:
+    return (os.environ.get("HF_ENDPOINT") or DEFAULT_ENDPOINT).rstrip("/")
+
+
+def dataset_url(repo_id: str, endpoint: str) -> str:
+    return f"{endpoint}/datasets/{repo_id}"
+
+
+def resolve_token() -> str:
+    """HF_TOKEN, else the stored login; never printed or written anywhere."""
+    from huggingface_hub import get_token
+
+    token = (os.environ.get("HF_TOKEN") or "").strip() or get_token()
+    if not token:
+        raise CtxRobustError(
+            "no Hugging Face token: set HF_TOKEN or log in with `hf auth login` (a token with write access), "
+            "or stage the upload without pushing with --dry-run DIR"
+        )
+    return token
+
+
+# -- staging ------------------------------------------------------------------------------------
+
+
+def _front_matter(card: str) -> dict | None:
+    if not card.startswith("---\n") or "\n---\n" not in card[3:]:
+        return None
+    try:
+        data = yaml.safe_load(card[4 : card.index("\n---\n", 3)])
+    except yaml.YAMLError:
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def check_release(release: Release) -> None:
+    """The files to publish are the release's, unchanged: SHA256SUMS, the manifest's Parquet hashes, the card's configurations."""
+    sums_path = release.path / SUMS
+    if not sums_path.exists():
+        raise CtxRobustError(f"{sums_path}: missing; the release is incomplete, rebuild it")
+    listed = {}
+    for number, line in enumerate(sums_path.read_text(encoding="utf-8").splitlines(), start=1):
+        digest, sep, name = line.partition("  ")
+        if not sep or len(digest) != 64:
+            raise CtxRobustError(f"{sums_path}:{number}: not a sha256sum line; the release is corrupted, rebuild it")
+        listed[name] = digest
+    parquet = parquet_files(release.manifest)
+    if not parquet:
+        raise CtxRobustError(f"{release.path / MANIFEST}: lists no Parquet files; nothing to publish")
+    for name in [CARD, MANIFEST, *(entry["name"] for entry in parquet)]:
+        path = release.path / name
+        if not path.exists():
+            raise CtxRobustError(f"{path}: missing from the release; rebuild it")
+        if name not in listed:
+            raise CtxRobustError(f"{sums_path}: does not list {name}; the release is corrupted, rebuild it")
+        if sha256_file(path) != listed[name]:
+            raise CtxRobustError(f"{path}: sha256 differs from SHA256SUMS; the file changed after the release was frozen, rebuild it")
+    for entry in parquet:
+        if entry.get("sha256") != listed[entry["name"]]:
+            raise CtxRobustError(f"{release.path / MANIFEST}: sha256 of {entry['name']} differs from SHA256SUMS; the release is corrupted, rebuild it")
+    header = _front_matter((release.path / CARD).read_text(encoding="utf-8"))
+    if header is None or header.get("configs") != hub_configs(release.manifest):
+        raise CtxRobustError(
+            f"{release.path / CARD}: its YAML header does not declare one Hub configuration per Parquet file "
+            "(the card was written by an older ctxrobust); build the dataset again under a new version to publish it"
+        )
+
+
+def stage(release: Release, repo_id: str, out: Path, endpoint: str | None = None) -> list[str]:
+    """Write the folder to upload into `out` (new or empty), atomically; returns its file names, sorted."""
+    out = Path(out)
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise CtxRobustError(f"{out}: exists and is not an empty folder; give a new or empty folder to stage into")
+    check_release(release)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.parent / f".{out.name}.staging-{os.getpid()}"
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    tmp.mkdir()
+    try:
+        names = [entry["name"] for entry in parquet_files(release.manifest)] + [CARD, MANIFEST, SUMS]
+        for name in names:
+            shutil.copyfile(release.path / name, tmp / name)
+        document = croissant(release.manifest, tmp, dataset_url(repo_id, endpoint or hub_endpoint()))
+        (tmp / CROISSANT).write_text(dumps_pretty(document), encoding="utf-8", newline="\n")
+        if out.exists():
+            out.rmdir()
+        os.replace(tmp, out)
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp)
+    return sorted(p.name for p in out.iterdir())
+
+
+# -- talking to the Hub -------------------------------------------------------------------------
+
+
+def _first_line(text: object) -> str:
+    return next((line.strip() for line in str(text).splitlines() if line.strip()), "")
+
+
+def _is_transport_error(exc: BaseException) -> bool:
+    """A connection-level failure, whichever HTTP client huggingface_hub uses (its classes differ across versions)."""
+    names = {cls.__name__ for cls in type(exc).__mro__}
+    return isinstance(exc, (ConnectionError, TimeoutError)) or bool(names & {"TransportError", "ConnectError", "TimeoutException", "Timeout"})
+
+
+@contextmanager
+def hub_errors(endpoint: str, repo_id: str, token: str) -> Iterator[None]:
+    """Turn whatever the Hub client raises into one CtxRobustError line (with the token scrubbed)."""
+    from huggingface_hub.errors import HfHubHTTPError, OfflineModeIsEnabled
+
+    def fail(message: str) -> CtxRobustError:
+        return CtxRobustError(message.replace(token, "***") if token else message)
+
+    try:
+        yield
+    except CtxRobustError:
+        raise
+    except HfHubHTTPError as exc:
+        status = exc.response.status_code if getattr(exc, "response", None) is not None else None
+        detail = _first_line(getattr(exc, "server_message", None) or exc)
+        hint = {
+            401: "the Hub refused the token: check HF_TOKEN or log in again with `hf auth login`",
+            403: f"the token may not write to {repo_id.split('/')[0]}: use a token with write access to it",
+            404: f"check that {repo_id} is a dataset repository you can write to",
+        }.get(status, "try again, or stage the upload with --dry-run DIR")
+        raise fail(f"{dataset_url(repo_id, endpoint)}: the Hub answered {status} ({detail}); {hint}") from None
+    except OfflineModeIsEnabled:
+        raise fail("HF_HUB_OFFLINE is set, so nothing can be pushed: unset it, or stage the upload with --dry-run DIR") from None
+    except Exception as exc:
+        if _is_transport_error(exc):
+            raise fail(
+                f"cannot reach the Hub at {endpoint} ({type(exc).__name__}: {_first_line(exc)}); "
+                "check the network and HF_ENDPOINT, or stage the upload with --dry-run DIR"
+            ) from None
+        if isinstance(exc, ValueError):  # the client's own checks, e.g. README metadata it refuses
+            raise fail(f"{dataset_url(repo_id, endpoint)}: {_first_line(exc)}") from None
+        raise
+
+
+def git_blob_oid(path: Path) -> str:
+    """The git object id of a file (sha1 of "blob <size>\\0" + bytes): what the Hub reports for a regular file."""
+    digest = hashlib.sha1(b"blob %d\0" % path.stat().st_size)
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def remote_differences(api, repo_id: str, revision: str, staged: Path) -> list[str]:
+    """Files that differ between `staged` and the repository at `revision` (missing on either side, or other bytes)."""
+    from huggingface_hub.hf_api import RepoFile
+
+    local = {p.name: p for p in staged.iterdir() if p.is_file()}
+    remote = {
+        entry.path: entry
+        for entry in api.list_repo_tree(repo_id, revision=revision, recursive=True, repo_type=REPO_TYPE)
+        if isinstance(entry, RepoFile) and entry.path not in HUB_MANAGED
+    }
+    differing = set(local) ^ set(remote)
+    for name in set(local) & set(remote):
+        entry = remote[name]
+        if entry.lfs is not None:
+            same = entry.lfs.sha256 == sha256_file(local[name])
+        else:
+            same = entry.blob_id == git_blob_oid(local[name])
+        if not same or entry.size != local[name].stat().st_size:
+            differing.add(name)
+    return sorted(differing)
+
+
+def upload(staged: Path, release: Release, repo_id: str, token: str, endpoint: str) -> str:
+    """One commit with every staged file (and deletions of files the previous version had), then the tag."""
+    from huggingface_hub import CommitOperationAdd, CommitOperationDelete, HfApi
+    from huggingface_hub.errors import RepositoryNotFoundError
+    from huggingface_hub.hf_api import RepoFile
+
+    api = HfApi(endpoint=endpoint, token=token)
+    tag = f"v{release.version}"
+    url = dataset_url(repo_id, endpoint)
+    with hub_errors(endpoint, repo_id, token):
+        try:
+            refs = api.list_repo_refs(repo_id, repo_type=REPO_TYPE)
+        except RepositoryNotFoundError:
+            api.create_repo(repo_id, repo_type=REPO_TYPE, exist_ok=True)
+            refs = api.list_repo_refs(repo_id, repo_type=REPO_TYPE)
+        tags = {ref.name: ref.target_commit for ref in refs.tags}
+        if tag in tags:
+            differing = remote_differences(api, repo_id, tags[tag], staged)
+            if differing:
+                raise CtxRobustError(
+                    f"{url}: tag {tag} already exists with different content ({', '.join(differing)}); "
+                    f"a published version is never replaced: build and push a new version"
+                )
+            return f"{url} already has {tag} with exactly these files (commit {tags[tag][:12]}); nothing pushed"
+        head = next((ref.target_commit for ref in refs.branches if ref.name == "main"), None)
+        names = sorted(p.name for p in staged.iterdir() if p.is_file())
+        operations: list = [CommitOperationAdd(path_in_repo=name, path_or_fileobj=str(staged / name)) for name in names]
+        if head is not None:
+            leftover = sorted(
+                entry.path
+                for entry in api.list_repo_tree(repo_id, revision=head, recursive=True, repo_type=REPO_TYPE)
+                if isinstance(entry, RepoFile) and entry.path not in HUB_MANAGED and entry.path not in names
+            )
+            operations += [CommitOperationDelete(path_in_repo=path) for path in leftover]
+        manifest_sha = sha256_file(staged / MANIFEST)
+        info = api.create_commit(
+            repo_id,
+            operations,
+            commit_message=f"{release.dataset} {release.version}",
+            commit_description=f"ctxrobust release {release.dataset} {release.version}: {len(names)} files; manifest.json sha256 {manifest_sha}",
+            repo_type=REPO_TYPE,
+            parent_commit=head,
+        )
+        api.create_tag(repo_id, tag=tag, revision=info.oid, tag_message=f"{release.dataset} {release.version}", repo_type=REPO_TYPE)
+        differing = remote_differences(api, repo_id, tag, staged)
+        if differing:
+            raise CtxRobustError(f"{url}: after pushing, {tag} differs from the staged files ({', '.join(differing)}); check the repository")
+    return f"pushed {release.dataset} {release.version} to {url}: {len(names)} files in commit {info.oid[:12]}, tagged {tag}"
+
+
+def push_release(release_dir: Path, repo: str, dry_run: Path | None) -> int:
+    """`ctxrobust push`: stage the release for the Hub; with dry_run, stop there, else upload it and tag it."""
+    repo_id = check_repo_id(repo)
+    release = Release(Path(release_dir))
+    endpoint = hub_endpoint()
+    if dry_run is not None:
+        names = stage(release, repo_id, Path(dry_run), endpoint)
+        print(f"staged {release.dataset} {release.version} for {dataset_url(repo_id, endpoint)} in {dry_run}: {', '.join(names)} (nothing uploaded)")
+        return 0
+    token = resolve_token()
+    with tempfile.TemporaryDirectory(prefix="ctxrobust-push-") as tmp:
+        staged = Path(tmp) / "stage"
+        stage(release, repo_id, staged, endpoint)
+        message = upload(staged, release, repo_id, token, endpoint)
+    print(message)
+    sys.stdout.flush()
+    return 0

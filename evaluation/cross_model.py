@@ -1,0 +1,170 @@
+"""Model specificity (Section 3.2, Appendices D and F): cross-model Pearson r of per-example changes,
+Jaccard overlap of the top-K% improved / degraded sets, randomized split-half reliability with the
+Spearman-Brown correction, and Spearman correlates of baseline uncertainty with the change.
+
+Every function takes a (B, N) matrix of question multiplicities (see question_bootstrap); a row of
+ones gives the plain estimate.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from evaluation import instability
+
+
+def weighted_pearson(weights: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Pearson r of x and y over the questions, each question counted weights[b, i] times.
+
+    x, y: (N,) or (N, C) (C column pairs at once); returns (B,) or (B, C). NaN where a variance is 0."""
+    n = weights.sum(axis=1)
+    if x.ndim > 1:
+        n = n[:, None]
+    mx, my = weights @ x / n, weights @ y / n
+    sxx, syy = weights @ (x * x) / n, weights @ (y * y) / n
+    cov = weights @ (x * y) / n - mx * my
+    vx, vy = sxx - mx * mx, syy - my * my
+    defined = (vx > 1e-12 * sxx) & (vy > 1e-12 * syy)  # a constant vector has no correlation
+    r = np.full(np.shape(cov), np.nan)
+    np.divide(cov, np.sqrt(np.where(defined, vx * vy, 1.0)), out=r, where=defined)
+    return np.clip(r, -1.0, 1.0)
+
+
+def weighted_midranks(weights: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Midranks (1-based, ties averaged) of each question within each replicate's multiset: (B, N)."""
+    _, level = instability.tie_levels(values)
+    n_levels = int(level.max()) + 1
+    counts = instability.level_sums(weights, level, n_levels)
+    ranks = np.cumsum(counts, axis=1) - counts + (counts + 1) / 2
+    return np.take_along_axis(ranks, np.broadcast_to(level, weights.shape), axis=1)
+
+
+def rank_correlation(weights: np.ndarray, rx: np.ndarray, ry: np.ndarray) -> np.ndarray:
+    """Pearson r of two (B, N) midrank matrices, question i counted weights[b, i] times: (B,)."""
+    n = weights.sum(axis=1)
+    mean = (n + 1) / 2  # midranks always average to (n + 1) / 2
+    cov = (weights * rx * ry).sum(axis=1) / n - mean**2
+    vx = (weights * rx * rx).sum(axis=1) / n - mean**2
+    vy = (weights * ry * ry).sum(axis=1) / n - mean**2
+    defined = (vx > 1e-9) & (vy > 1e-9)
+    rho = np.full(n.shape, np.nan)
+    np.divide(cov, np.sqrt(np.where(defined, vx * vy, 1.0)), out=rho, where=defined)
+    return np.clip(rho, -1.0, 1.0)
+
+
+def weighted_spearman(weights: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Spearman rho: Pearson r of the midranks, each question counted weights[b, i] times: (B,)."""
+    return rank_correlation(weights, weighted_midranks(weights, x), weighted_midranks(weights, y))
+
+
+# --- Jaccard overlap of top-K% sets (Section 3.2) -------------------------------------------------
+
+
+def tail_membership(weights: np.ndarray, select: np.ndarray, m: int) -> np.ndarray:
+    """Probability that each question is among the m smallest `select` values of each replicate, under
+    uniformly random tie-breaking: (B, N), 1 inside the tail, 0 outside, a share at a tied boundary."""
+    fraction, level = instability.tail_fractions(weights, select, m)
+    return np.take_along_axis(fraction, np.broadcast_to(level, weights.shape), axis=1)
+
+
+def jaccard(weights: np.ndarray, member_a: np.ndarray, member_b: np.ndarray, m: int) -> np.ndarray:
+    """|A and B| / |A or B| for two size-m sets: I / (2m - I), I = expected intersection sum_i w_i a_i b_i
+    (independent random tie-breaks in the two models; plain Jaccard when no tie straddles a boundary)."""
+    intersection = (weights * member_a * member_b).sum(axis=1)
+    return intersection / (2 * m - intersection)
+
+
+def jaccard_random_baseline(n: int, k: int = instability.K_DEFAULT) -> float:
+    """The same ratio for two independent uniformly random m-sets of N: E|A and B| = m^2 / N
+    (0.05 for K = 10, Section 3.2)."""
+    m = instability.tail_count(n, k)
+    expected = m * m / n
+    return expected / (2 * m - expected)
+
+
+# --- Randomized split-half reliability (Appendix D) ------------------------------------------------
+
+
+def split_half_reliability(weights: np.ndarray, d1: np.ndarray, d2: np.ndarray) -> np.ndarray:
+    """Mean over splits of Pearson r(d1, d2) across questions (Appendix D): (B,). d1, d2: (S, N)."""
+    r = weighted_pearson(weights, d1.T, d2.T)
+    defined = np.isfinite(r)
+    total = np.where(defined, r, 0.0).sum(axis=1)
+    count = defined.sum(axis=1)
+    out = np.full(total.shape, np.nan)
+    np.divide(total, count, out=out, where=count > 0)
+    return out
+
+
+def spearman_brown(r: float | np.ndarray) -> float | np.ndarray:
+    """rho = 2 r_half / (1 + r_half) (Appendix D)."""
+    return 2 * r / (1 + r)
+
+
+# --- Baseline-uncertainty correlates (Section 3.2 Table 3, Appendix F) ------------------------------
+
+
+def uncertainty(s: np.ndarray) -> np.ndarray:
+    """u_i = s_i0 (1 - s_i0), the Bernoulli variance of no-context correctness (Section 3.2)."""
+    return s * (1 - s)
+
+
+def empirical_logit(k: np.ndarray, n: np.ndarray) -> np.ndarray:
+    """g(k, n) = log((k + 1/2) / (n - k + 1/2)) (Appendix F)."""
+    return np.log((k + 0.5) / (n - k + 0.5))
+
+
+CORRELATES = (
+    "signed.raw.probability", "squared.raw.probability", "signed.raw.log_odds", "squared.raw.log_odds",
+    "signed.split.probability", "squared.split.probability", "signed.split.log_odds", "squared.split.log_odds",
+)
+
+
+def raw_correlates(
+    weights: np.ndarray, base_k: np.ndarray, base_n: np.ndarray, context_k: np.ndarray, context_n: np.ndarray,
+    delta: np.ndarray,
+) -> dict[str, np.ndarray]:
+    """Spearman rho of u_i with Delta_i and Delta_i^2, and with the log-odds change g(context) - g(baseline)
+    and its square, all from all trials (Table 3 "raw"): name -> (B,)."""
+    u = weighted_midranks(weights, uncertainty(base_k / base_n))
+    g = empirical_logit(context_k, context_n) - empirical_logit(base_k, base_n)
+    out = {}
+    for name, target in (("signed.raw.probability", delta), ("squared.raw.probability", delta**2),
+                         ("signed.raw.log_odds", g), ("squared.raw.log_odds", g**2)):
+        out[name] = rank_correlation(weights, u, weighted_midranks(weights, target))
+    return out
+
+
+def split_correlates(weights: np.ndarray, folds, context_k: np.ndarray, context_n: np.ndarray) -> tuple[dict[str, float], dict[str, np.ndarray]]:
+    """Split-sample Spearman correlates (Appendix F): feature u from fold F only; signed target
+    mean(context) - mean(B1 u B2) (Eq. 3); squared target d1 d2 (Eq. 4); the same folds on the
+    log-odds scale with g(k, n).
+
+    Returns (estimate: mean over the splits, replicates: (B,) per name). Replicate b is computed on
+    split b mod S, so each replicate carries the split-to-split variation too (the interval is wider
+    than one computed with every split inside every replicate)."""
+    splits = folds.f.k.shape[0]
+    n_questions = context_k.shape[0]
+    per_split = {name: np.full(splits, np.nan) for name in CORRELATES[4:]}
+    replicates = {name: np.full(weights.shape[0], np.nan) for name in CORRELATES[4:]}
+    ones = np.ones((1, n_questions))
+    context_mean = context_k / context_n
+    context_g = empirical_logit(context_k, context_n)
+    f, b1, b2, c1, c2 = folds.f, folds.b1, folds.b2, folds.c1, folds.c2
+    for s in range(splits):
+        rows = np.arange(s, weights.shape[0], splits)
+        w = np.vstack([ones, weights[rows]])
+        b_k, b_n = b1.k[s] + b2.k[s], b1.n[s] + b2.n[s]
+        targets = {
+            "signed.split.probability": context_mean - b_k / b_n,
+            "squared.split.probability": (c1.mean[s] - b1.mean[s]) * (c2.mean[s] - b2.mean[s]),
+            "signed.split.log_odds": context_g - empirical_logit(b_k, b_n),
+            "squared.split.log_odds": (empirical_logit(c1.k[s], c1.n[s]) - empirical_logit(b1.k[s], b1.n[s]))
+            * (empirical_logit(c2.k[s], c2.n[s]) - empirical_logit(b2.k[s], b2.n[s])),
+        }
+        u = weighted_midranks(w, uncertainty(f.mean[s]))
+        for name, target in targets.items():
+            rho = rank_correlation(w, u, weighted_midranks(w, target))
+            per_split[name][s] = rho[0]
+            replicates[name][rows] = rho[1:]
+    estimate = {name: float(np.mean(v[np.isfinite(v)])) if np.isfinite(v).any() else float("nan") for name, v in per_split.items()}
+    return estimate, replicates

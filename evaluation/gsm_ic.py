@@ -1,0 +1,514 @@
+"""GSM-IC scoring: predictions in, the paper's metrics and Tables 2-4 back.
+
+Metrics (paper Section 3.2, 5.1), per model, on the variants the model was run on:
+- micro: fraction of variants answered correctly; macro: fraction of base problems all of whose
+  variants are answered correctly; each also on 2-step and on more-than-2-step problems, and on each
+  level of the three factors of the inserted sentence (Table 4);
+- accuracy.base: accuracy on the base problems; normalised.micro / normalised.macro = micro / macro
+  divided by accuracy.base (Table 3, "Norm");
+- several samples per (model, id): the answer is the majority vote, ties broken by a seeded uniform
+  random choice among the top answers (Section 5.1); sc.recall is the fraction of variants with at
+  least one correct sample.
+
+Scope: a model whose variant ids all lie in GSM-IC-4K (the paper's evaluation set, Section 5) is
+scored on GSM-IC-4K only, under metric names prefixed "4k."; a model with any variant outside it is
+scored on all variants (unprefixed names) and, when the release has GSM-IC-4K, also on GSM-IC-4K
+("4k." names). Every variant of the scope and every base problem counts: a missing or unparseable
+answer is wrong (and reported). 95% intervals: percentile bootstrap over base problems, the same
+resamples for every model.
+"""
+from __future__ import annotations
+
+import array
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, field_validator, model_validator
+from pydantic_core import PydanticCustomError
+
+from ctxrobust.errors import CtxRobustError
+from ctxrobust.release import Release
+from evaluation import accuracy
+from evaluation.gsm_ic_answers import answer_value, gold_value, response_answer
+from evaluation.predictions import PredictionsError, PredictionsReader, Problem
+from evaluation.report import fmt, fmt_metric, header, html_page, html_table, markdown_table, mean_over_models, metric
+
+BASE_FILE = "base.jsonl"
+VARIANTS_FILE = "variants.jsonl"
+SUBSET_FILE = "gsm-ic-4k.jsonl"
+DEFAULT_SEED = 0
+DEFAULT_REPLICATES = 1000
+SUBSET_PREFIX = "4k."
+EXAMPLES = 3
+_KEY_BITS = 20  # duplicate keys pack (sample, model, item) into one int
+
+# (metric suffix, variant column, required value): the factor levels of Table 4
+FACTORS = [
+    ("topic=in", "sentence_label", "in_topic"),
+    ("topic=off", "sentence_label", "off_topic"),
+    ("role=overlapped", "role_label", "overlapped"),
+    ("role=nonoverlapped", "role_label", "nonoverlapped"),
+    ("number=in_range", "number_label", "in_range"),
+    ("number=out_range", "number_label", "out_range"),
+]
+LABELS = {column: sorted({value for _, c, value in FACTORS if c == column}) for _, column, _ in FACTORS}
+
+
+class GsmIcPrediction(BaseModel):
+    """One predictions row; mirrors schemas/predictions.gsm-ic.schema.json."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+    model: Annotated[str, Field(min_length=1)]
+    id: Annotated[str, Field(min_length=1)]
+    response: StrictStr | None = None
+    answer: str | int | float | None = None
+    sample: Annotated[StrictInt, Field(ge=0)] | None = None
+
+    @field_validator("response", mode="before")
+    @classmethod
+    def _response_is_text(cls, value: Any) -> Any:
+        if value is None:
+            raise PydanticCustomError("string_type", "Input should be a valid string (the raw response text)")
+        return value
+
+    @field_validator("answer", mode="before")
+    @classmethod
+    def _answer_is_scalar(cls, value: Any) -> Any:
+        if value is None or isinstance(value, str) or (isinstance(value, (int, float)) and not isinstance(value, bool)):
+            if isinstance(value, float) and not np.isfinite(value):
+                raise PydanticCustomError("answer_type", "Input should be a finite number")
+            return value
+        raise PydanticCustomError("answer_type", "Input should be a string, a number or null")
+
+    @field_validator("sample", mode="before")
+    @classmethod
+    def _integral_sample(cls, value: Any) -> Any:
+        return int(value) if isinstance(value, float) and value.is_integer() else value
+
+    @model_validator(mode="after")
+    def _response_or_answer(self) -> "GsmIcPrediction":
+        given = self.model_fields_set
+        if ("response" in given) == ("answer" in given):
+            raise PydanticCustomError("response_or_answer", "give exactly one of 'response' (raw text) or 'answer' (final answer)")
+        return self
+
+
+@dataclass
+class Items:
+    """The release as arrays: base problems first (sorted by id), then variants (sorted by id)."""
+
+    ids: list[str]
+    index: dict[str, int]
+    n_base: int
+    base_of: np.ndarray  # item -> base problem index (a base problem is its own)
+    n_steps: np.ndarray  # item -> reasoning steps of its base problem
+    labels: dict[str, np.ndarray]  # factor column -> label per item ("" for base problems)
+    in_subset: np.ndarray | None  # item -> in GSM-IC-4K; None when the release has no GSM-IC-4K
+    gold: list[str]  # item -> canonical answer
+
+    @property
+    def is_base(self) -> np.ndarray:
+        return np.arange(len(self.ids)) < self.n_base
+
+
+def _bad(release: Release, name: str, item: str, message: str) -> CtxRobustError:
+    return CtxRobustError(f"{release.file_path(name)}: item {item!r}: {message}; the release is not a GSM-IC release as expected, rebuild it")
+
+
+def load_items(release: Release) -> Items:
+    if release.dataset != "gsm-ic":
+        raise CtxRobustError(f"{release.path}: dataset is {release.dataset!r}, not gsm-ic")
+    bases = sorted(release.iter_rows(BASE_FILE), key=lambda r: str(r["id"]))
+    variants = sorted(release.iter_rows(VARIANTS_FILE), key=lambda r: str(r["id"]))
+    ids = [str(r["id"]) for r in bases] + [str(r["id"]) for r in variants]
+    index = {item: i for i, item in enumerate(ids)}
+    if len(index) != len(ids):
+        raise CtxRobustError(f"{release.path}: an id appears twice across {BASE_FILE} and {VARIANTS_FILE}; rebuild the release")
+    base_of, n_steps, gold = [], [], []
+    labels: dict[str, list[str]] = {column: [] for column in LABELS}
+    for name, rows in ((BASE_FILE, bases), (VARIANTS_FILE, variants)):
+        for row in rows:
+            answer = gold_value(str(row.get("answer", "")))
+            if answer is None:
+                raise _bad(release, name, row["id"], f"answer {row.get('answer')!r} is not a number")
+            gold.append(answer)
+            steps = row.get("n_steps")
+            if not isinstance(steps, int) or steps < 1:
+                raise _bad(release, name, row["id"], f"n_steps {steps!r} is not a positive integer")
+            n_steps.append(steps)
+            if name == BASE_FILE:
+                base_of.append(len(base_of))
+                for column in LABELS:
+                    labels[column].append("")
+                continue
+            base = index.get(str(row.get("base_id")))
+            if base is None or base >= len(bases):
+                raise _bad(release, name, row["id"], f"base_id {row.get('base_id')!r} is not a base problem of {BASE_FILE}")
+            base_of.append(base)
+            for column, allowed in LABELS.items():
+                if row.get(column) not in allowed:
+                    raise _bad(release, name, row["id"], f"{column} {row.get(column)!r} is not one of {', '.join(allowed)}")
+                labels[column].append(row[column])
+    in_subset = None
+    if release.file_path(SUBSET_FILE).exists():
+        in_subset = np.zeros(len(ids), dtype=bool)
+        for row in release.iter_rows(SUBSET_FILE):
+            i = index.get(str(row["id"]))
+            if i is None or i < len(bases):
+                raise _bad(release, SUBSET_FILE, row["id"], "not a variant id of variants.jsonl")
+            in_subset[i] = True
+    return Items(
+        ids=ids,
+        index=index,
+        n_base=len(bases),
+        base_of=np.asarray(base_of, dtype=np.int64),
+        n_steps=np.asarray(n_steps, dtype=np.int64),
+        labels={column: np.asarray(values) for column, values in labels.items()},
+        in_subset=in_subset,
+        gold=gold,
+    )
+
+
+@dataclass
+class Votes:
+    """Every valid predictions row as compact arrays: model code, item index, answer code (-1: none)."""
+
+    models: dict[str, int]
+    answers: dict[str, int]
+    model: np.ndarray
+    item: np.ndarray
+    answer: np.ndarray
+
+
+def read_votes(path: Path, items: Items) -> tuple[Votes, PredictionsReader]:
+    """Stream the file once; answers are interned to integer codes (gold answers first). The reader
+    holds the problems found (bad JSON, wrong types, unknown ids, duplicate (model, id, sample))."""
+    models: dict[str, int] = {}
+    answers: dict[str, int] = {}
+    for value in items.gold:
+        answers.setdefault(value, len(answers))
+    index = items.index
+    if len(index) >= 1 << _KEY_BITS:
+        raise CtxRobustError(f"release has {len(index)} items; more than this scorer's limit of {(1 << _KEY_BITS) - 1}")
+
+    def check(row: GsmIcPrediction) -> str | None:
+        if row.id not in index:
+            return f"unknown id {row.id!r} (not a base problem or variant of this release)"
+        return None
+
+    def key(row: GsmIcPrediction) -> int:
+        code = models.setdefault(row.model, len(models))
+        if code >= 1 << _KEY_BITS:
+            raise PredictionsError(f"{path}: more than {(1 << _KEY_BITS) - 1} distinct model names; split the file")
+        return (((row.sample or 0) << _KEY_BITS | code) << _KEY_BITS) | index[row.id]
+
+    reader = PredictionsReader(path, GsmIcPrediction, check=check, key=key)
+    model_codes, item_codes, answer_codes = array.array("i"), array.array("i"), array.array("i")
+    for row in reader:
+        if row.response is not None:
+            value = response_answer(row.response)
+        else:
+            value = answer_value(row.answer)
+        model_codes.append(models[row.model])
+        item_codes.append(index[row.id])
+        answer_codes.append(-1 if value is None else answers.setdefault(value, len(answers)))
+    votes = Votes(
+        models=models,
+        answers=answers,
+        model=np.frombuffer(model_codes, dtype=np.int32).astype(np.int64),
+        item=np.frombuffer(item_codes, dtype=np.int32).astype(np.int64),
+        answer=np.frombuffer(answer_codes, dtype=np.int32).astype(np.int64),
+    )
+    return votes, reader
+
+
+def _ranks(names: list[str]) -> np.ndarray:
+    """code -> position of its name in sorted order (so results never depend on row order)."""
+    order = sorted(range(len(names)), key=names.__getitem__)
+    ranks = np.empty(len(names), dtype=np.int64)
+    ranks[order] = np.arange(len(names))
+    return ranks
+
+
+@dataclass
+class Outcomes:
+    """Per (model, item), models in sorted order."""
+
+    names: list[str]
+    samples: np.ndarray  # rows answering it (0: missing)
+    correct: np.ndarray  # voted answer equals the gold answer
+    answered: np.ndarray  # voted answer is a number
+    any_correct: np.ndarray  # at least one sample correct
+
+
+def count_samples(votes: Votes, items: Items) -> tuple[list[str], np.ndarray, np.ndarray]:
+    names = sorted(votes.models)
+    model_rank = _ranks(list(votes.models))
+    n_items = len(items.ids)
+    group = model_rank[votes.model] * n_items + votes.item if votes.model.size else np.zeros(0, np.int64)
+    samples = np.bincount(group, minlength=len(names) * n_items).reshape(len(names), n_items)
+    return names, group, samples
+
+
+def vote(votes: Votes, items: Items, names: list[str], group: np.ndarray, samples: np.ndarray, seed: int) -> Outcomes:
+    """Section 5.1: majority vote per (model, item), seeded random tie-break."""
+    n_items = len(items.ids)
+    answer_rank = _ranks(list(votes.answers))
+    answer = np.where(votes.answer >= 0, answer_rank[np.maximum(votes.answer, 0)], -1)
+    gold = answer_rank[np.asarray([votes.answers[g] for g in items.gold], dtype=np.int64)]
+    winner = accuracy.majority_vote(group, answer, len(names) * n_items, np.random.default_rng([seed, 1]))
+    winner = winner.reshape(len(names), n_items)
+    hit = answer == gold[votes.item] if votes.item.size else np.zeros(0, bool)
+    any_correct = np.zeros(len(names) * n_items, dtype=bool)
+    any_correct[group[hit]] = True
+    return Outcomes(names, samples, winner == gold[None, :], winner >= 0, any_correct.reshape(len(names), n_items))
+
+
+def scopes(items: Items, samples_row: np.ndarray) -> list[tuple[str, np.ndarray]]:
+    """(metric prefix, variant mask) pairs a model is scored on; see the module docstring."""
+    variants = ~items.is_base
+    run = variants & (samples_row > 0)
+    if not run.any():
+        return []
+    if items.in_subset is not None and not (run & ~items.in_subset).any():
+        return [(SUBSET_PREFIX, items.in_subset)]
+    out = [("", variants)]
+    if items.in_subset is not None:
+        out.append((SUBSET_PREFIX, items.in_subset))
+    return out
+
+
+def _missing(ids: list[str], mask: np.ndarray, limit: int = EXAMPLES) -> str:
+    where = np.flatnonzero(mask)
+    shown = ", ".join(ids[i] for i in where[:limit])
+    return shown + (", ..." if where.size > limit else "")
+
+
+def coverage_problems(items: Items, names: list[str], samples: np.ndarray) -> list[Problem]:
+    """File-level problems: (model, id) pairs with no prediction; each counts as a wrong answer."""
+    problems = []
+    base = items.is_base
+    for m, name in enumerate(names):
+        row = samples[m]
+        if not (row[base] > 0).any():
+            problems.append(Problem(None, f"model {name!r}: no predictions for the {items.n_base} base problems; accuracy.base and normalised.* are not reported (add a row for each base id)"))
+        elif (gap := base & (row == 0)).any():
+            problems.append(Problem(None, f"model {name!r}: no prediction for {int(gap.sum())} of {items.n_base} base problem(s) ({_missing(items.ids, gap)}); scored as wrong"))
+        scope = scopes(items, row)
+        if scope:
+            prefix, mask = scope[0]
+            gap = mask & (row == 0)
+            if gap.any():
+                label = "GSM-IC-4K variant(s)" if prefix else "variant(s)"
+                problems.append(Problem(None, f"model {name!r}: no prediction for {int(gap.sum())} of {int(mask.sum())} {label} ({_missing(items.ids, gap)}); scored as wrong"))
+    return problems
+
+
+@dataclass
+class Ratio:
+    """A metric as per-base-problem counts: estimate sum(num) / sum(den)."""
+
+    name: str
+    num: np.ndarray
+    den: np.ndarray
+
+
+def model_ratios(items: Items, out: Outcomes, m: int) -> tuple[list[Ratio], list[tuple[str, str, str]]]:
+    """Every count-ratio metric of model m, plus (name, numerator metric, denominator metric) quotients."""
+    n_base = items.n_base
+    row_samples, correct = out.samples[m], out.correct[m]
+    ratios: list[Ratio] = []
+    quotients: list[tuple[str, str, str]] = []
+    base = items.is_base
+    has_base = bool((row_samples[base] > 0).any())
+    if has_base:  # Table 2: one group per base problem
+        hits, total = accuracy.group_counts(items.base_of[base], correct[base], n_base)
+        ratios.append(Ratio("accuracy.base", hits, total))
+    splits = [("", None), (".2step", items.n_steps == 2), (".multistep", items.n_steps > 2)]
+    splits += [("." + suffix, items.labels[column] == value) for suffix, column, value in FACTORS]
+    sc = bool((row_samples > 1).any())
+    for prefix, scope in scopes(items, row_samples):
+        scope = scope & ~base
+        for suffix, mask in splits:
+            keep = scope if mask is None else scope & mask
+            hits, total = accuracy.group_counts(items.base_of[keep], correct[keep], n_base)
+            ratios.append(Ratio(f"{prefix}micro{suffix}", hits, total))  # Section 3.2
+            ratios.append(Ratio(f"{prefix}macro{suffix}", *accuracy.macro_counts(hits, total)))  # Section 3.2
+        invalid, total = accuracy.group_counts(items.base_of[scope], ~out.answered[m][scope], n_base)
+        ratios.append(Ratio(f"{prefix}invalid", invalid, total))
+        if sc:  # Section 5.1: recall of the correct answer among the samples
+            hits, total = accuracy.group_counts(items.base_of[scope], out.any_correct[m][scope], n_base)
+            ratios.append(Ratio(f"{prefix}sc.recall", hits, total))
+        if has_base:  # Section 3.2, Table 3 "Norm"
+            quotients += [(f"{prefix}normalised.{kind}", f"{prefix}{kind}", "accuracy.base") for kind in ("micro", "macro")]
+    return ratios, quotients
+
+
+def model_metrics(ratios: list[Ratio], quotients: list[tuple[str, str, str]], weights: np.ndarray | None) -> dict:
+    """Estimates, bootstrap intervals (same resamples `weights` for all) and denominators."""
+    by_name = {r.name: r for r in ratios}
+    estimates = {r.name: accuracy.ratio(r.num, r.den) for r in ratios}
+    intervals: dict[str, Any] = {r.name: None for r in ratios}
+    reps = None
+    if weights is not None and ratios:
+        reps = accuracy.ratio_replicates(weights, np.stack([r.num for r in ratios], 1), np.stack([r.den for r in ratios], 1))
+        for r, ci in zip(ratios, accuracy.percentile_intervals(reps)):
+            intervals[r.name] = ci
+    metrics = {r.name: metric(estimates[r.name], intervals[r.name], int(r.den.sum())) for r in ratios}
+    column = {r.name: k for k, r in enumerate(ratios)}
+    for name, top, bottom in quotients:
+        a, b = estimates[top], estimates[bottom]
+        estimate = None if a is None or not b else a / b
+        ci = None
+        if reps is not None:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                q = reps[:, column[top]] / reps[:, column[bottom]]
+            ci = accuracy.percentile_intervals(np.where(np.isfinite(q), q, np.nan)[:, None])[0]
+        metrics[name] = metric(estimate, ci, int(by_name[top].den.sum()))
+    return dict(sorted(metrics.items()))
+
+
+def _option_int(options: dict, name: str, default: int, minimum: int) -> int:
+    value = options.get(name)
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise CtxRobustError(f"--{name} {value!r}: expected an integer >= {minimum}")
+    return value
+
+
+def score(release: Release, predictions: Path, options: dict) -> dict:
+    seed = _option_int(options, "seed", DEFAULT_SEED, 0)
+    replicates = _option_int(options, "replicates", DEFAULT_REPLICATES, 0)
+    items = load_items(release)
+    votes, reader = read_votes(Path(predictions), items)
+    names, group, samples = count_samples(votes, items)
+    block = reader.finish(bool(options.get("strict")), coverage_problems(items, names, samples))
+    out = vote(votes, items, names, group, samples, seed)
+    weights = accuracy.bootstrap_weights(items.n_base, replicates, np.random.default_rng([seed, 2])) if replicates else None
+    models = {}
+    for m, name in enumerate(names):
+        ratios, quotients = model_ratios(items, out, m)
+        models[name] = {"metrics": model_metrics(ratios, quotients, weights)}
+    return {**header(release, block), "models": models, "summary": {"metrics": mean_over_models(models)}}
+
+
+# ---------------------------------------------------------------- renderings (Tables 2, 3, 4)
+
+TABLE3 = [("Micro 2", "micro.2step"), ("Micro >2", "micro.multistep"), ("Micro all", "micro"), ("Micro Norm", "normalised.micro"),
+          ("Macro 2", "macro.2step"), ("Macro >2", "macro.multistep"), ("Macro all", "macro"), ("Macro Norm", "normalised.macro")]
+_LEVELS = [("Topic In", "topic=in"), ("Topic Off", "topic=off"), ("Role Yes", "role=overlapped"), ("Role No", "role=nonoverlapped"),
+           ("Num In", "number=in_range"), ("Num Out", "number=out_range")]
+TABLE4 = [(f"{kind.capitalize()} {label}", f"{kind}.{suffix}") for kind in ("micro", "macro") for label, suffix in _LEVELS]
+SCOPE_TITLES = [(SUBSET_PREFIX, "GSM-IC-4K"), ("", "GSM-IC, all variants")]
+
+
+def _rows(report: dict, columns: list[tuple[str, str]], prefix: str, cell) -> list[list[str]]:
+    rows = []
+    blocks = [(name, m["metrics"]) for name, m in sorted(report["models"].items())]
+    if len(blocks) > 1:
+        blocks.append(("Mean over models", report["summary"]["metrics"]))
+    for name, metrics in blocks:
+        if any(prefix + key in metrics for _, key in columns):
+            rows.append([name] + [cell(metrics.get(prefix + key)) for _, key in columns])
+    return rows
+
+
+def _plain(m: dict | None) -> str:
+    return fmt(m["estimate"]) if m else "n/a"
+
+
+def _tables(report: dict) -> list[tuple[str, list[str], list[list[str]]]]:
+    """(title, headers, rows) of every table, in order."""
+    tables = []
+    base = _rows(report, [("Accuracy [95% CI]", "accuracy.base"), ("n", "accuracy.base")], "", fmt_metric)
+    if base:
+        for row in base:
+            row[2] = str(report["models"].get(row[0], {}).get("metrics", {}).get("accuracy.base", {}).get("n", ""))
+        tables.append(("Base-problem accuracy (Table 2 layout)", ["Model", "Accuracy [95% CI]", "n base problems"], base))
+    for prefix, title in SCOPE_TITLES:
+        main = _rows(report, TABLE3, prefix, _plain)
+        if not main:
+            continue
+        tables.append((f"{title}: micro and macro accuracy (Table 3 layout)", ["Model"] + [h for h, _ in TABLE3], main))
+        tables.append((f"{title}: accuracy by factor of the inserted sentence (Table 4 layout)", ["Model"] + [h for h, _ in TABLE4],
+                       _rows(report, TABLE4, prefix, _plain)))
+        extra = [("Micro all [95% CI]", "micro"), ("Macro all [95% CI]", "macro"), ("Invalid", "invalid")]
+        if any(prefix + "sc.recall" in m["metrics"] for m in report["models"].values()):
+            extra.append(("SC recall", "sc.recall"))
+        rows = _rows(report, extra, prefix, fmt_metric)
+        for row in rows:
+            metrics = report["models"].get(row[0], {}).get("metrics", {})
+            row.append(str(metrics.get(prefix + "micro", {}).get("n", "")))
+        tables.append((f"{title}: 95% intervals (bootstrap over base problems)", ["Model"] + [h for h, _ in extra] + ["n variants"], rows))
+    return tables
+
+
+def _problem_lines(report: dict, limit: int = 50) -> list[str]:
+    block = report["predictions"]
+    lines = [(f"line {p['line']}: " if p["line"] is not None else "file: ") + p["message"] for p in block["problems"][:limit]]
+    if len(block["problems"]) > limit:
+        lines.append(f"... and {len(block['problems']) - limit} more (see the JSON report)")
+    return lines
+
+
+def _intro(report: dict) -> str:
+    block = report["predictions"]
+    return (f"Release {report['release']['version']} (manifest sha256 {report['release']['manifest_sha256'][:12]}); "
+            f"predictions {block['path']} (sha256 {block['sha256'][:12]}): {block['rows']} rows, {block['excluded']} excluded, "
+            f"{len(block['problems'])} problem(s). Accuracies in percent.")
+
+
+def render_markdown(report: dict) -> str:
+    parts = ["# GSM-IC evaluation\n", _intro(report) + "\n"]
+    for title, headers, rows in _tables(report):
+        parts.append(f"## {title}\n")
+        parts.append(markdown_table(headers, rows))
+    if report["predictions"]["problems"]:
+        parts.append("## Problems\n")
+        parts.append("\n".join(f"- {line}" for line in _problem_lines(report)) + "\n")
+    return "\n".join(parts)
+
+
+def _factor_figure(report: dict, prefix: str, title: str):
+    """Grouped bars: accuracy per factor level, one bar per model; micro and macro panels."""
+    from matplotlib.figure import Figure
+
+    names = sorted(n for n, m in report["models"].items() if prefix + "micro" in m["metrics"])
+    figure = Figure(figsize=(11, 3.8))
+    axes = figure.subplots(1, 2, sharey=True)
+    x = np.arange(len(_LEVELS))
+    width = 0.8 / max(len(names), 1)
+    for ax, kind in zip(axes, ("micro", "macro")):
+        for k, name in enumerate(names):
+            metrics = report["models"][name]["metrics"]
+            values = [metrics.get(f"{prefix}{kind}.{suffix}", {}).get("estimate") for _, suffix in _LEVELS]
+            ax.bar(x + (k - (len(names) - 1) / 2) * width, [100 * v if v is not None else 0 for v in values], width, label=name)
+        ax.set_xticks(x, [label for label, _ in _LEVELS], rotation=30)
+        ax.set_title(f"{title}: {kind} accuracy by factor")
+        ax.set_ylim(0, 100)
+    axes[0].set_ylabel("accuracy (%)")
+    if names:
+        axes[1].legend(fontsize=8, loc="lower right")
+    figure.tight_layout()
+    return figure
+
+
+def render_html(report: dict) -> str:
+    import html
+
+    from evaluation.report import figure_data_uri
+
+    sections = [("Report", f"<p>{html.escape(_intro(report))}</p>")]
+    for title, headers, rows in _tables(report):
+        sections.append((title, html_table(headers, rows)))
+    for prefix, title in SCOPE_TITLES:
+        if any(prefix + "micro" in m["metrics"] for m in report["models"].values()):
+            uri = figure_data_uri(_factor_figure(report, prefix, title))
+            sections.append((f"{title}: accuracy by factor (plot)", f'<img alt="{html.escape(title)} accuracy by factor" src="{uri}">'))
+    if report["predictions"]["problems"]:
+        sections.append(("Problems", "<ul>" + "".join(f"<li>{html.escape(line)}</li>" for line in _problem_lines(report)) + "</ul>"))
+    return html_page("GSM-IC evaluation", sections)

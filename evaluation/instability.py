@@ -1,0 +1,150 @@
+"""Per-example instability (The Illusion of Robustness, Section 2): s_i0, s_ij, Delta_i, INS, WTD_K.
+
+Plain numpy. Every statistic also has a weighted form: a (B, N) matrix of question multiplicities
+(one row per question-bootstrap replicate) gives B values at once; a single row of ones gives the
+plain estimate, so the point estimate and its replicates run through the same lines.
+
+Ties in the WTD ranking: WTD_K is the negated mean of the m smallest Delta_i (Section 2), a sum of
+order statistics, so it does not depend on how tied values are ordered. Statistics that measure
+something else on the selected questions (split-sample WTD, Jaccard of top sets) share the places
+left at the tie boundary among the tied questions in proportion: the exact mean over uniformly
+random tie-breaks, deterministic and independent of question order.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+K_DEFAULT = 10  # Section 3: K = 10
+TIE_DECIMALS = 12  # values equal to 12 decimals are one tie group (guards float round-off)
+ONEHOT_LIMIT = 4_000_000  # N x G cells above which column sums use reduceat instead of a matmul
+
+
+def tail_count(n: int, k: int = K_DEFAULT) -> int:
+    """m = ceil(K N / 100) (Section 2), in integer arithmetic."""
+    return -(-k * n // 100)
+
+
+def condition_means(total: np.ndarray, count: np.ndarray) -> np.ndarray:
+    """s_hat = mean of the trials (binary correctness or probability scores) of each cell; NaN where no trial.
+
+    Section 2, "Score Estimation": s_ij is estimated by averaging over repeated responses."""
+    total = np.asarray(total, dtype=np.float64)
+    count = np.asarray(count, dtype=np.float64)
+    out = np.full(total.shape, np.nan)
+    np.divide(total, count, out=out, where=count > 0)
+    return out
+
+
+def context_mean(s_ij: np.ndarray) -> np.ndarray:
+    """s_ic = (1/M) sum_j s_ij over the contexts observed for each question (rows of an (N, M) array)."""
+    return np.nanmean(s_ij, axis=1)
+
+
+def per_example_change(s_i0: np.ndarray, s_ij: np.ndarray) -> np.ndarray:
+    """Delta_i = (1/M) sum_j s_ij - s_i0 (Section 2), in [-1, 1]."""
+    return context_mean(s_ij) - s_i0
+
+
+def ins(delta: np.ndarray) -> float:
+    """INS = (1/N) sum_i |Delta_i| (Section 2)."""
+    return float(np.mean(np.abs(delta)))
+
+
+def wtd(delta: np.ndarray, k: int = K_DEFAULT) -> float:
+    """WTD_K = -(1/m) sum_{l <= m} Delta_(l), Delta sorted ascending, m = ceil(K N / 100) (Section 2)."""
+    delta = np.asarray(delta, dtype=np.float64)
+    m = tail_count(delta.size, k)
+    return float(-np.sort(delta)[:m].sum() / m)
+
+
+def tie_levels(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(sorted distinct values, level index of every value); values equal to TIE_DECIMALS are one level."""
+    return np.unique(np.round(np.asarray(values, dtype=np.float64), TIE_DECIMALS), return_inverse=True)
+
+
+def level_sums(weights: np.ndarray, level: np.ndarray, n_levels: int, values: np.ndarray | None = None) -> np.ndarray:
+    """sum_i weights[b, i] * values[i] over the questions i of each level: a (B, n_levels) array."""
+    columns = weights if values is None else weights * values
+    if level.size * n_levels <= ONEHOT_LIMIT:
+        onehot = np.zeros((level.size, n_levels))
+        onehot[np.arange(level.size), level] = 1.0
+        return columns @ onehot
+    order = np.argsort(level, kind="stable")
+    starts = np.searchsorted(level[order], np.arange(n_levels))
+    present = np.bincount(level, minlength=n_levels) > 0
+    sums = np.zeros((columns.shape[0], n_levels))
+    sums[:, present] = np.add.reduceat(columns[:, order], starts[present], axis=1)
+    return sums
+
+
+def tail_fractions(weights: np.ndarray, select: np.ndarray, m: int) -> tuple[np.ndarray, np.ndarray]:
+    """Share of each question's weight that falls among the m smallest `select` values of each replicate.
+
+    Returns (fraction per level, level of each question): fraction is (B, G). Tied questions at the
+    boundary share the remaining places in proportion (mean over random tie-breaks)."""
+    _, level = tie_levels(select)
+    n_levels = int(level.max()) + 1 if level.size else 0
+    counts = level_sums(weights, level, n_levels)
+    before = np.cumsum(counts, axis=1) - counts
+    take = np.clip(m - before, 0.0, counts)
+    fraction = np.zeros_like(counts)
+    np.divide(take, counts, out=fraction, where=counts > 0)
+    return fraction, level
+
+
+def tail_sum(weights: np.ndarray, select: np.ndarray, measure: np.ndarray, m: int) -> np.ndarray:
+    """sum of `measure` over the m questions with the smallest `select`, per replicate: shape (B,).
+
+    With select = measure = Delta and a row of ones this is sum_{l <= m} Delta_(l) (Section 2);
+    with select = d1, measure = d2 it is the split-sample tail (Appendix A, Eq. 2)."""
+    fraction, level = tail_fractions(weights, select, m)
+    sums = level_sums(weights, level, fraction.shape[1], np.asarray(measure, dtype=np.float64))
+    return (fraction * sums).sum(axis=1)
+
+
+def weighted_ins(weights: np.ndarray, delta: np.ndarray) -> np.ndarray:
+    """INS of each replicate: sum_i w_bi |Delta_i| / sum_i w_bi."""
+    return weights @ np.abs(delta) / weights.sum(axis=1)
+
+
+def weighted_wtd(weights: np.ndarray, delta: np.ndarray, k: int = K_DEFAULT) -> np.ndarray:
+    """WTD_K of each replicate (Section 2), the replicate's N = sum of its weights."""
+    m = tail_count(int(round(weights[0].sum())), k)
+    return -tail_sum(weights, delta, delta, m) / m
+
+
+def weighted_tail_share(weights: np.ndarray, delta: np.ndarray, k: int = K_DEFAULT) -> np.ndarray:
+    """Share of the total absolute change sum_i |Delta_i| in the two K% tails (Section 3.1: 88.3%).
+
+    The most improved m and the most degraded m questions; NaN when nothing changed; 1 when the two
+    tails cover every question (2m >= N)."""
+    n = int(round(weights[0].sum()))
+    m = tail_count(n, k)
+    magnitude = np.abs(delta)
+    total = weights @ magnitude
+    if 2 * m >= n:
+        inside = total
+    else:
+        inside = tail_sum(weights, delta, magnitude, m) + tail_sum(weights, -delta, magnitude, m)
+    share = np.full(total.shape, np.nan)
+    np.divide(inside, total, out=share, where=total > 0)
+    return share
+
+
+def tail_bins(delta: np.ndarray, k: int = K_DEFAULT, n_bins: int = 5) -> tuple[list[float], list[float]]:
+    """Mean Delta_i in 2%-wide percentile bins of the two K% tails (Figure 2).
+
+    Returns (improved, degraded): improved[0] is the most improved 2% (ranked by Delta_i descending),
+    degraded[0] the most degraded 2% (ascending). The m tail places are cut into n_bins contiguous
+    runs of floor/ceil(m / n_bins) places. Rows of a 2-D input are averaged bin by bin."""
+    rows = np.atleast_2d(np.asarray(delta, dtype=np.float64))
+    n = rows.shape[1]
+    m = tail_count(n, k)
+    edges = [(b * m) // n_bins for b in range(n_bins + 1)]
+    ascending = np.sort(rows, axis=1)
+    descending = ascending[:, ::-1]
+
+    def bins(ordered: np.ndarray) -> list[float]:
+        return [float(ordered[:, lo:hi].mean()) if hi > lo else float("nan") for lo, hi in zip(edges, edges[1:])]
+
+    return bins(descending), bins(ascending)

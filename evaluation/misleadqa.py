@@ -1,0 +1,527 @@
+"""MisleadQA scoring: predictions in, the paper's tables back (paper §4.2-4.3, §5, §6.2, App. C.2, D).
+
+Every metric is computed within each model's own subsets B_m and A_m and then averaged over models with
+equal weight (App. C.2 "Aggregation"); intervals come from the cluster bootstrap of App. C.2, with the
+dependency-group variant of App. D.6. The main split and the condition supplement are scored
+separately (App. D.3); the supplement is descriptive (no intervals).
+"""
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from ctxrobust.errors import CtxRobustError
+from ctxrobust.release import Release
+from evaluation import cluster_bootstrap as cb
+from evaluation import report as rp
+from evaluation.lure_rates import (
+    C, GOLD, OUTCOMES, PRIMARY, common_subset, count_columns, distribution, evaluation_subsets, outcomes, primary_metrics,
+)
+from evaluation.misleadqa_responses import CONDITIONS, INVALID, LETTERS, MISSING, PROMPTS, MisleadQAPrediction, parse_letter, row_problem
+from evaluation.predictions import PredictionsReader, Problem
+
+FILES = (("main.jsonl", "main"), ("condition.jsonl", "supplement"))
+MIN_CLUSTERS = 20  # App. C.2: a model enters inference if its A_m covers at least 20 source clusters
+ORDERS = ("G+S", "S+G", "G+F", "F+G")
+BOTH_ORDERS = {"S_with_G": ("G+S", "S+G"), "F_with_G": ("G+F", "F+G")}  # App. D.1 "S with G": orders averaged within a model
+CI_METRICS = ("gold.S", "LR.S", "LR.F", "delta.LR", "RLR.S", "RLR.F", "delta.RLR", "reduction.S", "reduction.F", "order_effect.S", "order_effect.F")
+PRIMARY_CONTRASTS = ("delta.LR", "delta.RLR")  # §4.3: Bonferroni-adjusted 97.5% intervals
+GROUP_CI_METRICS = ("delta.LR", "delta.RLR", "reduction.F", "reduction.S", "order_effect.F", "order_effect.S")  # Table 26
+GROUP_METRICS = ("LR.S", "LR.F", "RLR.S", "RLR.F")  # Table 24
+GROUP_PREFIX = "dependency_groups."
+SEPARATE_SUMMARY = ("bootstrap.", "responses.", "inference.")
+
+
+# ----------------------------------------------------------------------------------------- release items
+@dataclass
+class Items:
+    ids: list[str] = field(default_factory=list)
+    split: list[str] = field(default_factory=list)
+    gold: list[int] = field(default_factory=list)
+    lure: list[int] = field(default_factory=list)
+    group: list[str] = field(default_factory=list)  # source.scope_dimension (Table 24)
+    cluster: list[tuple[str, str]] = field(default_factory=list)  # (source, cluster_id): App. A.4
+    dependency: list[str] = field(default_factory=list)  # dependency_group_id: App. A.4, D.6
+    index: dict[str, int] = field(default_factory=dict)
+
+    def rows(self, split: str) -> np.ndarray:
+        return np.flatnonzero(np.asarray(self.split) == split)
+
+
+def load_items(release: Release) -> Items:
+    items = Items()
+    if not release.file_path("main.jsonl").exists():
+        raise CtxRobustError(f"{release.path}: no main.jsonl; this is not a MisleadQA release (build one with `ctxrobust build misleadqa`)")
+    for name, split in FILES:
+        path = release.file_path(name)
+        if not path.exists():
+            continue
+        for row in release.iter_rows(name):
+            item_id = row.get("id")
+            missing = [k for k in ("id", "gold", "lure", "source", "scope_dimension", "cluster_id", "dependency_group_id") if row.get(k) is None]
+            if missing:
+                raise CtxRobustError(f"{path}: item {item_id!r} has no {', '.join(missing)}; rebuild the release")
+            if row["gold"] not in LETTERS[:4] or row["lure"] not in LETTERS[:4] or row["gold"] == row["lure"]:
+                raise CtxRobustError(f"{path}: item {item_id!r}: gold {row['gold']!r} and lure {row['lure']!r} must be two different letters A-D; rebuild the release")
+            if item_id in items.index:
+                raise CtxRobustError(f"{path}: item id {item_id!r} appears twice in the release; rebuild it")
+            items.index[item_id] = len(items.ids)
+            items.ids.append(item_id)
+            items.split.append(split)
+            items.gold.append(LETTERS.index(row["gold"]))
+            items.lure.append(LETTERS.index(row["lure"]))
+            items.group.append(f"{row['source']}.{row['scope_dimension']}")
+            items.cluster.append((str(row["source"]), str(row["cluster_id"])))
+            items.dependency.append(str(row["dependency_group_id"]))
+    return items
+
+
+# ------------------------------------------------------------------------------------ reading predictions
+@dataclass
+class Responses:
+    """Option letters per (model, prompt) as an (items, conditions) int8 matrix; MISSING where no row."""
+
+    n_items: int
+    letters: dict[tuple[str, str], np.ndarray] = field(default_factory=dict)
+    lenient: dict[str, int] = field(default_factory=dict)
+    rows: dict[str, int] = field(default_factory=dict)
+
+    def matrix(self, model: str, prompt: str) -> np.ndarray:
+        key = (model, prompt)
+        if key not in self.letters:
+            self.letters[key] = np.full((self.n_items, len(CONDITIONS)), MISSING, dtype=np.int8)
+        return self.letters[key]
+
+    @property
+    def models(self) -> list[str]:
+        return sorted({model for model, _ in self.letters})
+
+
+def read_predictions(path: Path, items: Items, lenient: bool) -> tuple[PredictionsReader, Responses]:
+    """Stream the file once, keeping only integer codes."""
+    reader = PredictionsReader(
+        path,
+        MisleadQAPrediction,
+        check=lambda row: row_problem(row, items.index),
+        key=lambda row: (row.model, row.id, row.condition, row.prompt),
+    )
+    responses = Responses(len(items.ids))
+    column = {name: i for i, name in enumerate(CONDITIONS)}
+    for row in reader:
+        letter, used_lenient = parse_letter(row.response, lenient)
+        responses.matrix(row.model, row.prompt)[items.index[row.id], column[row.condition]] = letter
+        responses.rows[row.model] = responses.rows.get(row.model, 0) + 1
+        if used_lenient:
+            responses.lenient[row.model] = responses.lenient.get(row.model, 0) + 1
+    return reader, responses
+
+
+def covered_splits(responses: Responses, items: Items, model: str) -> list[str]:
+    """Splits for which the model has at least one row (under any prompt)."""
+    found = []
+    for _, split in FILES:
+        rows = items.rows(split)
+        if rows.size and any((responses.letters[(model, p)][rows] != MISSING).any() for p in PROMPTS if (model, p) in responses.letters):
+            found.append(split)
+    return found
+
+
+def missing_problems(responses: Responses, items: Items) -> list[Problem]:
+    """One problem per (model, prompt, split) with missing (item, condition) pairs; they score as invalid."""
+    problems = []
+    for model in responses.models:
+        for split in covered_splits(responses, items, model):
+            rows = items.rows(split)
+            for prompt in PROMPTS:
+                if prompt != "original" and (model, prompt) not in responses.letters:
+                    continue
+                part = responses.matrix(model, prompt)[rows]
+                if prompt != "original" and not (part != MISSING).any():
+                    continue
+                where = np.argwhere(part == MISSING)
+                if where.size == 0:
+                    continue
+                pairs = sorted((items.ids[rows[i]], j) for i, j in where)
+                shown = ", ".join(f"{item_id}/{CONDITIONS[j]}" for item_id, j in pairs[:5])
+                more = f" and {len(pairs) - 5} more" if len(pairs) > 5 else ""
+                problems.append(Problem(None, f"model {model!r}, prompt {prompt}, {split} split: {len(pairs)} (item, condition) pair(s) missing, scored as invalid: {shown}{more}"))
+    return problems
+
+
+# -------------------------------------------------------------------------------------- point estimates
+def _put_distribution(out: dict, name: str, codes: np.ndarray, mask: np.ndarray) -> None:
+    shares, n = distribution(codes, mask)
+    for outcome, share in zip(OUTCOMES, shares):
+        out[f"{name}.{outcome}"] = rp.metric(share, None, n)
+
+
+def split_metrics(codes: np.ndarray, groups: list[str] | None, prefix: str = "") -> dict:
+    """Table 2, Table 14 (and Table 15) figures for one model on one split; Table 24/25 when `groups` given."""
+    b, a = evaluation_subsets(codes)
+    everything = np.ones(len(codes), dtype=bool)
+    out: dict[str, dict] = {
+        f"{prefix}size.items": rp.metric(len(codes), None, len(codes)),
+        f"{prefix}size.B": rp.metric(int(b.sum()), None, int(b.sum())),
+        f"{prefix}size.A": rp.metric(int(a.sum()), None, int(a.sum())),
+    }
+    for cond in ("none", "G"):  # App. D.1: all items
+        _put_distribution(out, f"{prefix}outcome.all.{cond}", codes[:, C[cond]], everything)
+    for cond in ("S", "F"):  # context alone on B_m, and on A_m for before/after comparisons
+        _put_distribution(out, f"{prefix}outcome.B.{cond}", codes[:, C[cond]], b)
+        _put_distribution(out, f"{prefix}outcome.A.{cond}", codes[:, C[cond]], a)
+    for cond in ORDERS:
+        _put_distribution(out, f"{prefix}outcome.A.{cond}", codes[:, C[cond]], a)
+    for name, pair in BOTH_ORDERS.items():
+        _put_distribution(out, f"{prefix}outcome.A.{name}", codes[:, [C[o] for o in pair]], a)
+    sizes = {"B": int(b.sum()), "A": int(a.sum())}
+    point = primary_metrics(count_columns(codes, b, a).sum(axis=0))
+    for name, subset in PRIMARY.items():
+        out[f"{prefix}{name}"] = rp.metric(point[name], None, sizes[subset])
+    if groups is not None:  # App. D.6 "Source-scope groups": each model's B_m, A_m restricted to the group
+        labels = np.asarray(groups)
+        for group in sorted(set(groups)):
+            inside = labels == group
+            totals = count_columns(codes, b & inside, a & inside).sum(axis=0)
+            rates = primary_metrics(totals)
+            out[f"{prefix}group.{group}.size.B"] = rp.metric(int((b & inside).sum()), None, int((b & inside).sum()))
+            out[f"{prefix}group.{group}.size.A"] = rp.metric(int((a & inside).sum()), None, int((a & inside).sum()))
+            for name in GROUP_METRICS:
+                out[f"{prefix}group.{group}.{name}"] = rp.metric(rates[name], None, int((b if PRIMARY[name] == "B" else a)[inside].sum()))
+    return out
+
+
+def cf_metrics(codes: np.ndarray, codes_cf: np.ndarray, letters: np.ndarray, letters_cf: np.ndarray, prefix: str = "") -> dict:
+    """App. D.5, Table 21-23: outcomes under the CF prompt on the original subsets; G alone on all items."""
+    b, a = evaluation_subsets(codes)
+    p = f"{prefix}cf."
+    out: dict[str, dict] = {}
+    _put_distribution(out, f"{p}outcome.all.G", codes_cf[:, C["G"]], np.ones(len(codes), dtype=bool))
+    for cond in ("S", "F"):
+        _put_distribution(out, f"{p}outcome.B.{cond}", codes_cf[:, C[cond]], b)
+    for cond in ORDERS:
+        _put_distribution(out, f"{p}outcome.A.{cond}", codes_cf[:, C[cond]], a)
+    for name, pair in BOTH_ORDERS.items():
+        _put_distribution(out, f"{p}outcome.A.{name}", codes_cf[:, [C[o] for o in pair]], a)
+    common = common_subset(a, codes_cf)
+    s_with_g = [C[o] for o in BOTH_ORDERS["S_with_G"]]
+    out[f"{p}size.A_common"] = rp.metric(int(common.sum()), None, int(a.sum()))
+    out[f"{p}common.S_with_G.gold.original"] = rp.metric(distribution(codes[:, s_with_g], common)[0][GOLD], None, int(common.sum()))
+    out[f"{p}common.S_with_G.gold.cf"] = rp.metric(distribution(codes_cf[:, s_with_g], common)[0][GOLD], None, int(common.sum()))
+    # App. D.5 consistency check: the CF run's no-context answers against the original run's
+    both = (letters[:, C["none"]] != MISSING) & (letters_cf[:, C["none"]] != MISSING)
+    if both.any():
+        agree = (letters[:, C["none"]] == letters_cf[:, C["none"]]) & both
+        out[f"{p}none_agreement"] = rp.metric(agree.sum() / both.sum(), None, int(both.sum()))
+    return out
+
+
+# -------------------------------------------------------------------------------------------- bootstrap
+def bootstrap_intervals(codes_by_model: list[np.ndarray], unit: np.ndarray, n_units: int, names: tuple[str, ...], replicates: int, seed: int) -> tuple[list[dict], dict]:
+    """App. C.2: per-model and model-mean intervals for `names`, from one multiplicity matrix.
+
+    Returns ([{name: (lo, hi, undefined)} per model], {name: (lo, hi, undefined)} for the mean).
+    """
+    counts = np.stack([count_columns(codes, *evaluation_subsets(codes)) for codes in codes_by_model], axis=1)  # (items, M, K)
+    weights = cb.multiplicities(n_units, replicates, seed)
+    totals = cb.weighted_totals(weights, cb.per_unit_sums(counts, unit, n_units))  # (R, M, K)
+    reps = primary_metrics(totals)  # name -> (R, M); NaN where a weighted denominator is empty
+    n_models = len(codes_by_model)
+    columns, levels = [], []
+    for name in names:
+        level = cb.PRIMARY_LEVEL if name in PRIMARY_CONTRASTS else cb.LEVEL
+        columns += [reps[name], reps[name].mean(axis=1, keepdims=True)]  # a NaN for any model -> NaN mean (App. C.2)
+        levels += [level] * (n_models + 1)
+    lo, hi, undefined = cb.percentile_intervals(np.concatenate(columns, axis=1), np.asarray(levels))
+    per_model: list[dict] = [{} for _ in range(n_models)]
+    mean: dict = {}
+    for k, name in enumerate(names):
+        base = k * (n_models + 1)
+        for m in range(n_models):
+            per_model[m][name] = (lo[base + m], hi[base + m], int(undefined[base + m]))
+        mean[name] = (lo[base + n_models], hi[base + n_models], int(undefined[base + n_models]))
+    return per_model, mean
+
+
+# ------------------------------------------------------------------------------------------------ score
+def _mean(values: list[float | None]) -> float | None:
+    """Equal-weight mean over models; undefined if any model's value is (App. C.2)."""
+    if not values or any(v is None for v in values):
+        return None
+    return float(np.mean(values))
+
+
+def _options(options: dict) -> tuple[bool, bool, int, int, int]:
+    if options.get("export"):
+        raise CtxRobustError("--export applies to pseudowords releases only; drop it for MisleadQA")
+    replicates = options.get("replicates")
+    replicates = cb.REPLICATES if replicates is None else int(replicates)
+    if replicates < 0:
+        raise CtxRobustError(f"--replicates {replicates}: must be 0 (no intervals) or more")
+    seed = cb.SEED if options.get("seed") is None else int(options["seed"])
+    min_clusters = int(options.get("min_clusters", MIN_CLUSTERS))
+    return bool(options.get("strict")), bool(options.get("lenient_letters")), replicates, seed, min_clusters
+
+
+def score(release: Release, predictions: Path, options: dict) -> dict:
+    strict, lenient, replicates, seed, min_clusters = _options(options)
+    items = load_items(release)
+    reader, responses = read_predictions(Path(predictions), items, lenient)
+    block = reader.finish(strict, missing_problems(responses, items))  # every problem printed before any number
+
+    gold = np.asarray(items.gold, dtype=np.int8)[:, None]
+    lure = np.asarray(items.lure, dtype=np.int8)[:, None]
+    main = items.rows("main")
+    cluster_unit, clusters = cb.unit_index([items.cluster[i] for i in main])
+    group_unit, groups = cb.unit_index([items.dependency[i] for i in main])
+    main_groups = [items.group[i] for i in main]
+
+    models: dict[str, dict] = {}
+    main_codes: dict[str, np.ndarray] = {}
+    for model in responses.models:
+        letters = responses.matrix(model, "original")
+        codes = outcomes(letters, gold, lure)
+        letters_cf = responses.letters.get((model, "cf"))
+        codes_cf = None if letters_cf is None else outcomes(letters_cf, gold, lure)
+        metrics: dict[str, dict] = {}
+        splits = covered_splits(responses, items, model)
+        for split in splits:
+            rows = items.rows(split)
+            prefix = "" if split == "main" else "supplement."
+            metrics.update(split_metrics(codes[rows], main_groups if split == "main" else None, prefix))
+            if codes_cf is not None and (letters_cf[rows] != MISSING).any():
+                metrics.update(cf_metrics(codes[rows], codes_cf[rows], letters[rows], letters_cf[rows], prefix))
+        if "main" in splits:
+            main_codes[model] = codes[main]
+            _, a = evaluation_subsets(codes[main])
+            covered = len(set(cluster_unit[a].tolist()))
+            metrics["inference.A.clusters"] = rp.metric(covered, None, len(clusters))
+            metrics["inference.eligible"] = rp.metric(float(covered >= min_clusters), None, None)
+        own = np.concatenate([items.rows(s) for s in splits]) if splits else np.zeros(0, dtype=np.int64)
+        invalid = sum(int((m[own] == INVALID).sum()) for (name, _), m in responses.letters.items() if name == model)
+        missing = int((letters[own] == MISSING).sum())
+        metrics["responses.rows"] = rp.metric(responses.rows.get(model, 0), None, None)
+        metrics["responses.invalid"] = rp.metric(invalid, None, responses.rows.get(model, 0))
+        metrics["responses.missing_original"] = rp.metric(missing, None, own.size * len(CONDITIONS))
+        metrics["responses.lenient_forms"] = rp.metric(responses.lenient.get(model, 0), None, responses.rows.get(model, 0))
+        models[model] = {"metrics": metrics}
+
+    eligible = [m for m in sorted(main_codes) if models[m]["metrics"]["inference.eligible"]["estimate"] == 1.0]
+    summary = _summary(models, eligible)
+    summary["inference.models"] = rp.metric(len(eligible), None, len(models))
+    summary["inference.min_clusters"] = rp.metric(min_clusters, None, None)
+    summary["responses.lenient_letters"] = rp.metric(float(lenient), None, None)
+    summary["bootstrap.replicates"] = rp.metric(replicates, None, None)
+    summary["bootstrap.seed"] = rp.metric(seed, None, None)
+    summary["bootstrap.units.clusters"] = rp.metric(len(clusters), None, None)
+    summary["bootstrap.units.dependency_groups"] = rp.metric(len(groups), None, None)
+    summary["bootstrap.level.primary"] = rp.metric(cb.PRIMARY_LEVEL, None, None)
+    summary["bootstrap.level.other"] = rp.metric(cb.LEVEL, None, None)
+    skipped = sorted(set(main_codes) - set(eligible))
+    if skipped:
+        print(f"{predictions}: model(s) {', '.join(skipped)} have A_m covering fewer than {min_clusters} source clusters; "
+              "they get no intervals and stay out of the means (App. C.2)", file=sys.stderr)
+    if replicates and eligible:
+        codes_list = [main_codes[m] for m in eligible]
+        for prefix, unit, count, names in (("", cluster_unit, len(clusters), CI_METRICS), (GROUP_PREFIX, group_unit, len(groups), GROUP_CI_METRICS)):
+            per_model, mean = bootstrap_intervals(codes_list, unit, count, names, replicates, seed)
+            for model, intervals in zip(eligible, per_model):
+                _attach(models[model]["metrics"], intervals, prefix, replicates)
+            _attach(summary, mean, prefix, replicates)
+    return {**rp.header(release, block), "models": models, "summary": {"metrics": dict(sorted(summary.items()))}}
+
+
+def _attach(metrics: dict, intervals: dict, prefix: str, replicates: int) -> None:
+    """Put each interval on its metric (dependency-group variants under their own name) and count undefined replicates."""
+    for name, (lo, hi, undefined) in intervals.items():
+        base = metrics[name]
+        metrics[prefix + name] = rp.metric(base["estimate"], (lo, hi), base["n"])
+        metrics[f"bootstrap.undefined.{prefix}{name}"] = rp.metric(undefined, None, replicates)
+
+
+def _summary(models: dict[str, dict], eligible: list[str]) -> dict:
+    """Equal-weight means over models: main-split figures over the models entering inference, supplement
+    figures over the models that have them; sums for the response counts."""
+    names = sorted({name for m in models.values() for name in m["metrics"]})
+    summary = {}
+    for name in names:
+        if name.startswith(SEPARATE_SUMMARY):
+            if name.startswith("responses."):
+                values = [m["metrics"][name]["estimate"] for m in models.values() if name in m["metrics"]]
+                summary[name] = rp.metric(sum(values), None, None)
+            continue
+        pool = models if name.startswith("supplement.") else {m: models[m] for m in eligible}
+        values = [m["metrics"][name]["estimate"] for m in pool.values() if name in m["metrics"]]
+        if values:
+            summary[name] = rp.metric(_mean(values), None, len(values))
+    return summary
+
+
+# --------------------------------------------------------------------------------------------- rendering
+def _m(metrics: dict, name: str) -> dict | None:
+    return metrics.get(name)
+
+
+def _pct(metrics: dict, name: str, digits: int = 2) -> str:
+    m = metrics.get(name)
+    return rp.fmt(m["estimate"] if m else None, True, digits)
+
+
+def _count(metrics: dict, name: str) -> str:
+    m = metrics.get(name)
+    return "n/a" if not m or m["estimate"] is None else str(int(m["estimate"]))
+
+
+def _ci(metrics: dict, name: str, digits: int = 1) -> str:
+    m = metrics.get(name)
+    if not m or not m.get("ci"):
+        return "n/a"
+    return f"[{rp.fmt(m['ci'][0], True, digits)}, {rp.fmt(m['ci'][1], True, digits)}]"
+
+
+TABLE2 = ("gold.S", "LR.S", "LR.F", "delta.LR", "RLR.S", "RLR.F", "delta.RLR")
+TABLE14 = (
+    ("All", "No context", "outcome.all.none"), ("All", "G alone", "outcome.all.G"),
+    ("B_m", "S alone", "outcome.B.S"), ("B_m", "F alone", "outcome.B.F"),
+    ("A_m", "S alone", "outcome.A.S"), ("A_m", "F alone", "outcome.A.F"),
+    ("A_m", "G→S", "outcome.A.G+S"), ("A_m", "S→G", "outcome.A.S+G"),
+    ("A_m", "G→F", "outcome.A.G+F"), ("A_m", "F→G", "outcome.A.F+G"),
+    ("A_m", "S with G", "outcome.A.S_with_G"), ("A_m", "F with G", "outcome.A.F_with_G"),
+)
+TABLE21 = (("G alone", "outcome.all.G"), ("S alone", "outcome.B.S"), ("F alone", "outcome.B.F"), ("S with G", "outcome.A.S_with_G"), ("F with G", "outcome.A.F_with_G"))
+TABLE26 = (("ΔLR †", "delta.LR"), ("ΔRLR †", "delta.RLR"), ("F reduction", "reduction.F"), ("S reduction", "reduction.S"), ("F order effect", "order_effect.F"), ("S order effect", "order_effect.S"))
+OUTCOME_HEADERS = ["Gold", "Lure", "Abstain", "Other", "Invalid"]
+GROUP_LABELS = {"fred.time": "FRED time", "fred.location": "FRED location", "situatedqa.time": "SituatedQA time",
+                "situatedqa.location": "SituatedQA location", "ambigdocs.entity": "AmbigDocs entity"}  # Table 24 order
+
+
+def _tables(report: dict) -> list[tuple[str, list[str], list[list[str]], str]]:
+    """(title, headers, rows, note) for every table; Markdown and HTML render the same list."""
+    models = report["models"]
+    summary = report["summary"]["metrics"]
+    names = sorted(models)
+    tables = []
+
+    rows = []
+    for name in names:
+        m = models[name]["metrics"]
+        rows.append([name, _count(m, "size.B"), _count(m, "size.A")] + [_pct(m, k) for k in TABLE2])
+    rows.append(["Mean", "", ""] + [_pct(summary, k) for k in TABLE2])
+    rows.append(["CI", "", ""] + [_ci(summary, k) for k in TABLE2])
+    tables.append((
+        "Table 2: main results",
+        ["Model", "|B_m|", "|A_m|", "Gold_S", "LR_S", "LR_F", "ΔLR †", "RLR_S", "RLR_F", "ΔRLR †"],
+        rows,
+        "Gold_S is the gold rate with S alone; LR is the lure rate with S or F alone on B_m; RLR the residual lure rate "
+        "with G on A_m, both orders averaged. Δ is F minus S in percentage points, other values percentages; means weight "
+        "models equally. CI: 95% cluster-bootstrap intervals, except † (Bonferroni-adjusted 97.5%).",
+    ))
+
+    rows = [[subset, cond] + [_pct(summary, f"{key}.{o}") for o in OUTCOMES] for subset, cond, key in TABLE14]
+    tables.append(("Table 14: outcome distributions, mean over models", ["Subset", "Condition"] + OUTCOME_HEADERS, rows,
+                   "All denotes every item of the split; each row sums to 100 up to rounding."))
+
+    rows = []
+    for name in names + ["Mean"]:
+        m = summary if name == "Mean" else models[name]["metrics"]
+        rows.append([name] + [_pct(m, f"outcome.A.{o}.lure") for o in ORDERS] + [_pct(m, "order_effect.S"), _pct(m, "order_effect.F")])
+    tables.append(("Table 15: lure rates by order on A_m", ["Model", "S: G first", "S: S first", "F: G first", "F: F first", "S order effect", "F order effect"], rows,
+                   "The order effect is the misleading-first rate minus the G-first rate (percentage points)."))
+
+    rows = [[label, _pct(summary, key), _ci(summary, key, 2), _ci(summary, GROUP_PREFIX + key, 2)] for label, key in TABLE26]
+    tables.append(("Table 26: source-cluster and dependency-group intervals", ["Metric", "Est.", "Clusters", "Groups"], rows,
+                   "Percentage points. † primary contrasts use 97.5% intervals, other rows 95%. Reduction is the context-alone rate minus RLR on A_m."))
+
+    found = {".".join(k.split(".")[1:3]) for k in summary if k.startswith("group.")}
+    groups = [g for g in GROUP_LABELS if g in found] + sorted(found - set(GROUP_LABELS))
+    if groups:
+        rows = [[GROUP_LABELS.get(g, g)] + [_pct(summary, f"group.{g}.{k}") for k in GROUP_METRICS] for g in groups]
+        tables.append(("Table 24: lure rates within source-scope groups", ["Group", "LR_S", "LR_F", "RLR_S", "RLR_F"], rows,
+                       "LR uses each group's part of B_m, RLR its part of A_m (both orders averaged); means over models."))
+        rows = [[name] + [f"{_count(models[name]['metrics'], f'group.{g}.size.B')} / {_count(models[name]['metrics'], f'group.{g}.size.A')}" for g in groups] for name in names]
+        tables.append(("Table 25: |B_m| / |A_m| within source-scope groups", ["Model"] + [GROUP_LABELS.get(g, g) for g in groups], rows, ""))
+
+    if any(k.startswith("cf.") for k in summary):
+        rows = []
+        for cond, key in TABLE21:
+            rows.append([cond, "Original"] + [_pct(summary, f"{key}.{o}") for o in OUTCOMES])
+            rows.append(["", "CF"] + [_pct(summary, f"cf.{key}.{o}") for o in OUTCOMES])
+        tables.append(("Table 21: original and context-faithful prompts", ["Condition", "Prompt"] + OUTCOME_HEADERS, rows,
+                       "G alone uses all items, context-alone conditions B_m, conditions with G A_m (original subsets); means over the models with CF rows. "
+                       f"A_m^common keeps {_pct(summary, 'cf.size.A_common', 1)} items on average; gold with S and G on it: original {_pct(summary, 'cf.common.S_with_G.gold.original')}, CF {_pct(summary, 'cf.common.S_with_G.gold.cf')}."))
+
+    if any(k.startswith("supplement.") for k in summary):
+        rows = [[name, _count(models[name]["metrics"], "supplement.size.B"), _count(models[name]["metrics"], "supplement.size.A")]
+                + [_pct(models[name]["metrics"], f"supplement.{k}") for k in ("LR.S", "LR.F", "RLR.S", "RLR.F")] for name in names if "supplement.size.B" in models[name]["metrics"]]
+        rows.append(["Mean", "", ""] + [_pct(summary, f"supplement.{k}") for k in ("LR.S", "LR.F", "RLR.S", "RLR.F")])
+        tables.append(("Table 17: condition supplement lure rates", ["Model", "|B_m|", "|A_m|", "LR_S", "LR_F", "RLR_S", "RLR_F"], rows, "Descriptive; RLR averages both orders."))
+        rows = [[subset, cond] + [_pct(summary, f"supplement.{key}.{o}") for o in OUTCOMES] for subset, cond, key in TABLE14]
+        tables.append(("Table 18: condition supplement outcome distributions", ["Subset", "Condition"] + OUTCOME_HEADERS, rows, ""))
+    return tables
+
+
+def _footer(report: dict) -> str:
+    p = report["predictions"]
+    s = report["summary"]["metrics"]
+    value = lambda k: "n/a" if k not in s or s[k]["estimate"] is None else f"{s[k]['estimate']:g}"
+    lenient = "accepted ('B.', '(B)')" if s.get("responses.lenient_letters", {}).get("estimate") else "not accepted (strict single letter)"
+    return (
+        f"Release {report['release']['version']} (manifest sha256 {report['release']['manifest_sha256'][:12]}). "
+        f"Predictions {p['path']}: {p['rows']} row(s), {p['excluded']} excluded, {len(p['problems'])} problem(s). "
+        f"Lenient letter forms {lenient}. Bootstrap: {value('bootstrap.replicates')} replicates, seed {value('bootstrap.seed')}, "
+        f"{value('bootstrap.units.clusters')} source clusters, {value('bootstrap.units.dependency_groups')} dependency groups; "
+        f"{value('inference.models')} model(s) in the means."
+    )
+
+
+def render_markdown(report: dict) -> str:
+    parts = [f"# MisleadQA report\n\n{_footer(report)}\n"]
+    cell = lambda text: str(text).replace("|", "\\|")  # a literal bar (|B_m|) must not split a Markdown cell
+    for title, headers, rows, note in _tables(report):
+        table = rp.markdown_table([cell(h) for h in headers], [[cell(c) for c in row] for row in rows])
+        parts.append(f"## {title}\n\n{table}" + (f"\n{note}\n" if note else ""))
+    return "\n".join(parts)
+
+
+def figure2(report: dict):
+    """Figure 2: lure rates on A_m with S and F alone, G first and misleading first, per model and mean."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    series = (("S alone", "outcome.A.S.lure"), ("G→S", "outcome.A.G+S.lure"), ("S→G", "outcome.A.S+G.lure"),
+              ("F alone", "outcome.A.F.lure"), ("G→F", "outcome.A.G+F.lure"), ("F→G", "outcome.A.F+G.lure"))
+    labels = sorted(report["models"]) + ["Mean"]
+    sources = [report["models"][name]["metrics"] for name in labels[:-1]] + [report["summary"]["metrics"]]
+    width = 0.8 / len(series)
+    colours = ("#9ecae1", "#4292c6", "#08519c", "#fcae91", "#fb6a4a", "#a50f15")
+    fig, ax = plt.subplots(figsize=(max(6.0, 1.3 * len(labels)), 3.6))
+    x = np.arange(len(labels))
+    for k, ((name, key), colour) in enumerate(zip(series, colours)):
+        heights = [100 * m[key]["estimate"] if key in m and m[key]["estimate"] is not None else 0.0 for m in sources]
+        ax.bar(x + (k - (len(series) - 1) / 2) * width, heights, width, label=name, color=colour)
+    ax.set_xticks(x, labels, rotation=20, ha="right")
+    ax.set_ylabel("Lure rate on A_m (%)")
+    ax.set_ylim(0, 100)
+    ax.legend(ncol=6, fontsize=8, loc="upper center", bbox_to_anchor=(0.5, 1.15), frameon=False)
+    fig.tight_layout()
+    uri = rp.figure_data_uri(fig)
+    plt.close(fig)
+    return uri
+
+
+def render_html(report: dict) -> str:
+    import html
+
+    sections = [("Summary", f"<p>{html.escape(_footer(report))}</p>")]
+    if report["models"]:
+        sections.append(("Figure 2: lure rates by condition and order", f'<img alt="Figure 2: lure rates on A_m by condition and order" src="{figure2(report)}">'))
+    for title, headers, rows, note in _tables(report):
+        sections.append((title, rp.html_table(headers, rows) + (f"<p>{html.escape(note)}</p>" if note else "")))
+    if report["predictions"]["problems"]:
+        listed = "".join(f"<li>{html.escape(str(p['line']) + ': ' if p['line'] is not None else '')}{html.escape(p['message'])}</li>" for p in report["predictions"]["problems"])
+        sections.append(("Problems in the predictions file", f"<ul>{listed}</ul>"))
+    return rp.html_page("MisleadQA report", sections)

@@ -1,0 +1,110 @@
+"""MisleadQA model inputs: one request per item and condition (paper §4.1, Appendix C.1, Figures 4 and 5).
+
+`--prompt original` (default): the answering prompt of Figure 4 in the eight conditions.
+`--prompt cf`: the context-faithful prompt of Figure 5(b) in the seven conditions with context; the
+no-context condition keeps the answering prompt (App. C.1), as in the paper's CF run.
+`--prompt scope`: the scope-judgment prompt of Figure 5(a), one request per context G, S, F (§6.1).
+"""
+from __future__ import annotations
+
+from typing import Iterator
+
+from ctxrobust.errors import CtxRobustError
+from ctxrobust.release import Release
+from evaluation.misleadqa_responses import CONDITIONS, LETTERS
+
+FILES = ("main.jsonl", "condition.jsonl")  # the main split and the condition supplement
+
+ANSWER_INSTRUCTION = "Answer the following multiple-choice question. Return only A, B, C, D, or E."  # Figure 4
+CF_INSTRUCTION = (  # Figure 5(b)
+    "Answer the following multiple-choice question using only the supplied evidence that applies to the "
+    "exact entity, time, population, and conditions asked about. Do not use outside knowledge to correct "
+    "claims in the supplied evidence. Ignore evidence about a different scope. Choose E if the applicable "
+    "evidence is insufficient to determine an answer, or if applicable passages support conflicting answers "
+    "that cannot be resolved from the supplied evidence. Return only A, B, C, D, or E."
+)
+SCOPE_INSTRUCTION = (  # Figure 5(a)
+    "Determine whether the assertion in the material refers to the same target scope as the question, "
+    "including the entity, time, and location specified in the question. Ignore whether the answer value is "
+    "factually correct; judge only whether the scope matches. Output exactly one label: Applicable, Not "
+    "applicable, or Cannot determine."
+)
+SCOPE_CONTEXTS = ("G", "S", "F")
+
+
+def context_sequence(condition: str) -> list[str]:
+    """§4.1: "none" -> [], "G" -> ["G"], "F+G" -> ["F", "G"] (order of presentation)."""
+    if condition not in CONDITIONS:
+        raise CtxRobustError(f"unknown condition {condition!r}; expected one of {', '.join(CONDITIONS)}")
+    return [] if condition == "none" else condition.split("+")
+
+
+def options_block(item: dict) -> str:
+    """App. C.1: each option on its own line as the letter, a period, a space, and the option text."""
+    return "\n".join(f"{letter}. {item['options'][letter]}" for letter in LETTERS)
+
+
+def answer_text(item: dict, condition: str, instruction: str = ANSWER_INSTRUCTION) -> str:
+    """Figure 4 (or 5b with the CF instruction): contexts follow the options, each after a blank line."""
+    parts = [instruction, f"Question:\n{item['question']}", f"Options:\n{options_block(item)}"]
+    parts += [item["contexts"][label]["text"] for label in context_sequence(condition)]
+    return "\n\n".join(parts)
+
+
+def scope_text(item: dict, label: str) -> str:
+    """Figure 5(a): question, its A-E options and one context, without labels or answer key."""
+    return "\n\n".join([SCOPE_INSTRUCTION, f"Question:\n{item['question']}", f"Options:\n{options_block(item)}", f"Material:\n{item['contexts'][label]['text']}"])
+
+
+def _items(release: Release) -> list[tuple[str, dict]]:
+    found = [name for name in FILES if release.file_path(name).exists()]
+    if "main.jsonl" not in found:
+        raise CtxRobustError(f"{release.path}: no main.jsonl; this is not a MisleadQA release (build one with `ctxrobust build misleadqa`)")
+    items = []
+    for name in found:
+        for row in release.iter_rows(name):
+            missing = [k for k in ("id", "question", "options", "contexts") if k not in row]
+            if missing:
+                raise CtxRobustError(f"{release.file_path(name)}: item {row.get('id', '?')!r} has no {', '.join(missing)}; rebuild the release")
+            if sorted(row["options"]) != list(LETTERS):
+                raise CtxRobustError(f"{release.file_path(name)}: item {row['id']!r}: options must be exactly A-E")
+            items.append((name, row))
+    return sorted(items, key=lambda pair: str(pair[1]["id"]))
+
+
+def _check_options(options: dict) -> str:
+    if options.get("benchmark"):
+        raise CtxRobustError("--benchmark applies to pseudowords releases only; drop it for MisleadQA")
+    if options.get("instruction"):
+        raise CtxRobustError("--instruction applies to gsm-ic releases only; MisleadQA prompts are fixed by the paper (use --prompt cf)")
+    if options.get("seed") is not None:
+        raise CtxRobustError("--seed has no effect on MisleadQA prompts (they involve no randomness); drop it")
+    prompt = options.get("prompt") or "original"
+    if prompt not in ("original", "cf", "scope"):
+        raise CtxRobustError(f"--prompt {prompt!r}: expected original, cf or scope")
+    return prompt
+
+
+def _request(item: dict, split: str, condition: str, prompt: str, text: str) -> dict:
+    return {
+        "id": item["id"],
+        "split": split,
+        "condition": condition,
+        "prompt": prompt,
+        "text": text,
+        "messages": [{"role": "user", "content": text}],  # App. C.1: a single user turn
+    }
+
+
+def prompts(release: Release, options: dict) -> Iterator[dict]:
+    """Requests sorted by item id, then condition in the paper's order."""
+    prompt = _check_options(options)
+    for name, item in _items(release):
+        split = "main" if name == "main.jsonl" else "condition"
+        if prompt == "scope":
+            for label in SCOPE_CONTEXTS:
+                yield _request(item, split, label, prompt, scope_text(item, label))
+            continue
+        for condition in CONDITIONS:
+            instruction = CF_INSTRUCTION if prompt == "cf" and condition != "none" else ANSWER_INSTRUCTION
+            yield _request(item, split, condition, prompt, answer_text(item, condition, instruction))

@@ -1,0 +1,597 @@
+"""Score predictions against a pseudowords release: per-example instability (The Illusion of
+Robustness, Section 2), noise floors, question-bootstrap intervals, split-sample WTD (Appendix A),
+tail share (Section 3.1), cross-model specificity (Section 3.2, Appendices D and F).
+
+Rows stream through PredictionsReader and are folded into per-cell counts as they come; the
+statistics run on compact numpy arrays (see instability, noise_floor, split_sample, cross_model).
+
+Analysis unit: a model's contexts are grouped by kind and length (e.g. CHA, 10000 tokens). A model
+whose contexts all share one group is one unit named after the model; a model run on several
+groups (the ablations of Section 3.3) gives one unit per group, "MODEL [CHA 10000]", all sharing
+the model's no-context baseline. Cross-model figures compare units.
+"""
+from __future__ import annotations
+
+import csv
+import html
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated, Any
+
+import numpy as np
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictStr
+
+from ctxrobust.errors import CtxRobustError
+from ctxrobust.release import Release
+from evaluation import cross_model, instability, noise_floor, question_bootstrap, split_sample
+from evaluation.predictions import PredictionsReader, Problem
+from evaluation.report import fmt_metric, figure_data_uri, header, html_page, html_table, markdown_table, mean_over_models, metric
+
+K = instability.K_DEFAULT
+DEFAULT_SEED = 0
+DIGITS = 6  # report figures are rounded to 6 decimals
+
+
+def _number(value: Any) -> Any:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError("must be a JSON number (not a string or true/false)")
+    return value
+
+
+Trial = Annotated[int, BeforeValidator(_number), Field(ge=0)]
+Correct = Annotated[int, BeforeValidator(_number), Field(ge=0, le=1)]
+Score = Annotated[float, BeforeValidator(_number), Field(ge=0, le=1)]
+
+
+class PredictionRow(BaseModel):
+    """One line of a pseudowords predictions file (schemas/predictions.pseudowords.schema.json).
+
+    The schema's oneOf (a `correct` row has `trial`; exactly one of `correct` and `score`) is
+    checked by `row_shape_problem`, so its message names the rule."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    model: Annotated[StrictStr, Field(min_length=1)]
+    id: Annotated[StrictStr, Field(min_length=1)]
+    context: StrictStr | None
+    trial: Trial | None = None
+    correct: Correct | None = None
+    score: Score | None = None
+
+
+def row_shape_problem(row: PredictionRow) -> str | None:
+    if (row.correct is None) == (row.score is None):
+        return "a row needs exactly one of 'correct' (0 or 1, with 'trial') and 'score' (a probability in [0, 1])"
+    if row.correct is not None and row.trial is None:
+        return "a 'correct' row needs 'trial' (an integer numbering the sampled responses)"
+    return None
+
+
+# --- reading ---------------------------------------------------------------------------------------
+
+
+def context_groups(release: Release) -> dict[str, str]:
+    """context id -> group label "KIND LENGTH" (e.g. "CHA 10000") from the release's contexts.jsonl."""
+    return {row["id"]: f"{row['kind']} {row['target_tokens']}" for row in release.iter_rows("contexts.jsonl")}
+
+
+@dataclass
+class Accumulator:
+    """Per (model, question, context) cell: number of trials and their sum. Checks each row first."""
+
+    groups: dict[str, str]
+    cells: dict[tuple[str, str, str | None], list] = field(default_factory=dict)
+    kind: dict[str, str] = field(default_factory=dict)  # model -> "correct" | "score"
+
+    def check(self, row: PredictionRow) -> str | None:
+        problem = row_shape_problem(row)
+        if problem:
+            return problem
+        if row.context is not None and row.context not in self.groups:
+            return f"unknown context {row.context!r}: not in the release's contexts.jsonl (use the ids `ctxrobust prompts` wrote)"
+        kind = "correct" if row.correct is not None else "score"
+        first = self.kind.setdefault(row.model, kind)
+        if first != kind:
+            return f"model {row.model!r} mixes 'correct' and 'score' rows (its earlier rows have {first!r}); use one kind per model"
+        return None
+
+    @staticmethod
+    def key(row: PredictionRow) -> tuple:
+        return (row.model, row.id, row.context, row.trial)
+
+    def add(self, row: PredictionRow) -> None:
+        value = row.correct if row.correct is not None else row.score
+        cell = self.cells.get((row.model, row.id, row.context))
+        if cell is None:
+            self.cells[(row.model, row.id, row.context)] = [1, value]
+        else:
+            cell[0] += 1
+            cell[1] += value
+
+
+@dataclass
+class Unit:
+    """The arrays one model (or one model x context group) is scored from; questions sorted by id."""
+
+    name: str
+    model: str
+    group: str | None
+    binary: bool
+    ids: list[str]
+    contexts: list[str]
+    base_n: np.ndarray  # (N,) trials without context
+    base_total: np.ndarray  # (N,) sum of correct (or of scores)
+    context_n: np.ndarray  # (N, M) trials per context
+    context_total: np.ndarray  # (N, M)
+
+    @property
+    def pooled_n(self) -> np.ndarray:
+        return self.context_n.sum(axis=1)
+
+    @property
+    def pooled_total(self) -> np.ndarray:
+        return self.context_total.sum(axis=1)
+
+
+def build_units(acc: Accumulator) -> tuple[list[Unit], list[Problem], int]:
+    """Units from the accumulated cells, the questions left out (as problems) and the rows they held."""
+    by_model: dict[str, dict[str, dict[str | None, list]]] = defaultdict(lambda: defaultdict(dict))
+    for (model, qid, context), cell in acc.cells.items():
+        by_model[model][qid][context] = cell
+    units, problems, dropped = [], [], 0
+    for model in sorted(by_model):
+        questions = by_model[model]
+        groups = sorted({acc.groups[c] for q in questions.values() for c in q if c is not None})
+        used: set[tuple[str, str | None]] = set()
+        for group in groups:
+            name = model if len(groups) == 1 else f"{model} [{group}]"
+            ids = []
+            for qid in sorted(questions):
+                cells = questions[qid]
+                if None not in cells:
+                    continue  # reported once below
+                if not any(c is not None and acc.groups[c] == group for c in cells):
+                    where = "context" if len(groups) == 1 else f"{group} context"
+                    problems.append(Problem(None, f"model {model!r}, question {qid!r}: no {where} rows, so its change cannot be measured; left out of {name!r}"))
+                    continue
+                ids.append(qid)
+            if not ids:
+                continue
+            contexts = sorted({c for q in ids for c in questions[q] if c is not None and acc.groups[c] == group})
+            column = {c: j for j, c in enumerate(contexts)}
+            n = len(ids)
+            base_n, base_total = np.zeros(n, dtype=np.int64), np.zeros(n)
+            context_n, context_total = np.zeros((n, len(contexts)), dtype=np.int64), np.zeros((n, len(contexts)))
+            for i, qid in enumerate(ids):
+                for c, (count, total) in questions[qid].items():
+                    if c is None:
+                        base_n[i], base_total[i] = count, total
+                        used.add((qid, None))
+                    elif c in column:
+                        context_n[i, column[c]], context_total[i, column[c]] = count, total
+                        used.add((qid, c))
+            units.append(Unit(name, model, group if len(groups) > 1 else None, acc.kind[model] == "correct",
+                              ids, contexts, base_n, base_total, context_n, context_total))
+        for qid in sorted(questions):
+            cells = questions[qid]
+            if None not in cells:
+                rows = sum(cell[0] for cell in cells.values())
+                problems.append(Problem(None, f"model {model!r}, question {qid!r}: no baseline rows (context null), so its change cannot be measured; its {rows} row(s) are left out"))
+            dropped += sum(cell[0] for c, cell in cells.items() if (qid, c) not in used)
+    return units, problems, dropped
+
+
+# --- statistics ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Parameters:
+    seed: int = DEFAULT_SEED
+    replicates: int = question_bootstrap.REPLICATES
+    null_experiments: int = noise_floor.NULL_EXPERIMENTS
+    splits: int = split_sample.SPLITS
+    k: int = K
+
+    def as_dict(self) -> dict:
+        return {"K": self.k, "seed": self.seed, "replicates": self.replicates, "null_experiments": self.null_experiments,
+                "splits": self.splits, "ci_level": question_bootstrap.LEVEL}
+
+
+def parameters(options: dict) -> Parameters:
+    values = {}
+    for name in ("seed", "replicates", "null_experiments", "splits"):
+        if options.get(name) is not None:
+            value = options[name]
+            if isinstance(value, bool) or not isinstance(value, int) or value < (0 if name in ("seed", "replicates") else 1):
+                raise CtxRobustError(f"--{name.replace('_', '-')} must be a{' non-negative' if name in ('seed', 'replicates') else ' positive'} integer, got {value!r}")
+            values[name] = value
+    return Parameters(**values)
+
+
+def _figure(values: np.ndarray, n: int, shift: float = 0.0) -> dict:
+    """Row 0 of `values` is the estimate, rows 1.. the bootstrap replicates."""
+    interval = question_bootstrap.percentile_interval(values[1:]) if values.size > 1 else None
+    ci = None if interval is None else (interval[0] - shift, interval[1] - shift)
+    return metric(float(values[0]) - shift, ci, n)
+
+
+@dataclass
+class UnitResult:
+    metrics: dict[str, dict]
+    delta: np.ndarray
+    s_i0: np.ndarray
+    s_ic: np.ndarray
+    block: dict
+
+
+def score_unit(unit: Unit, p: Parameters) -> UnitResult:
+    n = len(unit.ids)
+    s_i0 = instability.condition_means(unit.base_total, unit.base_n)
+    s_ij = instability.condition_means(unit.context_total, unit.context_n)
+    s_ic = instability.context_mean(s_ij)
+    delta = s_ic - s_i0  # Section 2: Delta_i
+    weights = question_bootstrap.multiplicities(question_bootstrap.stream(p.seed, "bootstrap", unit.name), n, p.replicates)
+    both = np.vstack([np.ones((1, n)), weights])  # row 0: the estimate itself
+    metrics = {
+        "accuracy.baseline": _figure(both @ s_i0 / n, n),
+        "accuracy.context": _figure(both @ s_ic / n, n),
+        "delta": _figure(both @ delta / n, n),
+        "INS": _figure(instability.weighted_ins(both, delta), n),
+        "WTD": _figure(instability.weighted_wtd(both, delta, p.k), n),
+        "tail_share": _figure(instability.weighted_tail_share(both, delta, p.k), n),
+    }
+    notes = []
+    block: dict[str, Any] = {
+        "input": "correct" if unit.binary else "score",
+        "noise_correction": unit.binary,
+        "model": unit.model,
+        "context_group": unit.group,
+        "design": {
+            "questions": n,
+            "contexts": len(unit.contexts),
+            "baseline_trials": [int(unit.base_n.min()), int(unit.base_n.max())],
+            "context_trials": [int(unit.pooled_n.min()), int(unit.pooled_n.max())],
+            "contexts_per_question": [int((unit.context_n > 0).sum(axis=1).min()), int((unit.context_n > 0).sum(axis=1).max())],
+        },
+    }
+    improved, degraded = instability.tail_bins(delta, p.k)
+    tails = {"improved": improved, "degraded": degraded}
+    if unit.binary:
+        base_k = np.rint(unit.base_total).astype(np.int64)
+        floor = noise_floor.noise_floor(base_k, unit.base_n, unit.context_n,
+                                        question_bootstrap.stream(p.seed, "null", unit.name), p.null_experiments, p.k)
+        # Section 2: the floors are subtracted; the interval is the observed metric's, shifted.
+        metrics["noise_floor.INS"] = metric(floor.ins, None, n)
+        metrics["noise_floor.WTD"] = metric(floor.wtd, None, n)
+        metrics["INS.adjusted"] = _figure(instability.weighted_ins(both, delta), n, floor.ins)
+        metrics["WTD.adjusted"] = _figure(instability.weighted_wtd(both, delta, p.k), n, floor.wtd)
+        tails["noise_improved"], tails["noise_degraded"] = floor.improved_bins, floor.degraded_bins
+        context_k = np.rint(unit.pooled_total).astype(np.int64)
+        if split_sample.splittable(unit.base_n, unit.pooled_n):
+            d1, d2 = split_sample.half_changes(base_k, unit.base_n, context_k, unit.pooled_n, p.splits,
+                                               question_bootstrap.stream(p.seed, "splits", unit.name))
+            metrics["WTD.split_sample"] = _figure(split_sample.split_sample_wtd(both, d1, d2, p.k), n)
+            r = cross_model.split_half_reliability(both, d1, d2)
+            metrics["split_half.r"] = _figure(r, n)
+            metrics["split_half.spearman_brown"] = _figure(cross_model.spearman_brown(r), n)
+        else:
+            notes.append("split-sample WTD and split-half reliability need at least 2 baseline and 2 context trials for every question")
+        raw = cross_model.raw_correlates(both, base_k, unit.base_n, context_k, unit.pooled_n, delta)
+        for name, values in raw.items():
+            metrics[f"uncertainty_rho.{name}"] = _figure(values, n)
+        if split_sample.foldable(unit.base_n, unit.pooled_n):
+            folds = split_sample.folds(base_k, unit.base_n, context_k, unit.pooled_n, p.splits,
+                                       question_bootstrap.stream(p.seed, "folds", unit.name))
+            estimate, replicates = cross_model.split_correlates(weights, folds, context_k, unit.pooled_n)
+            for name in estimate:
+                values = np.concatenate([[estimate[name]], replicates[name]])
+                metrics[f"uncertainty_rho.{name}"] = _figure(values, n)
+        else:
+            notes.append("split-sample correlates need at least 3 baseline and 2 context trials for every question")
+    else:
+        # Appendix G: probability scores carry no sampling noise; no noise correction.
+        metrics["noise_floor.INS"] = metric(0.0, None, n)
+        metrics["noise_floor.WTD"] = metric(0.0, None, n)
+        metrics["INS.adjusted"] = dict(metrics["INS"])
+        metrics["WTD.adjusted"] = dict(metrics["WTD"])
+        u = cross_model.uncertainty(s_i0)
+        metrics["uncertainty_rho.signed.raw.probability"] = _figure(cross_model.weighted_spearman(both, u, delta), n)
+        metrics["uncertainty_rho.squared.raw.probability"] = _figure(cross_model.weighted_spearman(both, u, delta**2), n)
+        notes.append("probability scores: no noise correction, split-sample or log-odds figures (Appendix G)")
+    block["tails"] = tails
+    block["notes"] = notes
+    return UnitResult(metrics, delta, s_i0, s_ic, block)
+
+
+def score_pairs(units: list[Unit], results: dict[str, UnitResult], p: Parameters) -> dict:
+    """Section 3.2 / Appendix D across units, on the questions every unit has."""
+    names = [u.name for u in units]
+    common = sorted(set.intersection(*(set(u.ids) for u in units))) if units else []
+    out: dict[str, Any] = {"models": names, "questions": len(common), "metrics": {}, "by_pair": {}}
+    if len(units) < 2 or len(common) < 3:
+        return out
+    n = len(common)
+    m = instability.tail_count(n, p.k)
+    columns = []
+    for unit in units:
+        position = {qid: i for i, qid in enumerate(unit.ids)}
+        columns.append(results[unit.name].delta[[position[q] for q in common]])
+    x = np.column_stack(columns)
+    weights = question_bootstrap.multiplicities(question_bootstrap.stream(p.seed, "cross-model"), n, p.replicates)
+    both = np.vstack([np.ones((1, n)), weights])
+    improved = [cross_model.tail_membership(both, -x[:, a], m) for a in range(len(units))]
+    degraded = [cross_model.tail_membership(both, x[:, a], m) for a in range(len(units))]
+    pairs = [(a, b) for a in range(len(units)) for b in range(a + 1, len(units))]
+    pearson = cross_model.weighted_pearson(both, x[:, [a for a, _ in pairs]], x[:, [b for _, b in pairs]])
+    jac_up = np.column_stack([cross_model.jaccard(both, improved[a], improved[b], m) for a, b in pairs])
+    jac_down = np.column_stack([cross_model.jaccard(both, degraded[a], degraded[b], m) for a, b in pairs])
+    for column, (a, b) in enumerate(pairs):
+        entry = {
+            "pearson": _figure(pearson[:, column], n),
+            "jaccard.improved": _figure(jac_up[:, column], n),
+            "jaccard.degraded": _figure(jac_down[:, column], n),
+        }
+        rel_a = results[names[a]].metrics.get("split_half.spearman_brown", {}).get("estimate")
+        rel_b = results[names[b]].metrics.get("split_half.spearman_brown", {}).get("estimate")
+        if rel_a is not None and rel_b is not None and rel_a > 0 and rel_b > 0:
+            entry["attenuation"] = metric(float(np.sqrt(rel_a * rel_b)), None, n)  # Appendix D: sqrt(rho_i rho_j)
+        out["by_pair"].setdefault(names[a], {})[names[b]] = entry
+
+    def mean_over_pairs(values: np.ndarray) -> np.ndarray:
+        defined = np.isfinite(values)
+        result = np.full(values.shape[0], np.nan)
+        np.divide(np.where(defined, values, 0).sum(axis=1), defined.sum(axis=1), out=result, where=defined.any(axis=1))
+        return result
+
+    out["metrics"] = {
+        "pearson.mean": _figure(mean_over_pairs(pearson), n),
+        "jaccard.improved.mean": _figure(mean_over_pairs(jac_up), n),
+        "jaccard.degraded.mean": _figure(mean_over_pairs(jac_down), n),
+        "jaccard.random_baseline": metric(cross_model.jaccard_random_baseline(n, p.k), None, n),
+    }
+    return out
+
+
+# --- report ----------------------------------------------------------------------------------------
+
+
+def _rounded(value: Any) -> Any:
+    if isinstance(value, float):
+        if not np.isfinite(value):
+            return None
+        rounded = round(value, DIGITS)
+        return 0.0 if rounded == 0 else rounded
+    if isinstance(value, dict):
+        return {k: _rounded(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_rounded(v) for v in value]
+    return value
+
+
+def export_examples(path: Path, units: list[Unit], results: dict[str, UnitResult]) -> None:
+    """Per-example table: id, model, s_i0, s_ic, delta_i; sorted by model, then id."""
+    rows = []
+    for unit in sorted(units, key=lambda u: u.name):
+        r = results[unit.name]
+        for i, qid in enumerate(unit.ids):
+            rows.append((qid, unit.name, float(r.s_i0[i]), float(r.s_ic[i]), float(r.delta[i])))
+    rows.sort(key=lambda row: (row[1], row[0]))
+    columns = ["id", "model", "s_i0", "s_ic", "delta_i"]
+    suffix = path.suffix.lower()
+    if suffix not in (".csv", ".parquet"):
+        raise CtxRobustError(f"{path}: --export writes .csv or .parquet; give a file name ending in one of them")
+    try:
+        if suffix == ".csv":
+            with open(path, "w", encoding="utf-8", newline="") as handle:
+                writer = csv.writer(handle, lineterminator="\n")
+                writer.writerow(columns)
+                writer.writerows([qid, name, repr(a), repr(b), repr(c)] for qid, name, a, b, c in rows)
+        else:
+            import pyarrow as pa
+            import pyarrow.parquet as pq
+
+            table = pa.table({name: [row[j] for row in rows] for j, name in enumerate(columns)})
+            pq.write_table(table, path)
+    except OSError as exc:
+        raise CtxRobustError(f"{path}: cannot write the export ({exc.strerror})") from None
+
+
+def score(release: Release, predictions: Path, options: dict) -> dict:
+    """The pseudowords report (SPEC "Scoring"; paper Sections 2, 3.1, 3.2, Appendices A, B, D, F, G)."""
+    p = parameters(options)
+    acc = Accumulator(context_groups(release))
+    reader = PredictionsReader(Path(predictions), PredictionRow, check=acc.check, key=acc.key)
+    for row in reader:
+        acc.add(row)
+    units, problems, dropped = build_units(acc)
+    block = reader.finish(bool(options.get("strict")), problems)
+    block["excluded"] += dropped
+    results = {unit.name: score_unit(unit, p) for unit in units}
+    models = {}
+    for unit in units:
+        r = results[unit.name]
+        models[unit.name] = {"metrics": dict(sorted(r.metrics.items())), **r.block}
+    report = header(release, block)
+    report["parameters"] = p.as_dict()
+    report["models"] = models
+    report["summary"] = {"metrics": mean_over_models(models)}
+    report["pairs"] = score_pairs(units, results, p)
+    if options.get("export"):
+        export_examples(Path(options["export"]), units, results)
+    return _rounded(report)
+
+
+# --- rendering -------------------------------------------------------------------------------------
+
+
+def _signed(m: dict | None) -> str:
+    if not m or m.get("estimate") is None:
+        return "n/a"
+    return f"{100 * m['estimate']:+.1f}"
+
+
+def _get(report: dict, name: str, key: str) -> dict | None:
+    return report["models"][name]["metrics"].get(key)
+
+
+def _plain(m: dict | None, percent: bool = True, digits: int = 1) -> str:
+    """The estimate alone."""
+    return fmt_metric(None if m is None else {**m, "ci": None}, percent, digits)
+
+
+def _tables(report: dict) -> list[tuple[str, list[str], list[list[str]], str]]:
+    """(title, headers, rows, note) of every table, shared by the Markdown and HTML renderings."""
+    names = sorted(report["models"])
+    mark = {n: ("" if report["models"][n]["noise_correction"] else " †") for n in names}
+    tables = [(
+        "Main results (%)",
+        ["Model", "AVG", "Δ", "INS ↓", "WTD ↓"],
+        [[n + mark[n], _plain(_get(report, n, "accuracy.baseline")), _signed(_get(report, n, "delta")),
+          _plain(_get(report, n, "INS.adjusted")), _plain(_get(report, n, "WTD.adjusted"))]
+         for n in names],
+        f"Laid out like Table 1: AVG is the no-context accuracy, Δ the mean change with context, INS and WTD (K = {report['parameters']['K']}) are noise-floor adjusted. † probability scores: no noise correction (Appendix G).",
+    ), (
+        "Observed metrics, 95% CIs and noise floors (%)",
+        ["Model", "INS [95% CI]", "η INS", "WTD [95% CI]", "η WTD", "Δ [95% CI]"],
+        [[n, fmt_metric(_get(report, n, "INS")), fmt_metric(_get(report, n, "noise_floor.INS")),
+          fmt_metric(_get(report, n, "WTD")), fmt_metric(_get(report, n, "noise_floor.WTD")), fmt_metric(_get(report, n, "delta"))]
+         for n in names],
+        f"As Table 6: {report['parameters']['replicates']} question-bootstrap replicates; floors from {report['parameters']['null_experiments']} synthetic null experiments.",
+    ), (
+        "Split-sample WTD, tail share and split-half reliability",
+        ["Model", "WTD split-sample % [95% CI]", "tail share %", "split-half r [95% CI]", "Spearman-Brown ρ"],
+        [[n, fmt_metric(_get(report, n, "WTD.split_sample")), fmt_metric(_get(report, n, "tail_share")),
+          fmt_metric(_get(report, n, "split_half.r"), percent=False, digits=2),
+          fmt_metric(_get(report, n, "split_half.spearman_brown"), percent=False, digits=2)]
+         for n in names],
+        f"Tables 5 and 7: averages over {report['parameters']['splits']} random symmetric trial splits (Appendices A, D). Tail share: part of the total absolute change in the two {report['parameters']['K']}% tails (Section 3.1).",
+    )]
+    correlate_rows = []
+    for n in names:
+        for target in ("signed", "squared"):
+            cells = [fmt_metric(_get(report, n, f"uncertainty_rho.{target}.{kind}.{scale}"), percent=False, digits=2)
+                     for kind in ("raw", "split") for scale in ("probability", "log_odds")]
+            correlate_rows.append([f"{n} · uncertainty vs {target} change", *cells])
+    tables.append((
+        "Correlates of context-induced change (Spearman ρ)",
+        ["Model · feature vs target", "raw, probability", "raw, log-odds", "split, probability", "split, log-odds"],
+        correlate_rows,
+        "As Table 3: baseline uncertainty s_i0(1 - s_i0) against the signed change Δ_i and its square; split-sample estimates use disjoint trials for feature and target (Appendix F).",
+    ))
+    pairs = report["pairs"]
+    if pairs.get("metrics"):
+        pm = pairs["metrics"]
+        tables.append((
+            "Model specificity",
+            ["Figure", "estimate [95% CI]"],
+            [["mean Pearson r", fmt_metric(pm["pearson.mean"], percent=False, digits=2)],
+             [f"mean Jaccard, top {report['parameters']['K']}% improved", fmt_metric(pm["jaccard.improved.mean"], percent=False, digits=2)],
+             [f"mean Jaccard, top {report['parameters']['K']}% degraded", fmt_metric(pm["jaccard.degraded.mean"], percent=False, digits=2)],
+             ["Jaccard random baseline", fmt_metric(pm["jaccard.random_baseline"], percent=False, digits=3)]],
+            f"Section 3.2, over the {pairs['questions']} questions every model answered.",
+        ))
+        labels = pairs["models"]
+        grid = []
+        for a in labels:
+            row = [a]
+            for b in labels:
+                if a == b:
+                    row.append("1.00")
+                else:
+                    x, y = sorted((a, b))
+                    row.append(_plain(pairs["by_pair"][x][y]["pearson"], percent=False, digits=2))
+            grid.append(row)
+        tables.append(("Pearson r of per-example change", ["Model", *labels], grid, "Figure 3 as a table."))
+    return tables
+
+
+def render_markdown(report: dict) -> str:
+    lines = [f"# pseudowords: context-induced instability (release {report['release']['version']})", "",
+             f"Predictions: `{report['predictions']['path']}` ({report['predictions']['rows']} rows, "
+             f"{report['predictions']['excluded']} excluded, sha256 {report['predictions']['sha256'][:12]}…).", ""]
+    for title, headers, rows, note in _tables(report):
+        lines += [f"## {title}", "", markdown_table(headers, rows), note, ""]
+    problems = report["predictions"]["problems"]
+    if problems:
+        lines += ["## Problems", ""] + [f"- line {p['line']}: {p['message']}" if p["line"] is not None else f"- {p['message']}" for p in problems[:50]]
+        if len(problems) > 50:
+            lines.append(f"- … and {len(problems) - 50} more (see the JSON report)")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def _tail_figure(report: dict):
+    """Figure 2: mean Delta_i in 2% bins of the improved (top) and degraded (bottom) tails, noise floor hatched."""
+    import matplotlib
+    from matplotlib.figure import Figure
+
+    names = sorted(report["models"])
+    k = report["parameters"]["K"]
+    fig = Figure(figsize=(10, 6))
+    axes = fig.subplots(2, 1, sharex=True)
+    width = 0.8 / max(1, len(names))
+    cmap = matplotlib.colormaps["tab10"]
+    for panel, (side, title) in enumerate((("improved", f"most improved {k}%"), ("degraded", f"most degraded {k}%"))):
+        ax = axes[panel]
+        for j, name in enumerate(names):
+            tails = report["models"][name]["tails"]
+            observed = [np.nan if v is None else 100 * v for v in tails[side]]
+            xs = np.arange(len(observed)) + (j - (len(names) - 1) / 2) * width
+            ax.bar(xs, observed, width, color=cmap(j % 10), label=name)
+            floor = tails.get(f"noise_{side}")
+            if floor:
+                ax.bar(xs, [np.nan if v is None else 100 * v for v in floor], width, fill=False, hatch="///", edgecolor="black", linewidth=0.5)
+        ax.axhline(0, color="black", linewidth=0.5)
+        ax.set_ylabel("mean Δ_i (%)")
+        ax.set_title(title)
+    bins = len(report["models"][names[0]]["tails"]["improved"]) if names else 5
+    step = k / bins
+    axes[1].set_xticks(range(bins), [f"{b * step:g}–{(b + 1) * step:g}%" for b in range(bins)])
+    axes[0].legend(fontsize=7, ncol=4)
+    return fig
+
+
+def _heatmap(report: dict):
+    """Figure 3: Pearson r of per-example change between every pair of models."""
+    from matplotlib.figure import Figure
+
+    pairs = report["pairs"]
+    labels = pairs["models"]
+    size = len(labels)
+    grid = np.eye(size)
+    for a in range(size):
+        for b in range(a + 1, size):
+            value = pairs["by_pair"][labels[a]][labels[b]]["pearson"]["estimate"]
+            grid[a, b] = grid[b, a] = np.nan if value is None else value
+    fig = Figure(figsize=(1.2 + 0.7 * size, 1 + 0.6 * size))
+    ax = fig.subplots()
+    image = ax.imshow(grid, cmap="RdBu_r", vmin=-1, vmax=1)
+    ax.set_xticks(range(size), labels, rotation=45, ha="right", fontsize=8)
+    ax.set_yticks(range(size), labels, fontsize=8)
+    for a in range(size):
+        for b in range(size):
+            if np.isfinite(grid[a, b]):
+                ax.text(b, a, f"{grid[a, b]:.2f}", ha="center", va="center", fontsize=7)
+    fig.colorbar(image, ax=ax, label="Pearson r")
+    return fig
+
+
+def render_html(report: dict) -> str:
+    sections = [("Release", f"<p>pseudowords {html.escape(report['release']['version'])}; predictions "
+                            f"<code>{html.escape(report['predictions']['path'])}</code>: {report['predictions']['rows']} rows, "
+                            f"{report['predictions']['excluded']} excluded.</p>")]
+    for title, headers, rows, note in _tables(report):
+        sections.append((title, html_table(headers, rows) + f"<p>{html.escape(note)}</p>"))
+    if report["models"]:
+        sections.append(("Per-example change in the tails (Figure 2)",
+                         f"<img alt=\"tail plot\" src=\"{figure_data_uri(_tail_figure(report))}\">"
+                         "<p>Solid bars: observed mean change per 2% bin; hatched: the noise floor from synthetic null experiments.</p>"))
+    if report["pairs"].get("metrics"):
+        sections.append(("Correlation of per-example change (Figure 3)",
+                         f"<img alt=\"correlation heat map\" src=\"{figure_data_uri(_heatmap(report))}\">"))
+    problems = report["predictions"]["problems"]
+    if problems:
+        items = "".join(f"<li>{html.escape(('line ' + str(p['line']) + ': ') if p['line'] is not None else '')}{html.escape(p['message'])}</li>" for p in problems[:50])
+        sections.append(("Problems", f"<ul>{items}</ul>"))
+    return html_page(f"pseudowords report, release {report['release']['version']}", sections)

@@ -1,0 +1,483 @@
+"""MisleadQA scoring: a miniature release whose every figure is worked out here by hand, the paper's
+identities on random predictions, bad predictions lines, and the real CLI."""
+from __future__ import annotations
+
+import json
+import math
+import os
+import subprocess
+import sys
+from collections import Counter
+from fractions import Fraction
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from ctxrobust.release import Release
+from evaluation import misleadqa
+from evaluation.lure_rates import evaluation_subsets, outcomes
+
+REPO = Path(__file__).resolve().parent.parent
+CONDS = ["none", "G", "S", "F", "G+S", "S+G", "G+F", "F+G"]
+
+# id: (source, scope, cluster_id, dependency_group_id, gold, lure)
+MAIN = {
+    "q1": ("fred", "time", "NE", "fred", "A", "B"),
+    "q2": ("fred", "location", "NE", "fred", "B", "C"),
+    "q3": ("fred", "time", "IA", "fred", "C", "D"),
+    "q4": ("situatedqa", "time", "100", "d1", "D", "A"),
+    "q5": ("situatedqa", "location", "200", "d1", "A", "C"),
+    "q6": ("ambigdocs", "entity", "300", "d2", "B", "D"),
+}
+SUPPLEMENT = {"c1": ("condambigqa", "condition", "500", "d9", "C", "A")}
+
+# responses per condition, in CONDS order; None = no row at all
+M1 = {
+    "q1": ["A", "A", "B", "B", "A", "B", "A", "B"],
+    "q2": ["B", "B", "B", "C", "B", "B", "C", "C"],
+    "q3": ["C", "x", "D", "D", "C", "C", "C", "D"],
+    "q4": ["E", "D", "A", "A", "D", "D", "D", "A"],
+    "q5": ["A", "A", "E", "C", "A", "A", "A", "C"],
+    "q6": ["B", "B", "C", "B", "B", "B", "B", "D"],
+}
+M1_CF = {
+    "q1": ["A", "A", "E", "B", "A", "E", "E", "B"],
+    "q2": ["B", "C", "E", "C", "B", "B", "E", "E"],
+    "q3": ["C", "C", "E", "D", "C", "C", "E", "E"],
+    "q4": ["E", "D", "E", "A", "D", "D", "E", "E"],
+    "q5": ["B", "A", "E", "C", "A", "A", "E", "E"],
+    "q6": ["B", "B", "A", "D", "B", "C", "B", "B"],
+}
+M1_SUPPLEMENT = {"c1": ["C", "C", "A", "A", "C", "C", "C", "A"]}
+M2 = {
+    "q1": ["B", "A", "B", "B", "A", "A", "A", "B"],
+    "q2": [" D\n", "", "B", "C", "B", "B", "C", "C"],
+    "q3": ["C.", "C", "D", "D", "C", "C", "C", "D"],
+    "q4": [None, "D", "A", "A", "D", "D", "D", "A"],
+    "q5": ["E", "A", "E", "C", "A", "A", "A", "C"],
+    "q6": ["B", "B", "D", "D", "B", "D", "D", "D"],
+}
+
+
+def item_row(item_id: str, spec: tuple, split: str) -> dict:
+    source, scope, cluster, group, gold, lure = spec
+    return {
+        "id": item_id, "split": split, "source": source, "scope_dimension": scope, "cluster_id": cluster,
+        "dependency_group_id": group, "question": f"Which value holds for {item_id}?",
+        "options": {"A": "one", "B": "two", "C": "three", "D": "four", "E": "Insufficient information"},
+        "gold": gold, "lure": lure, "target_scope": {"time": "2000"}, "alt_scope": {"time": "2001"},
+        "contexts": {
+            "G": {"text": f"Gold context of {item_id}.", "scope": {}, "value": "", "true": True, "in_scope": True},
+            "S": {"text": f"Out-of-scope context of {item_id}.", "scope": {}, "value": "", "true": True, "in_scope": False},
+            "F": {"text": f"False context of {item_id}.", "scope": {}, "value": "", "true": False, "in_scope": True},
+        },
+        "f_edits": [], "provenance": {},
+    }
+
+
+def write_release(folder: Path, main: dict, supplement: dict | None = None) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, items, split in (("main.jsonl", main, "main"), ("condition.jsonl", supplement, "condition")):
+        if items:
+            lines = [json.dumps(item_row(i, spec, split), sort_keys=True) for i, spec in sorted(items.items())]
+            (folder / name).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    (folder / "manifest.json").write_text(json.dumps({"dataset": "misleadqa", "version": "0.0.1", "config": {"seed": 0}, "files": []}), encoding="utf-8")
+    return folder
+
+
+def prediction_lines(model: str, table: dict, prompt: str | None = None) -> list[str]:
+    lines = []
+    for item_id, responses in table.items():
+        for cond, response in zip(CONDS, responses):
+            if response is None:
+                continue
+            row = {"model": model, "id": item_id, "condition": cond, "response": response}
+            if prompt:
+                row["prompt"] = prompt
+            lines.append(json.dumps(row))
+    return lines
+
+
+@pytest.fixture
+def mini(tmp_path):
+    release = write_release(tmp_path / "release", MAIN, SUPPLEMENT)
+    lines = prediction_lines("m1", M1) + prediction_lines("m1", M1_CF, "cf") + prediction_lines("m1", M1_SUPPLEMENT) + prediction_lines("m2", M2)
+    predictions = tmp_path / "predictions.jsonl"
+    predictions.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return Release(release), predictions
+
+
+def hand_percentile(values: list[float], p: float) -> float:
+    """Linear interpolation between order statistics (App. C.2)."""
+    v = sorted(values)
+    h = (len(v) - 1) * p
+    f = math.floor(h)
+    c = min(f + 1, len(v) - 1)
+    return v[f] + (h - f) * (v[c] - v[f])
+
+
+def est(metrics: dict, name: str):
+    return metrics[name]["estimate"]
+
+
+# ------------------------------------------------------------------------------------- point estimates
+def test_point_estimates_by_hand(mini):
+    release, predictions = mini
+    report = misleadqa.score(release, predictions, {"replicates": 0, "min_clusters": 1})
+    m1 = report["models"]["m1"]["metrics"]
+    m2 = report["models"]["m2"]["metrics"]
+    s = report["summary"]["metrics"]
+
+    # m1: B = {q1,q2,q3,q5,q6} (q4 abstains without context); A = B minus q3 (invalid "x" with G alone)
+    assert (est(m1, "size.B"), est(m1, "size.A"), est(m1, "size.items")) == (5, 4, 6)
+    # S alone on B: q1 lure, q2 gold, q3 lure, q5 abstain, q6 other (C is a distractor)
+    assert [est(m1, f"outcome.B.S.{o}") for o in ("gold", "lure", "abstain", "other", "invalid")] == pytest.approx([1 / 5, 2 / 5, 1 / 5, 1 / 5, 0])
+    assert est(m1, "LR.S") == pytest.approx(2 / 5) and m1["LR.S"]["n"] == 5
+    assert est(m1, "gold.S") == pytest.approx(1 / 5)
+    assert est(m1, "LR.F") == pytest.approx(4 / 5)  # q1, q2, q3, q5 lure; q6 gold
+    assert est(m1, "delta.LR") == pytest.approx(2 / 5)
+    # on A = {q1,q2,q5,q6}: G+S never lure, S+G lure on q1, G+F lure on q2, F+G lure on all four
+    assert est(m1, "outcome.A.G+S.lure") == 0
+    assert est(m1, "outcome.A.S+G.lure") == pytest.approx(1 / 4)
+    assert est(m1, "outcome.A.G+F.lure") == pytest.approx(1 / 4)
+    assert est(m1, "outcome.A.F+G.lure") == pytest.approx(1)
+    assert est(m1, "RLR.S") == pytest.approx(1 / 8) and m1["RLR.S"]["n"] == 4
+    assert est(m1, "RLR.F") == pytest.approx(5 / 8)
+    assert est(m1, "delta.RLR") == pytest.approx(1 / 2)
+    assert est(m1, "outcome.A.S.lure") == pytest.approx(1 / 4)  # q1 only
+    assert est(m1, "outcome.A.F.lure") == pytest.approx(3 / 4)  # q1, q2, q5
+    assert est(m1, "reduction.S") == pytest.approx(1 / 4 - 1 / 8)
+    assert est(m1, "reduction.F") == pytest.approx(3 / 4 - 5 / 8)
+    assert est(m1, "order_effect.S") == pytest.approx(1 / 4)
+    assert est(m1, "order_effect.F") == pytest.approx(3 / 4)
+    assert est(m1, "delta.RLR.G_first") == pytest.approx(1 / 4)
+    assert est(m1, "delta.RLR.misleading_first") == pytest.approx(3 / 4)
+    assert est(m1, "outcome.A.S_with_G.gold") == pytest.approx(7 / 8)
+    assert est(m1, "outcome.A.F_with_G.lure") == pytest.approx(5 / 8)
+    assert est(m1, "outcome.all.none.gold") == pytest.approx(5 / 6) and est(m1, "outcome.all.none.abstain") == pytest.approx(1 / 6)
+    assert est(m1, "outcome.all.G.gold") == pytest.approx(5 / 6) and est(m1, "outcome.all.G.invalid") == pytest.approx(1 / 6)
+    # Table 24 groups: FRED time holds q1, q3 (both in B, q1 in A)
+    assert est(m1, "group.fred.time.size.B") == 2 and est(m1, "group.fred.time.size.A") == 1
+    assert est(m1, "group.fred.time.LR.S") == pytest.approx(1)  # q1, q3 lure with S
+    assert est(m1, "group.fred.time.RLR.F") == pytest.approx(1 / 2)  # q1: G+F gold, F+G lure
+    assert est(m1, "group.situatedqa.location.LR.S") == 0  # q5 abstains
+    assert est(m1, "group.situatedqa.time.size.B") == 0 and est(m1, "group.situatedqa.time.LR.S") is None  # undefined, not zero
+
+    # m2: only q6 correct without context (q1 lure, q2 " D\n" = D other, q3 "C." invalid, q4 missing, q5 abstain)
+    assert (est(m2, "size.B"), est(m2, "size.A")) == (1, 1)
+    assert [est(m2, f"outcome.all.none.{o}") for o in ("gold", "lure", "abstain", "other", "invalid")] == pytest.approx([1 / 6, 1 / 6, 1 / 6, 1 / 6, 2 / 6])
+    assert est(m2, "outcome.all.G.invalid") == pytest.approx(1 / 6)  # the empty response to q2
+    assert (est(m2, "LR.S"), est(m2, "LR.F"), est(m2, "gold.S")) == (1, 1, 0)
+    assert (est(m2, "RLR.S"), est(m2, "RLR.F")) == (0.5, 1)
+    assert (est(m2, "reduction.S"), est(m2, "reduction.F"), est(m2, "order_effect.S"), est(m2, "order_effect.F")) == (0.5, 0, 1, 0)
+    assert (est(m2, "responses.invalid"), est(m2, "responses.missing_original"), est(m2, "responses.rows")) == (2, 1, 47)
+
+    # means over the two models, equal weight
+    assert est(s, "LR.S") == pytest.approx((2 / 5 + 1) / 2) and s["LR.S"]["n"] == 2
+    assert est(s, "delta.LR") == pytest.approx((2 / 5 + 0) / 2)
+    assert est(s, "RLR.F") == pytest.approx((5 / 8 + 1) / 2)
+    assert est(s, "delta.RLR") == pytest.approx((1 / 2 + 1 / 2) / 2)
+    assert est(s, "group.situatedqa.time.LR.S") is None  # undefined for a model -> undefined mean
+    assert s["LR.S"]["ci"] is None and est(s, "bootstrap.replicates") == 0
+
+    # the condition supplement is scored separately, for m1 only (m2 has no row there)
+    assert (est(m1, "supplement.size.B"), est(m1, "supplement.LR.S"), est(m1, "supplement.RLR.F")) == (1, 1, 0.5)
+    assert "supplement.size.B" not in m2 and s["supplement.LR.S"]["n"] == 1
+
+    # CF (App. D.5) on m1's original subsets
+    assert est(m1, "cf.outcome.all.G.gold") == pytest.approx(5 / 6) and est(m1, "cf.outcome.all.G.lure") == pytest.approx(1 / 6)
+    assert est(m1, "cf.outcome.B.S.abstain") == pytest.approx(4 / 5) and est(m1, "cf.outcome.B.S.other") == pytest.approx(1 / 5)
+    assert est(m1, "cf.outcome.B.F.lure") == pytest.approx(1)
+    assert [est(m1, f"cf.outcome.A.S_with_G.{o}") for o in ("gold", "abstain", "other")] == pytest.approx([6 / 8, 1 / 8, 1 / 8])
+    assert [est(m1, f"cf.outcome.A.F_with_G.{o}") for o in ("gold", "lure", "abstain")] == pytest.approx([2 / 8, 1 / 8, 5 / 8])
+    assert est(m1, "cf.size.A_common") == 3  # q2 answered C (the lure) with G alone under CF
+    assert est(m1, "cf.common.S_with_G.gold.original") == pytest.approx(5 / 6)
+    assert est(m1, "cf.common.S_with_G.gold.cf") == pytest.approx(4 / 6)
+    assert est(m1, "cf.none_agreement") == pytest.approx(5 / 6)  # q5: A originally, B in the CF run
+    assert "cf.size.A_common" not in m2 and s["cf.size.A_common"]["n"] == 1
+
+    # the one missing pair is reported, as a file-level problem
+    problems = report["predictions"]["problems"]
+    assert len(problems) == 1 and problems[0]["line"] is None and "q4/none" in problems[0]["message"] and "'m2'" in problems[0]["message"]
+    assert report["predictions"]["excluded"] == 0 and report["predictions"]["rows"] == 48 + 48 + 8 + 47
+
+
+def test_lenient_letters_change_subsets_and_are_counted(mini):
+    release, predictions = mini
+    strict = misleadqa.score(release, predictions, {"replicates": 0, "min_clusters": 1})
+    lenient = misleadqa.score(release, predictions, {"replicates": 0, "min_clusters": 1, "lenient_letters": True})
+    m2s, m2l = strict["models"]["m2"]["metrics"], lenient["models"]["m2"]["metrics"]
+    assert est(m2s, "size.B") == 1 and est(m2l, "size.B") == 2  # "C." read as C, the gold of q3
+    assert est(m2s, "responses.lenient_forms") == 0 and est(m2l, "responses.lenient_forms") == 1
+    assert est(lenient["summary"]["metrics"], "responses.lenient_letters") == 1.0
+    assert est(strict["summary"]["metrics"], "responses.lenient_letters") == 0.0
+
+
+# ------------------------------------------------------------------------------------------- bootstrap
+# the indicator sets behind every bootstrapped figure, read off the tables above
+SETS = {
+    "m1": {"B": {"q1", "q2", "q3", "q5", "q6"}, "A": {"q1", "q2", "q5", "q6"}, "goldS": {"q2"}, "lureS": {"q1", "q3"}, "lureF": {"q1", "q2", "q3", "q5"},
+           "lureS_A": {"q1"}, "lureF_A": {"q1", "q2", "q5"}, "G+S": set(), "S+G": {"q1"}, "G+F": {"q2"}, "F+G": {"q1", "q2", "q5", "q6"}},
+    "m2": {"B": {"q6"}, "A": {"q6"}, "goldS": set(), "lureS": {"q6"}, "lureF": {"q6"},
+           "lureS_A": {"q6"}, "lureF_A": {"q6"}, "G+S": set(), "S+G": {"q6"}, "G+F": {"q6"}, "F+G": {"q6"}},
+}
+
+
+def hand_replicate(sets: dict, w: dict) -> dict:
+    """One replicate's metrics for one model, with exact fractions; None when a denominator weighs zero."""
+    total = lambda items: sum(w[i] for i in items)
+    b, a = total(sets["B"]), total(sets["A"])
+    out = {}
+    if b:
+        out["gold.S"] = Fraction(total(sets["goldS"]), b)
+        out["LR.S"] = Fraction(total(sets["lureS"]), b)
+        out["LR.F"] = Fraction(total(sets["lureF"]), b)
+        out["delta.LR"] = out["LR.F"] - out["LR.S"]
+    if a:
+        out["RLR.S"] = Fraction(total(sets["G+S"]) + total(sets["S+G"]), 2 * a)
+        out["RLR.F"] = Fraction(total(sets["G+F"]) + total(sets["F+G"]), 2 * a)
+        out["delta.RLR"] = out["RLR.F"] - out["RLR.S"]
+        out["reduction.S"] = Fraction(total(sets["lureS_A"]), a) - out["RLR.S"]
+        out["reduction.F"] = Fraction(total(sets["lureF_A"]), a) - out["RLR.F"]
+        out["order_effect.S"] = Fraction(total(sets["S+G"]) - total(sets["G+S"]), a)
+        out["order_effect.F"] = Fraction(total(sets["F+G"]) - total(sets["G+F"]), a)
+    return out
+
+
+def hand_intervals(units: list, unit_of: dict, replicates: int, names: tuple) -> tuple[dict, dict]:
+    draws = np.random.default_rng(2027).integers(0, len(units), size=(replicates, len(units)))
+    per_model = {m: {n: [] for n in names} for m in SETS}
+    mean = {n: [] for n in names}
+    for row in draws:
+        times = Counter(int(u) for u in row)
+        w = {item: times[units.index(unit_of[item])] for item in MAIN}
+        values = {m: hand_replicate(SETS[m], w) for m in SETS}
+        for n in names:
+            for m in SETS:
+                if n in values[m]:
+                    per_model[m][n].append(float(values[m][n]))
+            if all(n in values[m] for m in SETS):  # undefined for any model -> undefined mean
+                mean[n].append(float(sum(values[m][n] for m in SETS) / len(SETS)))
+    return per_model, mean
+
+
+def check_interval(metric: dict, undefined: dict, values: list, name: str, replicates: int) -> None:
+    tail = 0.0125 if name in ("delta.LR", "delta.RLR") else 0.025
+    assert metric["ci"] == pytest.approx([hand_percentile(values, tail), hand_percentile(values, 1 - tail)], abs=1e-12)
+    assert undefined["estimate"] == replicates - len(values) and undefined["n"] == replicates
+
+
+def test_cluster_bootstrap_by_hand(mini):
+    release, predictions = mini
+    replicates = 8
+    report = misleadqa.score(release, predictions, {"replicates": replicates, "min_clusters": 1})
+    # clusters in sorted (source, cluster_id) order; the draws are numpy's Generator with seed 2027
+    clusters = [("ambigdocs", "300"), ("fred", "IA"), ("fred", "NE"), ("situatedqa", "100"), ("situatedqa", "200")]
+    cluster_of = {i: (spec[0], spec[2]) for i, spec in MAIN.items()}
+    draws = np.random.default_rng(2027).integers(0, 5, size=(replicates, 5))
+    assert [0 not in row for row in draws] == [False] * 6 + [True, False]  # replicate 7 never draws q6's cluster
+    per_model, mean = hand_intervals(clusters, cluster_of, replicates, misleadqa.CI_METRICS)
+    assert len(mean["LR.S"]) == replicates - 1  # m2's B_m = {q6} weighs zero there: one undefined replicate
+    s = report["summary"]["metrics"]
+    for name in misleadqa.CI_METRICS:
+        check_interval(s[name], s[f"bootstrap.undefined.{name}"], mean[name], name, replicates)
+        for model in SETS:
+            m = report["models"][model]["metrics"]
+            check_interval(m[name], m[f"bootstrap.undefined.{name}"], per_model[model][name], name, replicates)
+    assert est(s, "bootstrap.undefined.delta.LR") == 1 and est(report["models"]["m1"]["metrics"], "bootstrap.undefined.delta.LR") == 0
+    assert s["delta.LR"]["estimate"] == pytest.approx(0.2)  # intervals never move the point estimate
+    assert s["LR.S"]["ci"] is not None and s["size.B"]["ci"] is None and s["outcome.B.S.lure"]["ci"] is None
+
+    # App. D.6: dependency groups d1, d2, fred resampled the same way (a fresh Generator, seed 2027)
+    groups = ["d1", "d2", "fred"]
+    group_of = {i: spec[3] for i, spec in MAIN.items()}
+    per_model, mean = hand_intervals(groups, group_of, replicates, misleadqa.GROUP_CI_METRICS)
+    for name in misleadqa.GROUP_CI_METRICS:
+        key = "dependency_groups." + name
+        assert s[key]["estimate"] == s[name]["estimate"]
+        check_interval(s[key], s[f"bootstrap.undefined.{key}"], mean[name], name, replicates)
+        m = report["models"]["m2"]["metrics"]
+        check_interval(m[key], m[f"bootstrap.undefined.{key}"], per_model["m2"][name], name, replicates)
+    assert est(s, "bootstrap.undefined.dependency_groups.delta.RLR") == 1
+
+
+def test_models_below_the_cluster_rule_leave_inference(mini):
+    release, predictions = mini
+    report = misleadqa.score(release, predictions, {"replicates": 8, "min_clusters": 2})
+    m1, m2 = report["models"]["m1"]["metrics"], report["models"]["m2"]["metrics"]
+    assert (est(m1, "inference.A.clusters"), est(m2, "inference.A.clusters")) == (4, 1)
+    assert (est(m1, "inference.eligible"), est(m2, "inference.eligible")) == (1.0, 0.0)
+    s = report["summary"]["metrics"]
+    assert est(s, "inference.models") == 1 and s["LR.S"]["n"] == 1 and est(s, "LR.S") == pytest.approx(2 / 5)
+    assert m2["LR.S"]["ci"] is None and m1["LR.S"]["ci"] is not None
+    assert est(s, "bootstrap.undefined.LR.S") == 0  # m1 alone: its B_m spans four clusters
+
+
+def test_default_settings_are_the_papers(mini):
+    release, predictions = mini
+    report = misleadqa.score(release, predictions, {"min_clusters": 1})
+    s = report["summary"]["metrics"]
+    assert (est(s, "bootstrap.replicates"), est(s, "bootstrap.seed"), est(s, "bootstrap.units.clusters"), est(s, "bootstrap.units.dependency_groups")) == (10000, 2027, 5, 3)
+    assert (est(s, "bootstrap.level.primary"), est(s, "bootstrap.level.other")) == (0.975, 0.95)
+    assert est(s, "inference.min_clusters") == 1
+    # P(q6's cluster never drawn) = (4/5)^5: about a third of 10,000 replicates leave m2 undefined
+    assert 3000 < est(s, "bootstrap.undefined.LR.S") < 3600
+
+
+# ------------------------------------------------------------------------------------------ identities
+def random_case(tmp_path: Path, seed: int) -> tuple[Release, Path]:
+    rng = np.random.default_rng(seed)
+    sources = [("fred", "time"), ("fred", "location"), ("situatedqa", "time"), ("situatedqa", "location"), ("ambigdocs", "entity")]
+    main = {}
+    for k in range(40):
+        source, scope = sources[k % 5]
+        gold, lure = rng.choice(list("ABCD"), size=2, replace=False)
+        main[f"r{k:02d}"] = (source, scope, f"c{rng.integers(0, 12)}", f"g{rng.integers(0, 4)}", str(gold), str(lure))
+    release = write_release(tmp_path / f"release{seed}", main)
+    answers = ["A", "B", "C", "D", "E", "A", "B", "zz", " C ", "(D)"]
+    lines = []
+    for model in ("x", "y", "z"):
+        for item_id in main:
+            for cond in CONDS:
+                if rng.random() < 0.03:
+                    continue  # a missing pair
+                lines.append(json.dumps({"model": model, "id": item_id, "condition": cond, "response": answers[rng.integers(0, len(answers))]}))
+    path = tmp_path / f"random{seed}.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return Release(release), path
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_identities_hold_on_random_predictions(tmp_path, seed):
+    release, path = random_case(tmp_path, seed)
+    report = misleadqa.score(release, path, {"replicates": 200, "min_clusters": 1})
+    for model, block in report["models"].items():
+        m = block["metrics"]
+        for key in ("S", "F"):  # RLR is the mean of the two order rates (§4.2)
+            first, second = (f"outcome.A.G+{key}.lure", f"outcome.A.{key}+G.lure")
+            if est(m, "size.A"):
+                assert est(m, f"RLR.{key}") == pytest.approx((est(m, first) + est(m, second)) / 2, abs=1e-12)
+                assert est(m, f"outcome.A.{key}_with_G.lure") == pytest.approx(est(m, f"RLR.{key}"), abs=1e-12)
+        prefixes = {name.rsplit(".", 1)[0] for name in m if name.startswith("outcome.")}
+        for prefix in prefixes:  # every outcome distribution sums to one
+            shares = [est(m, f"{prefix}.{o}") for o in ("gold", "lure", "abstain", "other", "invalid")]
+            if all(x is not None for x in shares):
+                assert sum(shares) == pytest.approx(1.0, abs=1e-12)
+        assert est(m, "size.A") <= est(m, "size.B")
+        assert est(m, "outcome.B.S.lure") == est(m, "LR.S")
+    s = report["summary"]["metrics"]
+    assert est(s, "LR.S") == pytest.approx(np.mean([est(b["metrics"], "LR.S") for b in report["models"].values()]), abs=1e-12)
+    lo, hi = s["delta.LR"]["ci"]
+    assert lo <= hi
+
+
+def test_subsets_nested_on_random_codes():
+    rng = np.random.default_rng(7)
+    letters = rng.integers(-2, 5, size=(500, 8))
+    gold = rng.integers(0, 4, size=(500, 1))
+    lure = (gold + rng.integers(1, 4, size=(500, 1))) % 4
+    codes = outcomes(letters, gold, lure)
+    b, a = evaluation_subsets(codes)
+    assert not (a & ~b).any() and a.sum() < b.sum()
+    assert (codes[letters < 0] == 4).all() and (codes[letters == gold] == 0).all()
+
+
+# ------------------------------------------------------------------------------------------ bad lines
+BAD_LINES = [
+    (None, '{"model": "m1", "id": "q1", "condition": "none", "response": "A"}'),
+    ("not valid JSON", "this is not json"),
+    ("field 'response'", '{"model": "m1", "id": "q1", "condition": "G", "response": 5}'),
+    ("unknown id 'q99'", '{"model": "m1", "id": "q99", "condition": "G", "response": "A"}'),
+    ("unknown condition 'GS'", '{"model": "m1", "id": "q1", "condition": "GS", "response": "A"}'),
+    ("duplicate row (same key as line 1)", '{"model": "m1", "id": "q1", "condition": "none", "response": "B"}'),
+    ("missing field 'response'", '{"model": "m1", "id": "q1", "condition": "S"}'),
+    ("unknown field 'score'", '{"model": "m1", "id": "q1", "condition": "F", "response": "A", "score": 1}'),
+    ("unknown prompt 'zero-shot'", '{"model": "m1", "id": "q1", "condition": "F", "response": "A", "prompt": "zero-shot"}'),
+    ("field 'id'", '{"model": "m1", "id": null, "condition": "F", "response": "A"}'),
+]
+
+
+def run_cli(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "ctxrobust.cli", *args], cwd=REPO, capture_output=True, text=True, env={**os.environ, **(env or {})}, timeout=300)
+
+
+def test_bad_lines_are_listed_and_strict_refuses(tmp_path):
+    release = write_release(tmp_path / "release", MAIN)
+    path = tmp_path / "bad.jsonl"
+    path.write_text("\n".join(line for _, line in BAD_LINES) + "\n", encoding="utf-8")
+
+    strict = run_cli("score", str(release), str(path), "--strict", "--replicates", "10")
+    assert strict.returncode != 0
+    assert "Traceback" not in strict.stderr and strict.stdout == ""
+    for number, (message, _) in enumerate(BAD_LINES, start=1):
+        if message:
+            assert f"{path}:{number}: " in strict.stderr and message in strict.stderr.split(f"{path}:{number}: ", 1)[1].splitlines()[0]
+    assert "pair(s) missing" in strict.stderr and "--strict refuses" in strict.stderr
+
+    lenient = run_cli("score", str(release), str(path), "--replicates", "10")
+    assert lenient.returncode == 0, lenient.stderr
+    report = json.loads(lenient.stdout)
+    listed = {p["line"]: p["message"] for p in report["predictions"]["problems"]}
+    for number, (message, _) in enumerate(BAD_LINES, start=1):
+        assert (number in listed) == (message is not None)
+        if message:
+            assert message in listed[number]
+    assert report["predictions"]["rows"] == len(BAD_LINES) and report["predictions"]["excluded"] == len(BAD_LINES) - 1
+    assert any(p["line"] is None and "47 (item, condition) pair(s) missing" in p["message"] for p in report["predictions"]["problems"])
+
+
+def test_clean_file_passes_strict_and_reports_are_byte_identical(mini, tmp_path):
+    release, predictions = mini
+    clean = tmp_path / "clean.jsonl"
+    clean.write_text("\n".join(prediction_lines("m1", M1) + prediction_lines("m1", M1_SUPPLEMENT)) + "\n", encoding="utf-8")
+    outputs = []
+    for hashseed in ("1", "2"):
+        out = tmp_path / f"report{hashseed}.json"
+        done = run_cli("score", str(release.path), str(clean), "--strict", "--replicates", "300", "-o", str(out), env={"PYTHONHASHSEED": hashseed})
+        assert done.returncode == 0, done.stderr
+        outputs.append(out.read_bytes())
+    assert outputs[0] == outputs[1]
+    report = json.loads(outputs[0])
+    assert set(report) == {"dataset", "release", "predictions", "models", "summary"}
+    assert set(report["release"]) == {"version", "manifest_sha256"} and set(report["summary"]) == {"metrics"}
+    for block in [report["summary"]] + list(report["models"].values()):
+        for name, value in block["metrics"].items():
+            assert set(value) == {"estimate", "ci", "n"}, name
+            if name.startswith(("outcome.", "LR.", "RLR.", "gold.")) and value["estimate"] is not None:
+                assert 0.0 <= value["estimate"] <= 1.0
+
+
+def test_markdown_and_html_reports(mini, tmp_path):
+    release, predictions = mini
+    report = misleadqa.score(release, predictions, {"replicates": 50, "min_clusters": 1})
+    md = misleadqa.render_markdown(report)
+    assert "Table 2: main results" in md and "Table 14: outcome distributions" in md
+    table2 = md.split("## Table 2")[1].split("## ")[0]
+    header = next(line for line in table2.splitlines() if line.startswith("| Model"))
+    assert header.count(" | ") == 9  # ten columns: the bars of |B_m| are escaped
+    assert "| m1 | 5 | 4 | 20.00 | 40.00 | 80.00 | 40.00 | 12.50 | 62.50 | 50.00 |" in md
+    assert "| Mean |  |  | 10.00 | 70.00 | 90.00 | 20.00 | 31.25 | 81.25 | 50.00 |" in md
+    assert "| B_m | S alone |" in md and "Table 21" in md and "Table 17" in md
+    page = misleadqa.render_html(report)
+    assert page.startswith("<!DOCTYPE html>") and "data:image/png;base64," in page and "Table 26" in page
+    assert "http://" not in page and "https://" not in page  # self-contained
+
+
+def test_score_rejects_options_of_other_datasets(mini):
+    release, predictions = mini
+    from ctxrobust.errors import CtxRobustError
+
+    with pytest.raises(CtxRobustError, match="--export"):
+        misleadqa.score(release, predictions, {"export": "out.csv"})
+    with pytest.raises(CtxRobustError, match="--replicates"):
+        misleadqa.score(release, predictions, {"replicates": -1})
+
+
+def test_release_without_main_split_is_one_clear_error(tmp_path):
+    folder = tmp_path / "empty"
+    folder.mkdir()
+    (folder / "manifest.json").write_text(json.dumps({"dataset": "misleadqa", "version": "0"}), encoding="utf-8")
+    (tmp_path / "p.jsonl").write_text("", encoding="utf-8")
+    done = run_cli("score", str(folder), str(tmp_path / "p.jsonl"))
+    assert done.returncode == 2 and "no main.jsonl" in done.stderr and "Traceback" not in done.stderr

@@ -1,0 +1,541 @@
+"""MisleadQA checks (paper Appendix B.1 "Automated checks", Appendix A.1; SPEC "Validators").
+
+Item-level checks are plain functions of one item returning problem messages;
+the builder screens candidates with the same functions, so every released
+item passes them by construction and `validate` proves it again.
+"""
+from __future__ import annotations
+
+import datetime as dt
+from collections import Counter, defaultdict
+from decimal import Decimal, InvalidOperation
+from fractions import Fraction
+from pathlib import Path
+from typing import Iterable
+
+from builders.misleadqa.scopes import scopes_overlap
+from builders.misleadqa.substitution import ReplayError, replay
+from validators.normalise import answer_key, content_tokens, mentions, same_answer, word_count
+from validators.registry import Failure, check
+
+DATASET = "misleadqa"
+ITEM_SCHEMA = "misleadqa.item"
+SUBSTANTIVE = ("A", "B", "C", "D")
+ABSTAIN = "Insufficient information"
+CONTEXTS = ("G", "S", "F")
+DEFAULT_MAX_RATIO = 1.35  # Appendix A.1: longest / shortest context in words
+DEFAULT_MAX_DIFF = 25  # Appendix A.1: longest - shortest context in words
+
+
+# --- item-level checks -------------------------------------------------------
+
+
+def distractor_letters(item: dict) -> list[str]:
+    return [letter for letter in SUBSTANTIVE if letter not in (item["gold"], item["lure"])]
+
+
+def gold_forms(item: dict) -> list[str]:
+    """The gold option and every registered gold expression."""
+    return [item["options"][item["gold"]]] + [s["old"] for s in item.get("substitutions", [])]
+
+
+def span_replay_problems(item: dict) -> list[str]:
+    """F is G with the recorded edits applied, byte for byte; each edit is a registered gold-to-lure substitution."""
+    g, f = item["contexts"]["G"]["text"], item["contexts"]["F"]["text"]
+    edits = item.get("f_edits", [])
+    if not edits:
+        return ["F has no recorded edits: G states no registered gold expression"]
+    try:
+        replayed = replay(g, edits)
+    except (ReplayError, KeyError, TypeError) as exc:
+        return [f"f_edits cannot be replayed on G: {exc}"]
+    problems = []
+    if replayed != f:
+        at = next((i for i, (a, b) in enumerate(zip(replayed, f)) if a != b), min(len(replayed), len(f)))
+        problems.append(f"replaying f_edits on G does not give F (first difference at offset {at}); F must differ from G only in the edited spans")
+    gold, lure = item["options"][item["gold"]], item["options"][item["lure"]]
+    registered = {}
+    for sub in item.get("substitutions", []):
+        if answer_key(sub["old"]) != answer_key(gold):
+            problems.append(f"registered expression {sub['old']!r} is not an expression of the gold answer {gold!r}")
+        if answer_key(sub["new"]) != answer_key(lure):
+            problems.append(f"registered replacement {sub['new']!r} is not an expression of the lure {lure!r}")
+        registered.setdefault(sub["old"].casefold(), sub["new"])
+    for number, edit in enumerate(edits):
+        old = edit["old"].casefold()
+        if old not in registered:
+            problems.append(f"edit {number} replaces {edit['old']!r}, which is not a registered gold expression")
+        elif edit["new"] != registered[old]:
+            problems.append(f"edit {number} writes {edit['new']!r}, not the registered lure form {registered[old]!r}")
+    return problems
+
+
+def answer_isolation_problems(item: dict) -> list[str]:
+    """Neither the gold answer nor the lure appears in the question (Appendix B.1)."""
+    question = item["question"]
+    problems = []
+    for role in ("gold", "lure"):
+        text = item["options"][item[role]]
+        if mentions(question, text):
+            problems.append(f"the {role} answer {text!r} appears in the question")
+    for form in gold_forms(item)[1:]:
+        if mentions(question, form) and not mentions(question, item["options"][item["gold"]]):
+            problems.append(f"the gold expression {form!r} appears in the question")
+    return problems
+
+
+def distractor_leakage_problems(item: dict) -> list[str]:
+    """No distractor appears in the question or in any context (Appendix A.1 "Distractors")."""
+    problems = []
+    for letter in distractor_letters(item):
+        text = item["options"][letter]
+        if mentions(item["question"], text):
+            problems.append(f"distractor {letter} {text!r} appears in the question")
+        for name in CONTEXTS:
+            if mentions(item["contexts"][name]["text"], text):
+                problems.append(f"distractor {letter} {text!r} appears in context {name}")
+    return problems
+
+
+def gold_mention_problems(item: dict) -> list[str]:
+    """F contains no expression of the gold answer once the substitution is made (Appendix A.1)."""
+    f = item["contexts"]["F"]["text"]
+    for form in gold_forms(item):
+        if mentions(f, form):
+            return [f"F still mentions the gold answer ({form!r})"]
+    return []
+
+
+def distinctness_problems(item: dict) -> list[str]:
+    """Options A-D distinct after normalisation, with no near-duplicates; gold differs from lure."""
+    problems = []
+    options = item["options"]
+    if item["gold"] == item["lure"]:
+        problems.append(f"gold and lure are the same option {item['gold']}")
+    for i, a in enumerate(SUBSTANTIVE):
+        for b in SUBSTANTIVE[i + 1 :]:
+            if same_answer(options[a], options[b]):
+                problems.append(f"options {a} {options[a]!r} and {b} {options[b]!r} are the same answer after normalisation")
+    return problems
+
+
+def _overlap(question: set[str], context: set[str]) -> tuple[Fraction, Fraction]:
+    shared = len(question & context)
+    union = len(question | context)
+    jaccard = Fraction(shared, union) if union else Fraction(0)
+    recall = Fraction(shared, len(question)) if question else Fraction(0)
+    return jaccard, recall
+
+
+def comparability_problems(item: dict, max_ratio: float = DEFAULT_MAX_RATIO, max_diff: int = DEFAULT_MAX_DIFF) -> list[str]:
+    """Appendix A.1 "Context comparability": lengths close; S no closer to the question than G and F."""
+    problems = []
+    counts = {name: word_count(item["contexts"][name]["text"]) for name in CONTEXTS}
+    longest, shortest = max(counts.values()), min(counts.values())
+    if shortest == 0 or Fraction(longest, shortest) > Fraction(str(max_ratio)):
+        problems.append(f"context word counts {counts} have ratio {longest}/{shortest} above {max_ratio}")
+    if longest - shortest > max_diff:
+        problems.append(f"context word counts {counts} differ by {longest - shortest}, more than {max_diff}")
+    question = content_tokens(item["question"])
+    scores = {name: _overlap(question, content_tokens(item["contexts"][name]["text"])) for name in CONTEXTS}
+    for name in ("G", "F"):
+        if scores["S"][0] > scores[name][0]:
+            problems.append(f"S's Jaccard similarity with the question ({float(scores['S'][0]):.3f}) is above {name}'s ({float(scores[name][0]):.3f})")
+        if scores["S"][1] > scores[name][1]:
+            problems.append(f"S's question-token recall ({float(scores['S'][1]):.3f}) is above {name}'s ({float(scores[name][1]):.3f})")
+    return problems
+
+
+def scope_design_problems(item: dict) -> list[str]:
+    """Section 3.1: G = <s, y*> true, in scope; S = <s', l> true, out of scope; F = <s, l> false, in scope;
+    s' changes exactly the item's scope dimension, and neither scope covers the other."""
+    problems = []
+    ctx, options = item["contexts"], item["options"]
+    expected = {
+        "G": (item["target_scope"], options[item["gold"]], True, True),
+        "S": (item["alt_scope"], options[item["lure"]], True, False),
+        "F": (item["target_scope"], options[item["lure"]], False, True),
+    }
+    for name, (scope, value, true, in_scope) in expected.items():
+        if ctx[name]["scope"] != scope:
+            problems.append(f"context {name} states scope {ctx[name]['scope']}, expected {scope}")
+        if ctx[name]["value"] != value:
+            problems.append(f"context {name} asserts {ctx[name]['value']!r}, expected the option text {value!r}")
+        if ctx[name]["true"] is not true or ctx[name]["in_scope"] is not in_scope:
+            problems.append(f"context {name} must be marked true={true}, in_scope={in_scope}")
+    dimension = item["scope_dimension"]
+    changed = sorted(k for k in set(item["target_scope"]) | set(item["alt_scope"]) if item["target_scope"].get(k) != item["alt_scope"].get(k))
+    if changed != [dimension]:
+        problems.append(f"target and alternative scopes differ in {changed or 'nothing'}, expected exactly [{dimension!r}]")
+    elif scopes_overlap(dimension, item["target_scope"][dimension], item["alt_scope"][dimension]):
+        problems.append(f"alternative {dimension} {item['alt_scope'][dimension]!r} overlaps the target {item['target_scope'][dimension]!r}")
+    if options.get("E") != ABSTAIN:
+        problems.append(f"option E is {options.get('E')!r}, expected {ABSTAIN!r}")
+    if item["gold"] not in SUBSTANTIVE or item["lure"] not in SUBSTANTIVE:
+        problems.append("gold and lure must be letters A-D")
+    return problems
+
+
+def fred_pair_problems(item: dict, max_gap_years: int, first_year: int, last_year: int) -> list[str]:
+    """Appendix A.1: FRED time pairs at most eight years apart; location pairs share the date; 1990-2024 facts."""
+    if item["source"] != "fred":
+        return []
+    problems = []
+    target, alt = dt.date.fromisoformat(item["target_scope"]["time"]), dt.date.fromisoformat(item["alt_scope"]["time"])
+    for label, day in (("target", target), ("alternative", alt)):
+        if not first_year <= day.year <= last_year:
+            problems.append(f"{label} date {day} is outside {first_year}-{last_year}")
+    if item["scope_dimension"] == "time" and abs(target.year - alt.year) > max_gap_years:
+        problems.append(f"time pair {target} / {alt} is more than {max_gap_years} years apart")
+    if item["scope_dimension"] == "location" and target != alt:
+        problems.append(f"location pair dates differ ({target} / {alt})")
+    return problems
+
+
+ITEM_CHECKS = {
+    "span_replay": span_replay_problems,
+    "answer_isolation": answer_isolation_problems,
+    "distractor_leakage": distractor_leakage_problems,
+    "gold_mention_in_f": gold_mention_problems,
+    "distinctness": distinctness_problems,
+    "scope_design": scope_design_problems,
+}
+
+
+def screen(item: dict, max_ratio: float = DEFAULT_MAX_RATIO, max_diff: int = DEFAULT_MAX_DIFF) -> tuple[str, str] | None:
+    """The first (check name, message) an item fails, or None; comparability last."""
+    for name, fn in ITEM_CHECKS.items():
+        problems = fn(item)
+        if problems:
+            return name, problems[0]
+    problems = comparability_problems(item, max_ratio, max_diff)
+    if problems:
+        return "comparability", problems[0]
+    return None
+
+
+# --- release-level checks ----------------------------------------------------
+
+
+def _item_files(release) -> list[str]:
+    return [entry["name"] for entry in release.files if entry.get("schema") == ITEM_SCHEMA]
+
+
+def _items(release) -> Iterable[tuple[str, dict]]:
+    for name in _item_files(release):
+        for row in release.rows(name):
+            yield name, row
+
+
+def _per_item(release, fn) -> Iterable[Failure]:
+    for name, row in _items(release):
+        try:
+            problems = fn(row)
+        except (KeyError, TypeError, ValueError) as exc:
+            problems = [f"item is malformed ({type(exc).__name__}: {exc})"]
+        for message in problems:
+            yield Failure(name, str(row.get("id")), message)
+
+
+@check(DATASET, "span_replay")
+def check_span_replay(release) -> Iterable[Failure]:
+    yield from _per_item(release, span_replay_problems)
+
+
+@check(DATASET, "answer_isolation")
+def check_answer_isolation(release) -> Iterable[Failure]:
+    yield from _per_item(release, answer_isolation_problems)
+
+
+@check(DATASET, "distractor_leakage")
+def check_distractor_leakage(release) -> Iterable[Failure]:
+    yield from _per_item(release, distractor_leakage_problems)
+
+
+@check(DATASET, "gold_mention_in_f")
+def check_gold_mention(release) -> Iterable[Failure]:
+    yield from _per_item(release, gold_mention_problems)
+
+
+@check(DATASET, "distinctness")
+def check_distinctness(release) -> Iterable[Failure]:
+    yield from _per_item(release, distinctness_problems)
+
+
+@check(DATASET, "scope_design")
+def check_scope_design(release) -> Iterable[Failure]:
+    config = release.config
+    gap = config.get("fred_max_gap_years", 8)
+    first, last = config.get("fred_first_year", 1990), config.get("fred_last_year", 2024)
+    yield from _per_item(release, lambda item: scope_design_problems(item) + fred_pair_problems(item, gap, first, last))
+
+
+@check(DATASET, "comparability")
+def check_comparability(release) -> Iterable[Failure]:
+    ratio = release.config.get("comparability_max_ratio", DEFAULT_MAX_RATIO)
+    diff = release.config.get("comparability_max_diff", DEFAULT_MAX_DIFF)
+    yield from _per_item(release, lambda item: comparability_problems(item, ratio, diff))
+
+
+def _fact_key(item: dict, scope: dict) -> tuple:
+    subject = "fred" if item["source"] == "fred" else item["cluster_id"]
+    return (item["source"], subject, tuple(sorted((k, answer_key(v)) for k, v in scope.items() if v is not None)))
+
+
+@check(DATASET, "repeated_targets")
+def check_repeated_targets(release) -> Iterable[Failure]:
+    """No repeated target facts and no reversed fact pairs (Appendix A.1 "Candidate selection")."""
+    targets: dict[tuple, str] = {}
+    pairs: dict[tuple, str] = {}
+    for name, item in _items(release):
+        target, alt = _fact_key(item, item["target_scope"]), _fact_key(item, item["alt_scope"])
+        if target in targets:
+            yield Failure(name, item["id"], f"repeats the target fact of item {targets[target]}")
+        targets.setdefault(target, item["id"])
+        if (alt, target) in pairs:
+            yield Failure(name, item["id"], f"reverses the fact pair of item {pairs[(alt, target)]}")
+        pairs.setdefault((target, alt), item["id"])
+
+
+def balance_problems(items: list[dict]) -> list[tuple[str | None, str]]:
+    """Appendix B.1 "Final option assignment": within each source-scope group of the main split,
+    gold counts over A-D, lure counts over A-D and the 12 ordered (gold, lure) pair counts each differ
+    by at most one; E is always "Insufficient information"."""
+    problems: list[tuple[str | None, str]] = []
+    groups: dict[tuple[str, str], list[dict]] = defaultdict(list)
+    for item in items:
+        if item["options"].get("E") != ABSTAIN:
+            problems.append((item["id"], f"option E is {item['options'].get('E')!r}, expected {ABSTAIN!r}"))
+        if item["split"] == "main":
+            groups[(item["source"], item["scope_dimension"])].append(item)
+    pairs = [(g, l) for g in SUBSTANTIVE for l in SUBSTANTIVE if g != l]
+    for (source, dimension), members in sorted(groups.items()):
+        gold = Counter(item["gold"] for item in members)
+        lure = Counter(item["lure"] for item in members)
+        pair = Counter((item["gold"], item["lure"]) for item in members)
+        for label, counter, keys in (("gold", gold, SUBSTANTIVE), ("lure", lure, SUBSTANTIVE), ("(gold, lure) pair", pair, pairs)):
+            values = [counter.get(k, 0) for k in keys]
+            if max(values) - min(values) > 1:
+                shown = {("".join(k) if isinstance(k, tuple) else k): counter.get(k, 0) for k in keys}
+                problems.append((None, f"group {source}/{dimension}: {label} position counts {shown} differ by more than one"))
+    return problems
+
+
+@check(DATASET, "balance")
+def check_balance(release) -> Iterable[Failure]:
+    for name in _item_files(release):
+        for item_id, message in balance_problems(release.rows(name)):
+            yield Failure(name, item_id, message)
+
+
+@check(DATASET, "audit_sample")
+def check_audit_sample(release) -> Iterable[Failure]:
+    """The audit sample is the SHA-256 ranking of main items under the recorded seed (Appendix B.2)."""
+    from builders.misleadqa.audit import audit_sample
+
+    names = {entry["name"] for entry in release.files}
+    if "audit_sample.jsonl" not in names or "main.jsonl" not in names:
+        yield Failure("audit_sample.jsonl", None, "missing from the release; rebuild it")
+        return
+    config = release.config
+    expected = audit_sample(release.rows("main.jsonl"), config.get("audit_seed", 20261007), config.get("audit_sizes"))
+    actual = {row["id"]: row for row in release.rows("audit_sample.jsonl")}
+    wanted = {row["id"]: row for row in expected}
+    for item_id in sorted(set(actual) - set(wanted)):
+        yield Failure("audit_sample.jsonl", item_id, "is not in the sample the recorded seed selects")
+    for item_id in sorted(set(wanted) - set(actual)):
+        yield Failure("audit_sample.jsonl", item_id, "is selected by the recorded seed but missing from the sample")
+    for item_id in sorted(set(wanted) & set(actual)):
+        if actual[item_id] != wanted[item_id]:
+            yield Failure("audit_sample.jsonl", item_id, "row differs from the recomputed sample (stratum, rank or hash)")
+
+
+@check(DATASET, "exclusions")
+def check_exclusions(release) -> Iterable[Failure]:
+    """Every exclusion counted in the build notes, none of them released."""
+    names = {entry["name"] for entry in release.files}
+    if "exclusions.jsonl" not in names:
+        yield Failure("exclusions.jsonl", None, "missing from the release; rebuild it")
+        return
+    released = {item["id"] for _, item in _items(release)}
+    counted: Counter = Counter()
+    for row in release.rows("exclusions.jsonl"):
+        counted[(row["source"], row["scope_dimension"] or "-", row["reason"])] += 1
+        if row["id"] in released:
+            yield Failure("exclusions.jsonl", row["id"], "is excluded but also released")
+    noted = release.manifest.get("build_notes", {}).get("exclusions_by_reason", {})
+    recorded = Counter()
+    for group, reasons in noted.items():
+        source, _, dimension = group.partition("/")
+        for reason, count in reasons.items():
+            recorded[(source, dimension or "-", reason)] = count
+    if recorded != counted:
+        differing = sorted(k for k in set(recorded) | set(counted) if recorded.get(k) != counted.get(k))
+        for source, dimension, reason in differing:
+            yield Failure(
+                "exclusions.jsonl", None,
+                f"{source}/{dimension} {reason}: {counted.get((source, dimension, reason), 0)} rows, build notes say {recorded.get((source, dimension, reason), 0)}",
+            )
+
+
+# --- provenance ---------------------------------------------------------------
+
+
+def _dollars(text: str) -> Decimal | None:
+    try:
+        return Decimal(text.replace("$", "").replace(",", "").strip())
+    except InvalidOperation:
+        return None
+
+
+class _SourceReader:
+    """Snapshot files re-read for provenance checks, each once."""
+
+    def __init__(self, store):
+        self.store = store
+        self._fred: dict = {}
+        self._lines: dict = {}
+
+    def fred(self, snapshot: str, sha256: str):
+        from sources.fred import read_series
+
+        if snapshot not in self._fred:
+            self._fred[snapshot] = read_series(self.store.path(snapshot), snapshot, sha256)
+        return self._fred[snapshot]
+
+    def line(self, path: Path, line: int) -> str | None:
+        key = str(path)
+        if key not in self._lines:
+            self._lines[key] = path.read_text(encoding="utf-8").splitlines()
+        lines = self._lines[key]
+        return lines[line - 1] if 0 < line <= len(lines) else None
+
+
+def _fred_problems(reader: _SourceReader, role: str, prov: dict, scope: dict, value: str) -> list[str]:
+    series = reader.fred(prov["snapshot"], prov["sha256"])
+    if series.is_federal:
+        return [f"{role}: {prov['snapshot']} holds the federal series {series.series_id}, not a state minimum wage"]
+    if not series.holds_own_series:
+        return [f"{role}: {prov['snapshot']} holds series {series.series_id}, not the state's own series"]
+    if series.series_id != prov["series_id"]:
+        return [f"{role}: provenance names series {prov['series_id']}, the snapshot holds {series.series_id}"]
+    if scope is not None and scope.get("location") != series.jurisdiction:
+        return [f"{role}: scope names {scope.get('location')!r}, {prov['snapshot']} is {series.jurisdiction}'s series"]
+    date = prov["date"]
+    if scope is not None and scope.get("time") != date:
+        return [f"{role}: scope date {scope.get('time')} differs from the provenance date {date}"]
+    obs = next((o for o in series.observations if o.date.isoformat() == date), None)
+    if obs is None or obs.value is None:
+        return [f"{role}: {prov['snapshot']} has no observation on {date}"]
+    stated = _dollars(value)
+    if stated is None or stated != obs.value:
+        return [f"{role}: states {value!r} for {series.jurisdiction} on {date}; {prov['snapshot']} line {obs.line} says {obs.raw}"]
+    if obs.line != prov["line"]:
+        return [f"{role}: provenance names line {prov['line']}, the observation is on line {obs.line}"]
+    return []
+
+
+def _situatedqa_problems(reader: _SourceReader, role: str, prov: dict, scope: dict | None, value: str) -> list[str]:
+    import json
+
+    text = reader.line(reader.store.path(prov["snapshot"]), prov["line"] or 0)
+    if text is None:
+        return [f"{role}: {prov['snapshot']} has no line {prov['line']}"]
+    row = json.loads(text)
+    if str(row.get("id")) != prov["upstream_id"]:
+        return [f"{role}: {prov['snapshot']}:{prov['line']} is question {row.get('id')}, provenance says {prov['upstream_id']}"]
+    answers = row.get("answer", [])
+    if not any(same_answer(value, answer) for answer in answers):
+        return [f"{role}: {value!r} is not an answer at {prov['snapshot']}:{prov['line']} ({answers})"]
+    if scope is not None:
+        field = "date" if "time" in [k for k, v in scope.items() if v is not None] else "location"
+        stated = scope.get("time") if field == "date" else scope.get("location")
+        if str(row.get(field, "")).strip() != stated:
+            return [f"{role}: scope {stated!r} differs from the record's {field} {row.get(field)!r}"]
+    return []
+
+
+@check(DATASET, "provenance")
+def check_provenance(release) -> Iterable[Failure]:
+    """Every fact traceable to its snapshot record; every snapshot sha256 equal to the lock (or the recorded user file)."""
+    store = getattr(release, "store", None)
+    if store is None:
+        yield Failure(
+            None, None,
+            "provenance needs the source snapshots: set SOURCES_MIRROR to a folder laid out like fred/ and situatedqa/ "
+            "(or fill the cache with `ctxrobust sources`) and validate again",
+        )
+        return
+    lock = store.lock
+    user = release.manifest.get("build_notes", {}).get("user_sources", {})
+    user_by_file = {entry["file"]: (source, entry) for source, entry in user.items()}
+    user_readers = {}
+    reader = _SourceReader(store)
+    for name, item in _items(release):
+        options = item["options"]
+        records = [("G", item["provenance"]["G"], item["target_scope"], options[item["gold"]]),
+                   ("S", item["provenance"]["S"], item["alt_scope"], options[item["lure"]])]
+        distractor_texts = [options[letter] for letter in distractor_letters(item)]
+        for number, prov in enumerate(item["provenance"]["distractors"]):
+            matching = [t for t in distractor_texts if same_answer(t, prov["value"])]
+            if not matching:
+                yield Failure(name, item["id"], f"distractor provenance {number} ({prov['value']!r}) matches no distractor option")
+                continue
+            records.append((f"distractor {number}", prov, None, matching[0]))
+        for role, prov, scope, value in records:
+            snapshot = prov["snapshot"]
+            if snapshot in lock:
+                if prov["sha256"] != lock[snapshot].sha256:
+                    yield Failure(name, item["id"], f"{role}: {snapshot} sha256 {prov['sha256']} differs from the lock ({lock[snapshot].sha256})")
+                    continue
+            elif snapshot in user_by_file:
+                source, entry = user_by_file[snapshot]
+                if prov["sha256"] != entry["sha256"]:
+                    yield Failure(name, item["id"], f"{role}: {snapshot} sha256 {prov['sha256']} differs from the recorded user source ({entry['sha256']})")
+                    continue
+            else:
+                yield Failure(name, item["id"], f"{role}: {snapshot} is neither pinned in the lock nor a recorded user source")
+                continue
+            try:
+                if item["source"] == "fred":
+                    problems = _fred_problems(reader, role, prov, scope, value)
+                elif item["source"] == "situatedqa":
+                    problems = _situatedqa_problems(reader, role, prov, scope, value)
+                else:
+                    problems = _user_problems(release, user_readers, item["source"], role, prov, value)
+            except Exception as exc:  # a snapshot that cannot be read is a failure, named
+                problems = [f"{role}: {snapshot} could not be re-read ({type(exc).__name__}: {exc})"]
+            for message in problems:
+                yield Failure(name, item["id"], message)
+
+
+def _user_problems(release, readers: dict, source: str, role: str, prov: dict, value: str) -> list[str]:
+    """Re-read an AmbigDocs / CondAmbigQA fact from the user file the build recorded."""
+    if source not in readers:
+        entry = release.manifest.get("build_notes", {}).get("user_sources", {}).get(source)
+        path_field = f"{source}_path"
+        path = release.config.get(path_field)
+        if entry is None or not path or not Path(path).exists():
+            readers[source] = f"{source} file {path or '(none recorded)'} not found: supply it at that path (config {path_field}) to check provenance"
+        else:
+            from ctxrobust.canonical import sha256_file
+
+            if sha256_file(Path(path)) != entry["sha256"]:
+                readers[source] = f"{path}: sha256 differs from the one recorded at build time ({entry['sha256']}); supply the file the release was built from"
+            else:
+                module = __import__(f"sources.{source}", fromlist=["read_file", "facts"])
+                facts = {}
+                for record in module.read_file(Path(path), entry["file"], entry["sha256"]):
+                    for fact in module.facts(record):
+                        p = fact.provenance
+                        facts[(p.line, p.index, p.field)] = fact
+                readers[source] = facts
+    found = readers[source]
+    if isinstance(found, str):
+        return [f"{role}: {found}"]
+    fact = found.get((prov["line"], prov["index"], prov["field"]))
+    if fact is None:
+        return [f"{role}: {prov['snapshot']} has no record at line {prov['line']} / index {prov['index']} field {prov['field']}"]
+    if not same_answer(fact.value, value):
+        return [f"{role}: states {value!r}; {prov['snapshot']} {prov['field']} says {fact.value!r}"]
+    return []
