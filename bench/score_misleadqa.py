@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import resource
+import subprocess
 import sys
 import tempfile
 import time
@@ -110,6 +112,13 @@ def main() -> None:
         print(f"score: {len(MODELS)} models x {len(items)} items x {len(CONDITIONS)} conditions, {args.replicates} replicates: {elapsed:.2f} s wall"
               f" (target < 5 s); rerun identical: {same}")
         print(f"  mean LR.S {s['LR.S']['estimate']:.4f} CI {s['LR.S']['ci']}, delta.LR {s['delta.LR']['estimate']:.4f} CI {s['delta.LR']['ci']}")
+
+        started = time.perf_counter()  # the whole command a user types, interpreter start-up and JSON writing included
+        done = subprocess.run([sys.executable, "-m", "ctxrobust.cli", "score", str(release_dir), str(predictions), "--replicates", str(args.replicates),
+                               "-o", str(folder / "report.json")], cwd=ROOT, capture_output=True, text=True)
+        elapsed = time.perf_counter() - started
+        print(f"ctxrobust score (CLI, JSON report): {elapsed:.2f} s wall, exit {done.returncode}")
+        print(f"peak memory (this process): {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB")
 
 
 if __name__ == "__main__":

@@ -44,7 +44,8 @@ class Citation(_Text):
 
 class ConfigText(_Text):
     description: str
-    fields: dict[str, str]
+    fields: dict[str, str]  # top-level column, or dotted path to a nested field -> description
+    same_fields_as: Optional[str] = None  # another configuration of the same dataset whose fields these are
 
 
 class DatasetText(_Text):
@@ -86,6 +87,9 @@ class CardText(_Text):
                     raise ValueError(f"dataset {name}: unknown citation {key}")
             if text.default_config not in text.configs:
                 raise ValueError(f"dataset {name}: default_config {text.default_config} is not one of its configs")
+            for config, described in text.configs.items():
+                if described.same_fields_as is not None and described.same_fields_as not in text.configs:
+                    raise ValueError(f"dataset {name}: config {config}: same_fields_as {described.same_fields_as} is not one of its configs")
         return self
 
 
@@ -123,11 +127,25 @@ def parquet_files(manifest: dict) -> list[dict]:
     return sorted(manifest.get("parquet", []), key=lambda f: f["name"])
 
 
+def published_files(manifest: dict) -> list[dict]:
+    """The Parquet files published as configurations: those with rows (an empty file has no columns to load)."""
+    return [entry for entry in parquet_files(manifest) if entry.get("rows", 0) > 0]
+
+
+def config_fields(text: DatasetText, name: str) -> dict[str, str]:
+    described = text.configs.get(name)
+    if described is None:
+        return {}
+    if described.same_fields_as is not None:
+        return text.configs[described.same_fields_as].fields
+    return described.fields
+
+
 def hub_configs(manifest: dict) -> list[dict]:
-    """The `configs` entries of the YAML header: one per Parquet file, a single `test` split each."""
+    """The `configs` entries of the YAML header: one per non-empty Parquet file, a single `test` split each."""
     default = dataset_text(manifest["dataset"]).default_config
     configs = []
-    for entry in parquet_files(manifest):
+    for entry in published_files(manifest):
         name = config_name(entry["name"])
         config: dict[str, Any] = {"config_name": name, "data_files": [{"split": SPLIT, "path": entry["name"]}]}
         if name == default:
@@ -140,8 +158,10 @@ def sources_used(manifest: dict) -> list[tuple[str, Optional[SourceText]]]:
     """(name, card text) for every source snapshot and every user-supplied source of the build."""
     known = card_text().sources
     names = [s["name"] for s in manifest.get("sources", [])]
-    names += [u.get("kind", "user source") for u in manifest.get("build_notes", {}).get("user_sources", []) or [] if isinstance(u, dict)]
-    return [(name, next((s for s in known if name.startswith(s.prefix)), None)) for name in names]
+    user = (manifest.get("build_notes") or {}).get("user_sources") or []
+    # builders record user-supplied sources as a list of {"kind", ...} or as {kind: {...}}
+    names += sorted(user) if isinstance(user, dict) else [u.get("kind", "user source") for u in user if isinstance(u, dict)]
+    return [(name, next((s for s in known if name.startswith(s.prefix) or name == s.prefix.rstrip("/")), None)) for name in names]
 
 
 def release_licence(manifest: dict) -> str:

@@ -142,7 +142,7 @@ def cmd_score(args) -> int:
     predictions = Path(args.predictions)
     if not predictions.exists():
         raise CtxRobustError(f"{predictions}: no such predictions file")
-    options = _options(args, ["strict", "seed", "replicates", "lenient_letters", "export"])
+    options = _options(args, ["strict", "seed", "replicates", "lenient_letters", "export", "min_clusters"])
     report = scorer_for(release.dataset)(release, predictions, options)
     if args.format == "json":
         text = json.dumps(report, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n"
@@ -215,6 +215,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int)
     p.add_argument("--replicates", type=int, help="bootstrap replicates (default: the paper's)")
     p.add_argument("--lenient-letters", dest="lenient_letters", action="store_true", help="misleadqa: accept 'B.' and '(B)'")
+    p.add_argument("--min-clusters", dest="min_clusters", type=int, help="misleadqa: source clusters A_m must cover for a model to enter inference (default 20)")
     p.add_argument("--export", help="pseudowords: write per-example changes to this CSV or Parquet file")
     p.set_defaults(func=cmd_score)
 

@@ -31,11 +31,10 @@ def weighted_pearson(weights: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.nd
 
 def weighted_midranks(weights: np.ndarray, values: np.ndarray) -> np.ndarray:
     """Midranks (1-based, ties averaged) of each question within each replicate's multiset: (B, N)."""
-    _, level = instability.tie_levels(values)
-    n_levels = int(level.max()) + 1
-    counts = instability.level_sums(weights, level, n_levels)
+    column, first = instability.level_columns(values)
+    counts = instability.column_sums(weights, column, first)
     ranks = np.cumsum(counts, axis=1) - counts + (counts + 1) / 2
-    return np.take_along_axis(ranks, np.broadcast_to(level, weights.shape), axis=1)
+    return np.take_along_axis(ranks, np.broadcast_to(column[0], weights.shape), axis=1)
 
 
 def rank_correlation(weights: np.ndarray, rx: np.ndarray, ry: np.ndarray) -> np.ndarray:
@@ -62,8 +61,8 @@ def weighted_spearman(weights: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.n
 def tail_membership(weights: np.ndarray, select: np.ndarray, m: int) -> np.ndarray:
     """Probability that each question is among the m smallest `select` values of each replicate, under
     uniformly random tie-breaking: (B, N), 1 inside the tail, 0 outside, a share at a tied boundary."""
-    fraction, level = instability.tail_fractions(weights, select, m)
-    return np.take_along_axis(fraction, np.broadcast_to(level, weights.shape), axis=1)
+    fraction, column, _ = instability.tail_fractions(weights, select, m)
+    return np.take_along_axis(fraction, np.broadcast_to(column[0], weights.shape), axis=1)
 
 
 def jaccard(weights: np.ndarray, member_a: np.ndarray, member_b: np.ndarray, m: int) -> np.ndarray:
@@ -150,20 +149,21 @@ def split_correlates(weights: np.ndarray, folds, context_k: np.ndarray, context_
     context_mean = context_k / context_n
     context_g = empirical_logit(context_k, context_n)
     f, b1, b2, c1, c2 = folds.f, folds.b1, folds.b2, folds.c1, folds.c2
+    b_k, b_n = b1.k + b2.k, b1.n + b2.n
+    targets = {  # (S, N) each
+        "signed.split.probability": context_mean - b_k / b_n,
+        "squared.split.probability": (c1.mean - b1.mean) * (c2.mean - b2.mean),
+        "signed.split.log_odds": context_g - empirical_logit(b_k, b_n),
+        "squared.split.log_odds": (empirical_logit(c1.k, c1.n) - empirical_logit(b1.k, b1.n))
+        * (empirical_logit(c2.k, c2.n) - empirical_logit(b2.k, b2.n)),
+    }
+    feature = uncertainty(f.mean)
     for s in range(splits):
         rows = np.arange(s, weights.shape[0], splits)
         w = np.vstack([ones, weights[rows]])
-        b_k, b_n = b1.k[s] + b2.k[s], b1.n[s] + b2.n[s]
-        targets = {
-            "signed.split.probability": context_mean - b_k / b_n,
-            "squared.split.probability": (c1.mean[s] - b1.mean[s]) * (c2.mean[s] - b2.mean[s]),
-            "signed.split.log_odds": context_g - empirical_logit(b_k, b_n),
-            "squared.split.log_odds": (empirical_logit(c1.k[s], c1.n[s]) - empirical_logit(b1.k[s], b1.n[s]))
-            * (empirical_logit(c2.k[s], c2.n[s]) - empirical_logit(b2.k[s], b2.n[s])),
-        }
-        u = weighted_midranks(w, uncertainty(f.mean[s]))
+        u = weighted_midranks(w, feature[s])
         for name, target in targets.items():
-            rho = rank_correlation(w, u, weighted_midranks(w, target))
+            rho = rank_correlation(w, u, weighted_midranks(w, target[s]))
             per_split[name][s] = rho[0]
             replicates[name][rows] = rho[1:]
     estimate = {name: float(np.mean(v[np.isfinite(v)])) if np.isfinite(v).any() else float("nan") for name, v in per_split.items()}

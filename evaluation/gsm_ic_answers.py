@@ -23,7 +23,7 @@ _NUMBER = re.compile(
     r"(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)"
     r"(?:\s?/\s?(?P<den>\d+)(?![\d.,]\d))?"
 )
-_ANSWER_IS = re.compile(r"answer\s+is\s*:?|final\s+answer\s*:|answer\s*:", re.IGNORECASE)
+_ANSWER_IS = re.compile(r"answer\s+is\s*:?|answer\s*:", re.IGNORECASE)  # also "Final answer:"
 _HASHES = re.compile(r"####")
 _BOXED = re.compile(r"\\boxed\s*\{((?:[^{}]|\{(?:[^{}]|\{[^{}]*\})*\})*)\}")
 _LATEX_FRAC = re.compile(r"\\[dt]?frac\s*\{([^{}]*)\}\s*\{([^{}]*)\}")
@@ -32,30 +32,36 @@ _LATEX_NOISE = re.compile(r"\\[,!;: ]|\\\$|\\text\s*\{[^{}]*\}|\\(?:left|right)|
 CACHE_SIZE = 1 << 16
 
 
-def canonical(value: Fraction) -> str:
+def canonical(value: int | Fraction) -> str:
     """A number's one written form: "1250", "-3", "5/2"."""
+    if isinstance(value, int):
+        return str(value)
     return str(value.numerator) if value.denominator == 1 else f"{value.numerator}/{value.denominator}"
 
 
-def _value(match: re.Match) -> Fraction | None:
-    number = Fraction(match.group("num").replace(",", ""))
-    if match.group("den") is not None:
-        denominator = int(match.group("den"))
-        if denominator == 0:
+def _value(match: re.Match) -> int | Fraction | None:
+    sign, text, den = match.group("sign", "num", "den")
+    if "," in text:
+        text = text.replace(",", "")
+    number: int | Fraction = Fraction(text) if "." in text else int(text)
+    if den is not None:
+        if int(den) == 0:
             return None
-        number = number / denominator
-    return -number if match.group("sign") else number
+        number = Fraction(number, int(den))
+    return -number if sign else number
 
 
-def _first_number(text: str) -> Fraction | None:
-    for match in _NUMBER.finditer(text):
+def _first_number(text: str) -> int | Fraction | None:
+    match = _NUMBER.search(text)
+    while match is not None:
         value = _value(match)
         if value is not None:
             return value
+        match = _NUMBER.search(text, match.end())
     return None
 
 
-def _last_number(text: str) -> Fraction | None:
+def _last_number(text: str) -> int | Fraction | None:
     value = None
     for match in _NUMBER.finditer(text):
         found = _value(match)
@@ -64,15 +70,21 @@ def _last_number(text: str) -> Fraction | None:
     return value
 
 
-def _after_last(marker: re.Pattern, text: str) -> str | None:
-    """The rest of the line after the last occurrence of `marker`, or None."""
-    last = None
-    for last in marker.finditer(text):
-        pass
-    if last is None:
-        return None
-    rest = text[last.end():]
-    return rest.split("\n", 1)[0]
+def _after_last(marker: re.Pattern, text: str, word: str) -> str | None:
+    """The rest of the line after the last occurrence of `marker` (which starts with `word`), or None."""
+    lowered = text.lower()
+    if len(lowered) != len(text):  # rare letters whose lower case is longer: offsets differ, scan instead
+        found = None
+        for found in marker.finditer(text):
+            pass
+        return None if found is None else text[found.end():].split("\n", 1)[0]
+    start = lowered.rfind(word)
+    while start >= 0:
+        found = marker.match(text, start)
+        if found:
+            return text[found.end():].split("\n", 1)[0]
+        start = lowered.rfind(word, 0, start)
+    return None
 
 
 def _boxed(text: str) -> Fraction | None:
@@ -86,7 +98,8 @@ def _boxed(text: str) -> Fraction | None:
 def response_answer(response: str) -> str | None:
     """The final answer of a model's response. Text from a line starting "Q:" on is the model writing the
     next problem of the few-shot format (Appendix C), not part of its answer."""
-    return extract_answer(response.split("\nQ:", 1)[0])
+    cut = response.find("\nQ:")
+    return extract_answer(response if cut < 0 else response[:cut])
 
 
 @lru_cache(maxsize=CACHE_SIZE)
@@ -96,10 +109,10 @@ def extract_answer(text: str) -> str | None:
     Order: the last \\boxed{..}; the first number after the last "answer is" / "answer:"; the first
     number after the last "####"; else the last number anywhere in the text.
     """
-    value = _boxed(text)
+    value = _boxed(text) if "boxed" in text else None
     if value is None:
-        for marker in (_ANSWER_IS, _HASHES):
-            rest = _after_last(marker, text)
+        for marker, word in ((_ANSWER_IS, "answer"), (_HASHES, "####")):
+            rest = _after_last(marker, text, word)
             if rest is not None:
                 value = _first_number(rest)
                 if value is not None:

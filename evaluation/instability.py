@@ -57,39 +57,73 @@ def wtd(delta: np.ndarray, k: int = K_DEFAULT) -> float:
     return float(-np.sort(delta)[:m].sum() / m)
 
 
-def tie_levels(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(sorted distinct values, level index of every value); values equal to TIE_DECIMALS are one level."""
-    return np.unique(np.round(np.asarray(values, dtype=np.float64), TIE_DECIMALS), return_inverse=True)
+def level_columns(select: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Tie levels of each row of a (C, N) array, numbered in one sequence across rows.
+
+    Returns (column of every value, (C, N); first column of each row, (C + 1,), the last entry the
+    total): row c's levels, ascending, are columns first[c] .. first[c + 1] - 1."""
+    rounded = np.round(np.atleast_2d(np.asarray(select, dtype=np.float64)), TIE_DECIMALS)
+    order = np.argsort(rounded, axis=1, kind="stable")
+    ordered = np.take_along_axis(rounded, order, axis=1)
+    new = np.ones(ordered.shape, dtype=np.int64)
+    new[:, 1:] = ordered[:, 1:] != ordered[:, :-1]
+    level = np.cumsum(new, axis=1) - 1
+    first = np.concatenate([[0], np.cumsum(level[:, -1] + 1)])
+    column = np.empty_like(level)
+    np.put_along_axis(column, order, level + first[:-1, None], axis=1)
+    return column, first
 
 
-def level_sums(weights: np.ndarray, level: np.ndarray, n_levels: int, values: np.ndarray | None = None) -> np.ndarray:
-    """sum_i weights[b, i] * values[i] over the questions i of each level: a (B, n_levels) array."""
-    columns = weights if values is None else weights * values
-    if level.size * n_levels <= ONEHOT_LIMIT:
-        onehot = np.zeros((level.size, n_levels))
-        onehot[np.arange(level.size), level] = 1.0
-        return columns @ onehot
-    order = np.argsort(level, kind="stable")
-    starts = np.searchsorted(level[order], np.arange(n_levels))
-    present = np.bincount(level, minlength=n_levels) > 0
-    sums = np.zeros((columns.shape[0], n_levels))
-    sums[:, present] = np.add.reduceat(columns[:, order], starts[present], axis=1)
-    return sums
+def column_sums(weights: np.ndarray, column: np.ndarray, first: np.ndarray, values: np.ndarray | None = None) -> np.ndarray:
+    """out[b, column[c, i]] += weights[b, i] * values[c, i] (values default 1): a (B, first[-1]) array.
+
+    One matrix product per batch of rows (a 0/1 or value-filled (N, levels) matrix), batches kept
+    under ONEHOT_LIMIT cells; a single row with too many levels is summed with reduceat instead."""
+    n_rows, n = column.shape
+    out = np.zeros((weights.shape[0], int(first[-1])))
+    c = 0
+    while c < n_rows:
+        stop = c + 1
+        while stop < n_rows and (first[stop + 1] - first[c]) * n <= ONEHOT_LIMIT:
+            stop += 1
+        lo, hi = int(first[c]), int(first[stop])
+        local = column[c:stop] - lo
+        filled = np.ones(local.shape) if values is None else np.asarray(values[c:stop], dtype=np.float64)
+        if (hi - lo) * n <= ONEHOT_LIMIT:
+            block = np.zeros((n, hi - lo))
+            block[np.broadcast_to(np.arange(n), local.shape), local] = filled
+            out[:, lo:hi] = weights @ block
+        else:  # one row with very many levels
+            order = np.argsort(local[0], kind="stable")
+            starts = np.searchsorted(local[0][order], np.arange(hi - lo))
+            out[:, lo:hi] = np.add.reduceat(weights[:, order] * filled[0][order], starts, axis=1)
+        c = stop
+    return out
 
 
-def tail_fractions(weights: np.ndarray, select: np.ndarray, m: int) -> tuple[np.ndarray, np.ndarray]:
-    """Share of each question's weight that falls among the m smallest `select` values of each replicate.
+def tail_fractions(weights: np.ndarray, select: np.ndarray, m: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Share of each tie level's weight that falls among the m smallest values of each row of `select`.
 
-    Returns (fraction per level, level of each question): fraction is (B, G). Tied questions at the
-    boundary share the remaining places in proportion (mean over random tie-breaks)."""
-    _, level = tie_levels(select)
-    n_levels = int(level.max()) + 1 if level.size else 0
-    counts = level_sums(weights, level, n_levels)
-    before = np.cumsum(counts, axis=1) - counts
+    select: (C, N). Returns (fraction (B, levels), column (C, N), first (C + 1,)) as in level_columns.
+    Tied questions at the boundary share the remaining places in proportion (the mean over random
+    tie-breaks)."""
+    column, first = level_columns(select)
+    counts = column_sums(weights, column, first)
+    running = np.cumsum(counts, axis=1)
+    row_start = np.repeat(first[:-1], np.diff(first))
+    base = np.where(row_start > 0, running[:, np.maximum(row_start - 1, 0)], 0.0)
+    before = running - counts - base  # weight of the lower levels of the same row
     take = np.clip(m - before, 0.0, counts)
     fraction = np.zeros_like(counts)
     np.divide(take, counts, out=fraction, where=counts > 0)
-    return fraction, level
+    return fraction, column, first
+
+
+def tail_sums(weights: np.ndarray, select: np.ndarray, measure: np.ndarray, m: int) -> np.ndarray:
+    """For each row c: sum of measure[c] over the m questions with the smallest select[c], per replicate: (B, C)."""
+    fraction, column, first = tail_fractions(weights, select, m)
+    sums = column_sums(weights, column, first, np.atleast_2d(measure))
+    return np.add.reduceat(fraction * sums, first[:-1], axis=1)
 
 
 def tail_sum(weights: np.ndarray, select: np.ndarray, measure: np.ndarray, m: int) -> np.ndarray:
@@ -97,9 +131,7 @@ def tail_sum(weights: np.ndarray, select: np.ndarray, measure: np.ndarray, m: in
 
     With select = measure = Delta and a row of ones this is sum_{l <= m} Delta_(l) (Section 2);
     with select = d1, measure = d2 it is the split-sample tail (Appendix A, Eq. 2)."""
-    fraction, level = tail_fractions(weights, select, m)
-    sums = level_sums(weights, level, fraction.shape[1], np.asarray(measure, dtype=np.float64))
-    return (fraction * sums).sum(axis=1)
+    return tail_sums(weights, select, measure, m)[:, 0]
 
 
 def weighted_ins(weights: np.ndarray, delta: np.ndarray) -> np.ndarray:

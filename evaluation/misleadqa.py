@@ -23,7 +23,7 @@ from evaluation.lure_rates import (
 from evaluation.misleadqa_responses import CONDITIONS, INVALID, LETTERS, MISSING, PROMPTS, MisleadQAPrediction, parse_letter, row_problem
 from evaluation.predictions import PredictionsReader, Problem
 
-FILES = (("main.jsonl", "main"), ("condition.jsonl", "supplement"))
+FILES = (("main.jsonl", "main"), ("condition.jsonl", "condition"))  # split names as in the items
 MIN_CLUSTERS = 20  # App. C.2: a model enters inference if its A_m covers at least 20 source clusters
 ORDERS = ("G+S", "S+G", "G+F", "F+G")
 BOTH_ORDERS = {"S_with_G": ("G+S", "S+G"), "F_with_G": ("G+F", "F+G")}  # App. D.1 "S with G": orders averaged within a model
@@ -265,67 +265,87 @@ def _options(options: dict) -> tuple[bool, bool, int, int, int]:
     return bool(options.get("strict")), bool(options.get("lenient_letters")), replicates, seed, min_clusters
 
 
+@dataclass
+class MainUnits:
+    """The main split's resampling units (App. A.4): source clusters and dependency groups."""
+
+    cluster: np.ndarray
+    clusters: list
+    group: np.ndarray
+    groups: list
+    source_scope: list[str]
+
+
+def model_metrics(model: str, responses: Responses, items: Items, units: MainUnits, min_clusters: int) -> tuple[dict, np.ndarray | None]:
+    """Every point estimate for one model, and its main-split outcome codes (None without main rows)."""
+    gold = np.asarray(items.gold, dtype=np.int8)[:, None]
+    lure = np.asarray(items.lure, dtype=np.int8)[:, None]
+    letters = responses.matrix(model, "original")
+    codes = outcomes(letters, gold, lure)
+    letters_cf = responses.letters.get((model, "cf"))
+    codes_cf = None if letters_cf is None else outcomes(letters_cf, gold, lure)
+    metrics: dict[str, dict] = {}
+    splits = covered_splits(responses, items, model)
+    for split in splits:
+        rows = items.rows(split)
+        prefix = "" if split == "main" else "supplement."
+        metrics.update(split_metrics(codes[rows], units.source_scope if split == "main" else None, prefix))
+        if codes_cf is not None and (letters_cf[rows] != MISSING).any():
+            metrics.update(cf_metrics(codes[rows], codes_cf[rows], letters[rows], letters_cf[rows], prefix))
+    main_codes = None
+    if "main" in splits:
+        main_codes = codes[items.rows("main")]
+        _, a = evaluation_subsets(main_codes)
+        covered = len(set(units.cluster[a].tolist()))
+        metrics["inference.A.clusters"] = rp.metric(covered, None, len(units.clusters))
+        metrics["inference.eligible"] = rp.metric(float(covered >= min_clusters), None, None)
+    own = np.concatenate([items.rows(s) for s in splits]) if splits else np.zeros(0, dtype=np.int64)
+    rows = responses.rows.get(model, 0)
+    metrics["responses.rows"] = rp.metric(rows, None, None)
+    metrics["responses.invalid"] = rp.metric(sum(int((m[own] == INVALID).sum()) for (name, _), m in responses.letters.items() if name == model), None, rows)
+    metrics["responses.missing_original"] = rp.metric(int((letters[own] == MISSING).sum()), None, own.size * len(CONDITIONS))
+    metrics["responses.lenient_forms"] = rp.metric(responses.lenient.get(model, 0), None, rows)
+    return metrics, main_codes
+
+
 def score(release: Release, predictions: Path, options: dict) -> dict:
     strict, lenient, replicates, seed, min_clusters = _options(options)
     items = load_items(release)
     reader, responses = read_predictions(Path(predictions), items, lenient)
     block = reader.finish(strict, missing_problems(responses, items))  # every problem printed before any number
 
-    gold = np.asarray(items.gold, dtype=np.int8)[:, None]
-    lure = np.asarray(items.lure, dtype=np.int8)[:, None]
     main = items.rows("main")
-    cluster_unit, clusters = cb.unit_index([items.cluster[i] for i in main])
-    group_unit, groups = cb.unit_index([items.dependency[i] for i in main])
-    main_groups = [items.group[i] for i in main]
-
+    cluster, clusters = cb.unit_index([items.cluster[i] for i in main])
+    group, groups = cb.unit_index([items.dependency[i] for i in main])
+    units = MainUnits(cluster, clusters, group, groups, [items.group[i] for i in main])
     models: dict[str, dict] = {}
     main_codes: dict[str, np.ndarray] = {}
     for model in responses.models:
-        letters = responses.matrix(model, "original")
-        codes = outcomes(letters, gold, lure)
-        letters_cf = responses.letters.get((model, "cf"))
-        codes_cf = None if letters_cf is None else outcomes(letters_cf, gold, lure)
-        metrics: dict[str, dict] = {}
-        splits = covered_splits(responses, items, model)
-        for split in splits:
-            rows = items.rows(split)
-            prefix = "" if split == "main" else "supplement."
-            metrics.update(split_metrics(codes[rows], main_groups if split == "main" else None, prefix))
-            if codes_cf is not None and (letters_cf[rows] != MISSING).any():
-                metrics.update(cf_metrics(codes[rows], codes_cf[rows], letters[rows], letters_cf[rows], prefix))
-        if "main" in splits:
-            main_codes[model] = codes[main]
-            _, a = evaluation_subsets(codes[main])
-            covered = len(set(cluster_unit[a].tolist()))
-            metrics["inference.A.clusters"] = rp.metric(covered, None, len(clusters))
-            metrics["inference.eligible"] = rp.metric(float(covered >= min_clusters), None, None)
-        own = np.concatenate([items.rows(s) for s in splits]) if splits else np.zeros(0, dtype=np.int64)
-        invalid = sum(int((m[own] == INVALID).sum()) for (name, _), m in responses.letters.items() if name == model)
-        missing = int((letters[own] == MISSING).sum())
-        metrics["responses.rows"] = rp.metric(responses.rows.get(model, 0), None, None)
-        metrics["responses.invalid"] = rp.metric(invalid, None, responses.rows.get(model, 0))
-        metrics["responses.missing_original"] = rp.metric(missing, None, own.size * len(CONDITIONS))
-        metrics["responses.lenient_forms"] = rp.metric(responses.lenient.get(model, 0), None, responses.rows.get(model, 0))
+        metrics, codes = model_metrics(model, responses, items, units, min_clusters)
         models[model] = {"metrics": metrics}
+        if codes is not None:
+            main_codes[model] = codes
 
     eligible = [m for m in sorted(main_codes) if models[m]["metrics"]["inference.eligible"]["estimate"] == 1.0]
-    summary = _summary(models, eligible)
-    summary["inference.models"] = rp.metric(len(eligible), None, len(models))
-    summary["inference.min_clusters"] = rp.metric(min_clusters, None, None)
-    summary["responses.lenient_letters"] = rp.metric(float(lenient), None, None)
-    summary["bootstrap.replicates"] = rp.metric(replicates, None, None)
-    summary["bootstrap.seed"] = rp.metric(seed, None, None)
-    summary["bootstrap.units.clusters"] = rp.metric(len(clusters), None, None)
-    summary["bootstrap.units.dependency_groups"] = rp.metric(len(groups), None, None)
-    summary["bootstrap.level.primary"] = rp.metric(cb.PRIMARY_LEVEL, None, None)
-    summary["bootstrap.level.other"] = rp.metric(cb.LEVEL, None, None)
     skipped = sorted(set(main_codes) - set(eligible))
     if skipped:
         print(f"{predictions}: model(s) {', '.join(skipped)} have A_m covering fewer than {min_clusters} source clusters; "
               "they get no intervals and stay out of the means (App. C.2)", file=sys.stderr)
+    summary = _summary(models, eligible)
+    summary.update({
+        "inference.models": rp.metric(len(eligible), None, len(models)),
+        "inference.min_clusters": rp.metric(min_clusters, None, None),
+        "responses.lenient_letters": rp.metric(float(lenient), None, None),
+        "bootstrap.replicates": rp.metric(replicates, None, None),
+        "bootstrap.seed": rp.metric(seed, None, None),
+        "bootstrap.units.clusters": rp.metric(len(clusters), None, None),
+        "bootstrap.units.dependency_groups": rp.metric(len(groups), None, None),
+        "bootstrap.level.primary": rp.metric(cb.PRIMARY_LEVEL, None, None),
+        "bootstrap.level.other": rp.metric(cb.LEVEL, None, None),
+    })
     if replicates and eligible:
         codes_list = [main_codes[m] for m in eligible]
-        for prefix, unit, count, names in (("", cluster_unit, len(clusters), CI_METRICS), (GROUP_PREFIX, group_unit, len(groups), GROUP_CI_METRICS)):
+        for prefix, unit, count, names in (("", cluster, len(clusters), CI_METRICS), (GROUP_PREFIX, group, len(groups), GROUP_CI_METRICS)):
             per_model, mean = bootstrap_intervals(codes_list, unit, count, names, replicates, seed)
             for model, intervals in zip(eligible, per_model):
                 _attach(models[model]["metrics"], intervals, prefix, replicates)
@@ -360,10 +380,6 @@ def _summary(models: dict[str, dict], eligible: list[str]) -> dict:
 
 
 # --------------------------------------------------------------------------------------------- rendering
-def _m(metrics: dict, name: str) -> dict | None:
-    return metrics.get(name)
-
-
 def _pct(metrics: dict, name: str, digits: int = 2) -> str:
     m = metrics.get(name)
     return rp.fmt(m["estimate"] if m else None, True, digits)

@@ -33,6 +33,8 @@ def _describe(error: ValidationError) -> str:
     where = ".".join(str(p) for p in first["loc"])
     if first["type"] == "json_invalid":
         return "not valid JSON"
+    if not first["loc"]:
+        return "not a JSON object (expected one predictions row per line)"
     if first["type"] == "missing":
         return f"missing field {where!r}"
     if first["type"] == "extra_forbidden":

@@ -59,12 +59,8 @@ def split_sample_wtd(weights: np.ndarray, d1: np.ndarray, d2: np.ndarray, k: int
     In each split, S = the m questions with the smallest d1 and W = -(1/m) sum_{i in S} d2_i (Eq. 2),
     used symmetrically (select on d2, measure d1) and averaged; then averaged over splits."""
     m = instability.tail_count(d1.shape[1], k)
-    total = np.zeros(weights.shape[0])
-    for s in range(d1.shape[0]):
-        forward = instability.tail_sum(weights, d1[s], d2[s], m)
-        backward = instability.tail_sum(weights, d2[s], d1[s], m)
-        total += -(forward + backward) / (2 * m)
-    return total / d1.shape[0]
+    tails = instability.tail_sums(weights, np.vstack([d1, d2]), np.vstack([d2, d1]), m)  # (B, 2S)
+    return -tails.mean(axis=1) / m
 
 
 @dataclass(frozen=True)

@@ -92,6 +92,13 @@ def canonical_decimal(value: Decimal) -> str:
 
 
 def _parse_date(text: str, previous: dt.date | None, where: str) -> dt.date:
+    try:
+        return _read_date(text, previous, where)
+    except ValueError as exc:
+        raise CtxRobustError(f"{where}: date {text!r} is not a calendar date ({exc})") from None
+
+
+def _read_date(text: str, previous: dt.date | None, where: str) -> dt.date:
     match = _ISO.fullmatch(text)
     if match:
         return dt.date(int(match[1]), int(match[2]), int(match[3]))

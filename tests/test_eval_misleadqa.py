@@ -306,12 +306,12 @@ def test_models_below_the_cluster_rule_leave_inference(mini):
     release, predictions = mini
     report = misleadqa.score(release, predictions, {"replicates": 8, "min_clusters": 2})
     m1, m2 = report["models"]["m1"]["metrics"], report["models"]["m2"]["metrics"]
-    assert (est(m1, "inference.A.clusters"), est(m2, "inference.A.clusters")) == (4, 1)
+    assert (est(m1, "inference.A.clusters"), est(m2, "inference.A.clusters")) == (3, 1)  # q1, q2 share NE
     assert (est(m1, "inference.eligible"), est(m2, "inference.eligible")) == (1.0, 0.0)
     s = report["summary"]["metrics"]
     assert est(s, "inference.models") == 1 and s["LR.S"]["n"] == 1 and est(s, "LR.S") == pytest.approx(2 / 5)
     assert m2["LR.S"]["ci"] is None and m1["LR.S"]["ci"] is not None
-    assert est(s, "bootstrap.undefined.LR.S") == 0  # m1 alone: its B_m spans four clusters
+    assert est(s, "bootstrap.undefined.LR.S") == 0  # m1 alone: its B_m spans four of the five clusters
 
 
 def test_default_settings_are_the_papers(mini):
@@ -342,7 +342,8 @@ def random_case(tmp_path: Path, seed: int) -> tuple[Release, Path]:
             for cond in CONDS:
                 if rng.random() < 0.03:
                     continue  # a missing pair
-                lines.append(json.dumps({"model": model, "id": item_id, "condition": cond, "response": answers[rng.integers(0, len(answers))]}))
+                response = main[item_id][4] if rng.random() < 0.4 else answers[rng.integers(0, len(answers))]  # lean towards gold
+                lines.append(json.dumps({"model": model, "id": item_id, "condition": cond, "response": response}))
     path = tmp_path / f"random{seed}.jsonl"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return Release(release), path
@@ -367,7 +368,9 @@ def test_identities_hold_on_random_predictions(tmp_path, seed):
         assert est(m, "size.A") <= est(m, "size.B")
         assert est(m, "outcome.B.S.lure") == est(m, "LR.S")
     s = report["summary"]["metrics"]
-    assert est(s, "LR.S") == pytest.approx(np.mean([est(b["metrics"], "LR.S") for b in report["models"].values()]), abs=1e-12)
+    eligible = [b["metrics"] for b in report["models"].values() if est(b["metrics"], "inference.eligible")]
+    assert len(eligible) == 3 and est(s, "inference.models") == 3
+    assert est(s, "LR.S") == pytest.approx(np.mean([est(m, "LR.S") for m in eligible]), abs=1e-12)
     lo, hi = s["delta.LR"]["ci"]
     assert lo <= hi
 

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import json
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, model_validator
@@ -27,23 +27,23 @@ class Lexicon(BaseModel):
                 return gender
         return None
 
-    @property
+    @cached_property
     def known_names(self) -> frozenset[str]:
         return frozenset(n for group in self.names.values() for n in group)
 
-    @property
+    @cached_property
     def ambiguous(self) -> frozenset[str]:
         return frozenset(n for group in self.ambiguous_names.values() for n in group)
 
-    @property
+    @cached_property
     def verbs(self) -> frozenset[str]:
         return frozenset(self.person_verbs)
 
-    @property
+    @cached_property
     def titles_lower(self) -> frozenset[str]:
         return frozenset(t.lower() for t in self.titles)
 
-    @property
+    @cached_property
     def stop(self) -> frozenset[str]:
         return frozenset(self.not_names)
 

@@ -131,9 +131,18 @@ def parse_answer(answer: str) -> Fraction:
 
 
 def is_in_range(number: Fraction | int, known: list[Fraction]) -> bool:
-    """§3.1: a is in range iff some known b has 1/10 <= a/b <= 10 (b > 0; exact arithmetic)."""
+    """§3.1: a is in range iff some known b has 1/10 <= a/b <= 10.
+
+    Exactly, with a = an/ad and b = bn/bd (all positive): b/10 <= a <= 10b, i.e.
+    bn*ad <= 10*an*bd and an*bd <= 10*bn*ad.
+    """
     a = Fraction(number)
-    return any(b / 10 <= a <= b * 10 for b in known if b > 0)
+    an, ad = a.numerator, a.denominator
+    return any(
+        b.numerator * ad <= 10 * an * b.denominator and an * b.denominator <= 10 * b.numerator * ad
+        for b in known
+        if b > 0
+    )
 
 
 def number_label(number: Fraction | int, known: list[Fraction]) -> str:

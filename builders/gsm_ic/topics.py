@@ -2,14 +2,22 @@
 
 Rule (also in templates.json "about"): count, in the lower-cased question, the
 occurrences of each topic's keywords (whole words; multi-word keywords as
-phrases); the topic with the highest count wins, ties going to the topic listed
-first in templates.json. No keyword at all: no topic.
+phrases; where two keywords of a topic overlap, the longer one counts once); the
+topic with the highest count wins, ties going to the topic listed first in
+templates.json. No keyword at all: no topic.
 """
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from builders.gsm_ic.lexicon import Template, Templates
+
+
+@lru_cache(maxsize=None)
+def _pattern(keywords: tuple[str, ...]) -> re.Pattern:
+    longest_first = sorted(keywords, key=lambda k: (-len(k), k))
+    return re.compile(r"(?<![a-z])(?:" + "|".join(re.escape(k) for k in longest_first) + r")(?![a-z])")
 
 
 def topic_scores(question: str, templates: Templates) -> dict[str, list[str]]:
@@ -17,10 +25,7 @@ def topic_scores(question: str, templates: Templates) -> dict[str, list[str]]:
     text = question.lower()
     found: dict[str, list[str]] = {}
     for topic in templates.topics:
-        hits = []
-        for keyword in topic.keywords:
-            count = len(re.findall(r"(?<![a-z])" + re.escape(keyword) + r"(?![a-z])", text))
-            hits.extend([keyword] * count)
+        hits = _pattern(tuple(topic.keywords)).findall(text)
         if hits:
             found[topic.name] = sorted(hits)
     return found

@@ -19,7 +19,6 @@ from builders.misleadqa.options import balanced_letters, provisional_letters
 from builders.misleadqa.selection import Selected, SelectionState, select
 from ctxrobust.canonical import sha256_file
 from ctxrobust.errors import CtxRobustError
-from validators.misleadqa import screen
 
 FRED_PREFIX = "fred/"
 SITUATEDQA_PREFIX = "situatedqa/"
@@ -160,6 +159,8 @@ class MisleadQABuilder(Builder):
 
     def _screen(self, candidate: Candidate) -> None:
         """Construction rules checked with the validators' own item checks (Appendix B.1)."""
+        from validators.misleadqa import screen  # validators.misleadqa imports this package's scope rules
+
         item = candidate.item(*provisional_letters(self.config.seed, candidate.id))
         found = screen(item, self.config.comparability_max_ratio, self.config.comparability_max_diff)
         if found is not None:

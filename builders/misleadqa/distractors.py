@@ -22,6 +22,7 @@ from validators.normalise import mentions, same_answer
 class Pool:
     preferred: list[Distractor]
     fallback: list[Distractor]
+    fallback_ranked: bool = False  # True: try fallback values in the given order (closest first), not at random
 
 
 def item_rng(seed: int, candidate_id: str, purpose: str) -> np.random.Generator:
@@ -41,10 +42,11 @@ def choose(pool: Pool, wrong_for_target: list[str], texts: list[str], rng: np.ra
             return False
         return not any(mentions(text, d.text) for text in texts)
 
-    for candidates in (pool.preferred, pool.fallback):
+    for candidates, ranked in ((pool.preferred, False), (pool.fallback, pool.fallback_ranked)):
         if len(chosen) >= k or not candidates:
             continue
-        for index in rng.permutation(len(candidates)):
+        order = range(len(candidates)) if ranked else rng.permutation(len(candidates))
+        for index in order:
             candidate = candidates[int(index)]
             if usable(candidate):
                 chosen.append(candidate)

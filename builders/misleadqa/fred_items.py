@@ -109,7 +109,7 @@ def time_specs(ff: FredFacts, seed: int, max_gap_years: int) -> list[Spec]:
                 if Decimal(gold.value) == Decimal(lure.value):
                     continue  # not a fact pair: the values must differ
 
-                def make(gold=gold, lure=lure, code=code, target=target, alt=alt):
+                def make(gold=gold, lure=lure, code=code, target=target, alt=alt, facts=facts):
                     others = [f for d, f in sorted(facts.items()) if d not in (target, alt)]
                     pool = _distinct_values(others, lambda f: f"fred-{code}")
                     return _candidate(ff, seed, f"fred-time-{code}-{target}-{alt}", "time", gold, lure, pool)

@@ -18,7 +18,7 @@ from builders.misleadqa.scopes import canonical_location, scopes_overlap, time_i
 from builders.misleadqa.substitution import substitute
 from sources.facts import Provenance, Scope
 from sources.situatedqa import SituatedQARecord
-from validators.normalise import answer_key, is_numeric_key, mentions, same_answer, tokens
+from validators.normalise import answer_key, content_tokens, is_numeric_key, mentions, same_answer, tokens
 
 WH_WORDS = ("when", "who", "whom", "whose", "where", "what", "which", "why", "how")
 HOW_WORDS = ("many", "much", "long", "old", "far", "big", "tall", "often")
@@ -88,7 +88,7 @@ class SituatedQAPool:
         self.groups: dict[str, list[SituatedQARecord]] = defaultdict(list)
         for record in sorted(records, key=lambda r: (r.snapshot, r.line)):
             self.groups[record.upstream_id].append(record)
-        self.by_type: dict[tuple, list[Distractor]] = defaultdict(list)
+        self.by_type: dict[tuple, list[tuple[Distractor, frozenset[str]]]] = defaultdict(list)
         for upstream_id in sorted(self.groups):
             seen = set()
             for record in self.groups[upstream_id]:
@@ -99,7 +99,8 @@ class SituatedQAPool:
                     continue
                 seen.add(answer_key(answer))
                 self.by_type[question_type(record, answer)].append(
-                    Distractor(text=answer, provenance=_provenance(record, answer), cluster_id=cluster_id(upstream_id))
+                    (Distractor(text=answer, provenance=_provenance(record, answer), cluster_id=cluster_id(upstream_id)),
+                     frozenset(content_tokens(record.question)))
                 )
 
 
@@ -121,6 +122,19 @@ def specs(pool: SituatedQAPool, seed: int) -> list[Spec]:
                     make=lambda t=t, a=a, cid=cid, group=group: build(pool, group, t, a, cid, seed),
                 ))
     return out
+
+
+def _ranked_fallback(pool: SituatedQAPool, t: SituatedQARecord, gold: str, seed: int, cid: str) -> list[Distractor]:
+    """Answers of other questions of the same type, those whose question shares most content words first
+    (the nearest available evidence of the same relation), ties in seeded order."""
+    words = content_tokens(t.question)
+    entries = [(d, w) for d, w in pool.by_type.get(question_type(t, gold), []) if d.provenance.upstream_id != t.upstream_id]
+    ties = item_rng(seed, cid, "fallback-order").permutation(len(entries))
+    scored = sorted(
+        range(len(entries)),
+        key=lambda i: (-len(words & entries[i][1]) / max(1, len(words | entries[i][1])), int(ties[i])),
+    )
+    return [entries[i][0] for i in scored]
 
 
 def build(pool: SituatedQAPool, group: list[SituatedQARecord], t: SituatedQARecord, a: SituatedQARecord, cid: str, seed: int) -> Candidate:
@@ -160,9 +174,9 @@ def build(pool: SituatedQAPool, group: list[SituatedQARecord], t: SituatedQAReco
             continue
         for answer in other.answers:
             preferred.append(Distractor(text=answer, provenance=_provenance(other, answer), cluster_id=cluster_id(t.upstream_id)))
-    fallback = [d for d in pool.by_type.get(question_type(t, gold), []) if d.provenance.upstream_id != t.upstream_id]
     distractors = choose(
-        Pool(preferred, fallback), [gold, lure], [question, g_text, s_text, f_text], item_rng(seed, cid, "distractors")
+        Pool(preferred, _ranked_fallback(pool, t, gold, seed, cid), fallback_ranked=True),
+        [gold, lure], [question, g_text, s_text, f_text], item_rng(seed, cid, "distractors"),
     )
     return Candidate(
         id=cid,

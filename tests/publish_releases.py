@@ -1,0 +1,106 @@
+"""Releases for the publishing tests: a small pseudowords build, and hand-written release folders.
+
+A hand-written release is laid out exactly as `ctxrobust.release.build_release` lays one out
+(canonical JSONL, Parquet copies, manifest.json, README.md card, SHA256SUMS), with rows the
+tests write themselves; it lets the publishing code be tested on nested fields and on
+manifests with sources, failed checks and exclusions, independently of any builder.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ctxrobust.canonical import dumps_pretty, iter_jsonl, sha256_file, write_jsonl
+from ctxrobust.card import render_card
+from ctxrobust.release import CARD, MANIFEST, build_release, write_parquet, write_sums
+
+SMALL_PSEUDOWORDS = {"vocabulary_size": 2000, "lengths": [10, 40], "contexts_per_length": 3, "kinds": ["CHA", "TOK"]}
+
+
+def build_pseudowords(out_root: Path, version: str = "0.0.1", **overrides) -> Path:
+    return build_release("pseudowords", version, {**SMALL_PSEUDOWORDS, **overrides}, out_root, None).path
+
+
+def write_release(
+    root: Path,
+    dataset: str,
+    version: str,
+    files: dict[str, list[dict]],
+    *,
+    notes: dict | None = None,
+    validators: dict | None = None,
+    sources: list[dict] | None = None,
+    config: dict | None = None,
+) -> Path:
+    """Write a release folder `root/<dataset>/<version>/` holding `files` ({"main.jsonl": rows, ...})."""
+    folder = Path(root) / dataset / version
+    folder.mkdir(parents=True)
+    entries, parquet = [], []
+    for name, rows in sorted(files.items()):
+        path = folder / name
+        count = write_jsonl(path, rows)
+        entries.append({"name": name, "sha256": sha256_file(path), "bytes": path.stat().st_size, "rows": count, "schema": f"{dataset}.{name[:-6]}"})
+        pq_path = folder / (name[: -len(".jsonl")] + ".parquet")
+        write_parquet([row for _, row in iter_jsonl(path)], pq_path, name)
+        parquet.append({"name": pq_path.name, "sha256": sha256_file(pq_path), "bytes": pq_path.stat().st_size, "rows": count, "from": name})
+    manifest = {
+        "dataset": dataset,
+        "version": version,
+        "builder": {"package_version": "0.1.0", "code_sha256": "0" * 64},
+        "config": config if config is not None else {"seed": 0},
+        "sources": sources or [],
+        "files": entries,
+        "parquet": parquet,
+        "build_notes": notes or {},
+        "validators": validators if validators is not None else {"schema": {"passed": True, "failures": 0}},
+    }
+    (folder / MANIFEST).write_text(dumps_pretty(manifest), encoding="utf-8", newline="\n")
+    (folder / CARD).write_text(render_card(manifest), encoding="utf-8", newline="\n")
+    write_sums(folder)
+    return folder
+
+
+def nested_rows(n: int, salt: str = "") -> list[dict]:
+    """MisleadQA-shaped rows with every kind of field the Parquet copies can hold: strings, numbers,
+    booleans, lists, structs, lists of structs, unicode and all-null columns."""
+    rows = []
+    for i in range(n):
+        rows.append({
+            "id": f"item-{i:03d}{salt}",
+            "question": f"What was the value in year {1990 + i}? — “quoted” ünïcode {salt}",
+            "options": {"A": f"${i}.25", "B": f"${i + 1}.50", "C": f"${i + 2}.75", "D": f"${i + 3}.00", "E": "Insufficient information"},
+            "gold": "ABCD"[i % 4],
+            "lure": "BCDA"[i % 4],
+            "contexts": {"G": f"In {1990 + i} it was ${i}.25.", "S": f"In {1980 + i} it was ${i + 1}.50.", "F": f"In {1990 + i} it was ${i + 1}.50."},
+            "substitutions": [{"start": 17, "end": 17 + len(f"${i}.25"), "gold": f"${i}.25", "lure": f"${i + 1}.50"}] * (1 + i % 2),
+            "tags": ["fred", "time"][: 1 + i % 2],
+            "weight": 0.5 + i,
+            "cluster": i // 3,
+            "audited": i % 2 == 0,
+            "note": None,
+        })
+    return rows
+
+
+MISLEADQA_FILES = ("main.jsonl", "condition.jsonl", "audit_sample.jsonl")
+
+
+@pytest.fixture(scope="session")
+def pseudowords_release(tmp_path_factory) -> Path:
+    return build_pseudowords(tmp_path_factory.mktemp("pw-releases"))
+
+
+@pytest.fixture(scope="session")
+def nested_release(tmp_path_factory) -> Path:
+    """A hand-written misleadqa-named release with nested fields, a source snapshot and an exclusion note."""
+    root = tmp_path_factory.mktemp("nested-releases")
+    return write_release(
+        root,
+        "misleadqa",
+        "0.0.1",
+        {"main.jsonl": nested_rows(7), "condition.jsonl": nested_rows(3, "-c"), "audit_sample.jsonl": nested_rows(2, "-a")},
+        notes={"excluded": {"fred": 2, "situatedqa": 5}, "items": {"main": 7}},
+        sources=[{"name": "fred/STTMINWGNE.csv", "sha256": "ab" * 32}],
+        validators={"balance": {"passed": True, "failures": 0}, "span_replay": {"passed": True, "failures": 0}},
+    )

@@ -1,0 +1,163 @@
+"""The dataset card: YAML header for the Hub, body from the manifest and cards.json, deterministic."""
+from __future__ import annotations
+
+import copy
+import json
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+import builders
+from ctxrobust import card
+from ctxrobust.card import front_matter, hub_configs, release_licence, render_card, size_category
+from ctxrobust.errors import CtxRobustError
+from ctxrobust.release import Release
+from publish_releases import nested_release, pseudowords_release  # noqa: F401  (fixtures)
+
+EXPECTED_CONFIGS = {
+    "gsm-ic": {"variants", "base", "gsm-ic-4k"},
+    "misleadqa": {"main", "condition", "audit_sample"},
+    "pseudowords": {"vocabulary", "contexts"},
+}
+
+
+def header_of(text: str) -> dict:
+    assert text.startswith("---\n")
+    return yaml.safe_load(text[4 : text.index("\n---\n", 3)])
+
+
+def test_the_release_card_is_render_card_of_its_manifest(pseudowords_release):
+    release = Release(pseudowords_release)
+    text = (pseudowords_release / "README.md").read_text(encoding="utf-8")
+    assert text == render_card(release.manifest)
+    assert render_card(copy.deepcopy(release.manifest)) == text  # same manifest, same bytes
+
+
+def test_header_declares_one_config_per_parquet_file(pseudowords_release):
+    release = Release(pseudowords_release)
+    header = header_of((pseudowords_release / "README.md").read_text(encoding="utf-8"))
+    assert header["configs"] == [
+        {"config_name": "contexts", "data_files": [{"split": "test", "path": "contexts.parquet"}], "default": True},
+        {"config_name": "vocabulary", "data_files": [{"split": "test", "path": "vocabulary.parquet"}]},
+    ]
+    assert header["configs"] == hub_configs(release.manifest)
+    assert header["license"] == "cc0-1.0"
+    assert header["language"] == ["en"]
+    assert header["pretty_name"].startswith("Pseudowords")
+    assert header["task_categories"] and header["tags"]
+    assert header["size_categories"] == ["1K<n<10K"]  # 2,000 words + 6 contexts
+
+
+def test_body_has_counts_fields_checks_notes_limits_and_citation(pseudowords_release):
+    manifest = Release(pseudowords_release).manifest
+    text = render_card(manifest)
+    for entry in manifest["parquet"]:
+        assert f"`{entry['sha256']}`" in text
+    assert "| `vocabulary` | test | vocabulary.parquet | 2,000 |" in text
+    assert "| `zipf` | Its English Zipf frequency" in text  # a field description
+    for name in manifest["validators"]:
+        assert f"| `{name}` | passed | 0 |" in text
+    assert f"{len(manifest['validators'])} of {len(manifest['validators'])} checks passed" in text
+    assert f"`candidates_drawn`: {manifest['build_notes']['vocabulary']['candidates_drawn']}" in text
+    assert "| `vocabulary_size` | `2000` |" in text
+    assert "## Known limits" in text and "not meant to be naturalistic" in text
+    assert "The Illusion of Robustness" in text and "Zhang, Yanzhe and Koyejo, Sanmi and Yang, Diyi" in text
+    assert "```bibtex" in text
+
+
+def test_no_dates_or_times_in_the_card(pseudowords_release):
+    text = render_card(Release(pseudowords_release).manifest)
+    assert not re.search(r"\b(19|20)\d\d-\d\d-\d\d\b|\b\d\d:\d\d(:\d\d)?\b", text)
+
+
+def test_failed_checks_sources_and_exclusions_are_shown(nested_release):
+    manifest = copy.deepcopy(Release(nested_release).manifest)
+    manifest["validators"]["balance"] = {"passed": False, "failures": 3}
+    manifest["build_notes"]["kinds_not_built"] = {"WEB": "no corpus"}
+    text = render_card(manifest)
+    assert "| `balance` | FAILED | 3 |" in text
+    assert "1 of 2 checks passed" in text
+    assert "| `fred/STTMINWGNE.csv` | `" + "ab" * 32 + "` |" in text
+    assert "public domain" in text
+    assert "(build note `excluded`)" in text and "(build note `kinds_not_built`)" in text
+    assert "MisleadQA: Diagnosing LLM Failures under Misleading Context" in text
+    assert "do not use this dataset as a source of facts" in text
+
+
+def test_long_note_lists_are_summarised_not_dumped(nested_release):
+    manifest = copy.deepcopy(Release(nested_release).manifest)
+    manifest["build_notes"]["skipped_unjoined"] = [{"id": f"pool-{i}", "reason": "x"} for i in range(40)]
+    text = render_card(manifest)
+    assert "`skipped_unjoined`: 40 entries (manifest.json `build_notes.skipped_unjoined`)" in text
+    assert "pool-39" not in text
+
+
+@pytest.mark.parametrize(
+    ("dataset", "sources", "user_sources", "expected"),
+    [
+        ("pseudowords", [], [], "cc0-1.0"),
+        ("pseudowords", [], [{"kind": "web_corpus", "name": "docs.jsonl"}], "odc-by"),  # fineweb-edu, ODC-BY
+        ("gsm-ic", ["gsm8k/train.jsonl", "gsm_ic/gsm8k_validation.jsonl"], [], "mit"),  # GSM8K is MIT
+        ("misleadqa", ["fred/STTMINWGNE.csv"], [], "cc-by-sa-4.0"),  # the paper's release licence
+        ("misleadqa", ["fred/STTMINWGNE.csv", "situatedqa/temp.train.jsonl"], [], "cc-by-sa-4.0"),
+        ("gsm-ic", ["gsm8k/train.jsonl", "ambigdocs/dev.json"], [], "cc-by-sa-4.0"),  # Wikipedia text forces share-alike
+    ],
+)
+def test_licence_follows_the_sources(dataset, sources, user_sources, expected):
+    manifest = {
+        "dataset": dataset,
+        "version": "1.0.0",
+        "sources": [{"name": n, "sha256": "0" * 64} for n in sources],
+        "build_notes": {"user_sources": user_sources},
+        "files": [],
+        "parquet": [],
+    }
+    assert release_licence(manifest) == expected
+    assert front_matter(manifest)["license"] == expected
+
+
+def test_size_categories():
+    assert [size_category(n) for n in (0, 999, 1000, 9999, 10_000, 58_152, 100_000, 2_000_000)] == [
+        "n<1K", "n<1K", "1K<n<10K", "1K<n<10K", "10K<n<100K", "10K<n<100K", "100K<n<1M", "1M<n<10M",
+    ]
+
+
+def test_card_text_covers_every_dataset_and_its_configs():
+    text = card.card_text()
+    assert set(text.datasets) == set(builders.dataset_names())
+    for dataset, configs in EXPECTED_CONFIGS.items():
+        described = text.datasets[dataset]
+        assert set(described.configs) == configs
+        assert described.default_config in configs
+        assert described.limits and described.construction and described.description
+        assert all(text.licences[s.imposes] for s in text.sources if s.imposes)
+
+
+def test_paper_citations_name_the_papers():
+    citations = card.card_text().citations
+    assert "Large Language Models Can Be Easily Distracted by Irrelevant Context" in citations["shi2023distracted"].bibtex
+    assert "MisleadQA: Diagnosing LLM Failures under Misleading Context" in citations["misleadqa"].text
+    assert "The Illusion of Robustness" in citations["zhang2026illusion"].bibtex
+    for citation in citations.values():
+        assert citation.bibtex.count("{") == citation.bibtex.count("}")
+
+
+def test_unusable_card_text_is_one_clear_error(tmp_path, monkeypatch):
+    broken = tmp_path / "cards.json"
+    data = json.loads(card.CARD_TEXT.read_text(encoding="utf-8"))
+    data["datasets"]["gsm-ic"]["licence"] = "wtfpl"
+    broken.write_text(json.dumps(data), encoding="utf-8")
+    monkeypatch.setattr(card, "CARD_TEXT", broken)
+    card.card_text.cache_clear()
+    try:
+        with pytest.raises(CtxRobustError, match=r"cards\.json: unusable card text .*unknown licence wtfpl"):
+            card.card_text()
+    finally:
+        card.card_text.cache_clear()
+
+
+def test_unknown_dataset_is_one_clear_error():
+    with pytest.raises(CtxRobustError, match="no card text for dataset 'nope'"):
+        card.dataset_text("nope")

@@ -1,0 +1,131 @@
+"""croissant.json: valid under mlcroissant, every file and field described, records readable and equal to the release."""
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+
+import mlcroissant as mlc
+import pytest
+
+from ctxrobust.canonical import sha256_file
+from ctxrobust.croissant import CONFORMS_TO, croissant, date_published
+from ctxrobust.errors import CtxRobustError
+from ctxrobust.hub import stage
+from ctxrobust.release import Release
+from publish_releases import nested_release, pseudowords_release  # noqa: F401  (fixtures)
+
+
+def plain(value, prefix: str):
+    """An mlcroissant record as a plain row: field ids without the record-set prefix, bytes decoded."""
+    if isinstance(value, dict):
+        return {key.rsplit("/", 1)[-1]: plain(item, prefix) for key, item in value.items()}
+    if isinstance(value, list):
+        return [plain(item, prefix) for item in value]
+    if isinstance(value, bytes):
+        return value.decode("utf-8")
+    return value
+
+
+@pytest.fixture(scope="module")
+def staged_pseudowords(pseudowords_release, tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("croissant") / "pw"
+    stage(Release(pseudowords_release), "my-org/pseudowords", out, "https://huggingface.co")
+    return out
+
+
+@pytest.fixture(scope="module")
+def staged_nested(nested_release, tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("croissant") / "nested"
+    stage(Release(nested_release), "my-org/misleadqa", out, "https://huggingface.co")
+    return out
+
+
+def load(folder: Path) -> mlc.Dataset:
+    return mlc.Dataset(jsonld=str(folder / "croissant.json"))
+
+
+@pytest.mark.parametrize("which", ["staged_pseudowords", "staged_nested"])
+def test_valid_and_every_record_set_matches_the_release(which, request):
+    folder = request.getfixturevalue(which)
+    manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+    release = Release(Path(request.getfixturevalue("pseudowords_release" if which == "staged_pseudowords" else "nested_release")))
+    dataset = load(folder)  # raises mlcroissant.ValidationError on any error
+    assert dataset.metadata.ctx.issues.errors == set()
+    assert {rs.uuid for rs in dataset.metadata.record_sets} == {p["name"][: -len(".parquet")] for p in manifest["parquet"]}
+    for entry in manifest["parquet"]:
+        name = entry["name"][: -len(".parquet")]
+        records = [plain(r, name) for r in dataset.records(name)]
+        assert len(records) == entry["rows"]
+        assert records == release.rows(entry["from"])
+
+
+def test_only_warning_is_the_missing_date(staged_pseudowords):
+    warnings = load(staged_pseudowords).metadata.ctx.issues.warnings
+    assert len(warnings) == 1 and "datePublished" in next(iter(warnings))
+
+
+def test_every_file_is_described_with_its_sha256(staged_nested):
+    document = json.loads((staged_nested / "croissant.json").read_text(encoding="utf-8"))
+    files = {p.name: p for p in staged_nested.iterdir() if p.name != "croissant.json"}
+    described = {d["name"]: d for d in document["distribution"]}
+    assert set(described) == set(files)
+    for name, path in files.items():
+        assert described[name]["sha256"] == sha256_file(path)
+        assert described[name]["contentUrl"] == name
+        assert described[name]["contentSize"] == f"{path.stat().st_size} B"
+    assert described["main.parquet"]["encodingFormat"] == "application/x-parquet"
+    assert document["conformsTo"] == CONFORMS_TO
+    assert document["url"] == "https://huggingface.co/datasets/my-org/misleadqa"
+    assert document["license"] == "https://creativecommons.org/licenses/by-sa/4.0/"
+    assert document["version"] == "0.0.1"
+    assert "MisleadQA" in document["citeAs"]
+
+
+def test_nested_fields_are_sub_fields_with_types(staged_nested):
+    document = json.loads((staged_nested / "croissant.json").read_text(encoding="utf-8"))
+    main = next(rs for rs in document["recordSet"] if rs["@id"] == "main")
+    fields = {f["name"]: f for f in main["field"]}
+    assert main["key"] == {"@id": "main/id"}
+    assert fields["weight"]["dataType"] == "sc:Float" and fields["cluster"]["dataType"] == "sc:Integer"
+    assert fields["audited"]["dataType"] == "sc:Boolean" and fields["question"]["dataType"] == "sc:Text"
+    assert fields["tags"]["isArray"] is True and fields["tags"]["dataType"] == "sc:Text"
+    options = {f["name"]: f for f in fields["options"]["subField"]}
+    assert set(options) == {"A", "B", "C", "D", "E"}
+    assert options["E"]["source"] == {"fileObject": {"@id": "main.parquet"}, "extract": {"column": "options"}, "transform": {"jsonPath": "E"}}
+    substitutions = {f["name"]: f for f in fields["substitutions"]["subField"]}
+    assert fields["substitutions"]["isArray"] is True
+    assert substitutions["start"]["source"]["transform"] == {"jsonPath": "[*].start"}
+
+
+def test_field_descriptions_come_from_the_card_text(staged_pseudowords):
+    document = json.loads((staged_pseudowords / "croissant.json").read_text(encoding="utf-8"))
+    vocabulary = next(rs for rs in document["recordSet"] if rs["@id"] == "vocabulary")
+    zipf = next(f for f in vocabulary["field"] if f["name"] == "zipf")
+    assert zipf["description"].startswith("Its English Zipf frequency")
+
+
+def test_source_date_epoch_sets_date_published(staged_pseudowords, tmp_path, monkeypatch):
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1767225600")
+    assert date_published() == "2026-01-01"
+    manifest = json.loads((staged_pseudowords / "manifest.json").read_text(encoding="utf-8"))
+    document = croissant(manifest, staged_pseudowords, "https://huggingface.co/datasets/o/n")
+    assert document["datePublished"] == "2026-01-01"
+    (tmp_path / "croissant.json").write_text(json.dumps(document), encoding="utf-8")
+    for path in staged_pseudowords.iterdir():
+        if path.name != "croissant.json":
+            (tmp_path / path.name).write_bytes(path.read_bytes())
+    assert load(tmp_path).metadata.ctx.issues.warnings == set()
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "yesterday")
+    with pytest.raises(CtxRobustError, match="SOURCE_DATE_EPOCH"):
+        date_published()
+
+
+def test_without_source_date_epoch_no_date(monkeypatch):
+    monkeypatch.delenv("SOURCE_DATE_EPOCH", raising=False)
+    assert date_published() is None
+
+
+@pytest.fixture(autouse=True)
+def _quiet_absl():
+    logging.getLogger("absl").setLevel(logging.ERROR)
