@@ -48,6 +48,14 @@ class ConfigText(_Text):
     same_fields_as: Optional[str] = None  # another configuration of the same dataset whose fields these are
 
 
+class SettingLimit(_Text):
+    """A known limit that applies when a build setting has a given value (e.g. an optional source not given)."""
+
+    setting: str
+    equals: Any
+    text: str
+
+
 class DatasetText(_Text):
     pretty_name: str
     summary: str
@@ -63,6 +71,7 @@ class DatasetText(_Text):
     citations: list[str]
     configs: dict[str, ConfigText]
     limits: list[str]
+    setting_limits: list[SettingLimit] = []
 
 
 class CardText(_Text):
@@ -237,42 +246,56 @@ def _note_lines(value: Any, path: str, indent: str = "") -> list[str]:
     return lines
 
 
-def _noted_exclusions(notes: dict) -> list[str]:
-    """Build notes that record what was left out (keys naming exclusions, skips or unbuilt parts)."""
-    markers = ("exclu", "not_built", "skipped", "dropped", "deferred", "missing", "unavailable")
+def known_limits(manifest: dict, text: DatasetText) -> list[str]:
+    """The dataset's standing limits, those its build settings imply, empty files, and what the build notes say was left out."""
+    config = manifest.get("config", {})
+    limits = list(text.limits)
+    limits += [limit.text for limit in text.setting_limits if limit.setting in config and config[limit.setting] == limit.equals]
+    limits += [
+        f"`{config_name(entry['name'])}` has no rows in this build, so it is not published as a configuration."
+        for entry in parquet_files(manifest) if not entry.get("rows")
+    ]
+    return limits + _noted_exclusions(manifest.get("build_notes") or {})
+
+
+EXCLUSION_MARKERS = ("exclu", "not_built", "skipped", "dropped", "deferred", "missing", "unavailable", "shortfall")
+
+
+def _brief(value: Any) -> str:
+    """A build-note value on one line: nested mappings in parentheses, long lists by their length."""
+    if isinstance(value, dict):
+        return "; ".join(f"{k}: " + (f"({_brief(v)})" if isinstance(v, dict) else _brief(v)) for k, v in sorted(value.items()))
+    if isinstance(value, list):
+        return f"{len(value)} entries" if len(value) > LIST_LIMIT else ", ".join(f"({_brief(x)})" if isinstance(x, dict) else _brief(x) for x in value)
+    return _cell(_scalar(value))
+
+
+def _noted_exclusions(notes: dict, path: str = "") -> list[str]:
+    """Build notes, at any depth, whose key says something was left out and whose value is not empty or zero."""
     found = []
     for key in sorted(notes):
-        value = notes[key]
-        if any(m in key.lower() for m in markers) and value not in (None, {}, [], 0, ""):
-            summary = f"{len(value)} entries" if isinstance(value, list) and len(value) > LIST_LIMIT else _cell(_scalar(value))
-            found.append(f"This build left something out (build note `{key}`): {summary}.")
+        value, where = notes[key], f"{path}{key}"
+        if any(m in key.lower() for m in EXCLUSION_MARKERS):
+            if value not in (None, {}, [], 0, ""):
+                found.append(f"This build left something out (build note `{where}`): {_brief(value)}.")
+        elif isinstance(value, dict):
+            found += _noted_exclusions(value, f"{where}.")
     return found
 
 
-def render_card(manifest: dict) -> str:
-    """The README.md of a release: YAML header for the Hub, then what the data is, how it was built, checks, limits."""
-    text = dataset_text(manifest["dataset"])
-    cards = card_text()
-    dataset, version = manifest["dataset"], manifest["version"]
-    licence = cards.licences[release_licence(manifest)]
-    parquet = parquet_files(manifest)
-    jsonl = {f["name"]: f for f in manifest.get("files", [])}
-    notes = manifest.get("build_notes", {}) or {}
-    validators = manifest.get("validators", {}) or {}
+def _overview(manifest: dict, text: DatasetText, licence: Licence) -> list[str]:
     builder = manifest.get("builder", {})
-    default = text.default_config
-    example = default if any(config_name(p["name"]) == default for p in parquet) else (config_name(parquet[0]["name"]) if parquet else default)
-
-    header = yaml.safe_dump(front_matter(manifest), sort_keys=False, allow_unicode=True, default_flow_style=False, width=10_000)
-    out: list[str] = ["---", header.rstrip("\n"), "---", "", f"# {text.pretty_name}", "", text.summary, ""]
+    published = [config_name(p["name"]) for p in published_files(manifest)]
+    out = [f"# {text.pretty_name}", "", text.summary, ""]
     out += _table(["", ""], [
-        ["dataset", f"`{dataset}`"],
-        ["version", f"`{version}` (Hub tag `v{version}`)"],
-        ["configurations", ", ".join(f"`{config_name(p['name'])}`" for p in parquet) or "none"],
+        ["dataset", f"`{manifest['dataset']}`"],
+        ["version", f"`{manifest['version']}` (Hub tag `v{manifest['version']}`)"],
+        ["configurations", ", ".join(f"`{name}`" for name in published) or "none"],
         ["rows", f"{total_rows(manifest):,}"],
         ["licence", f"[{licence.name}]({licence.url})"],
         ["built by", f"ctxrobust {builder.get('package_version', '?')}, builder code sha256 `{builder.get('code_sha256', '?')}`"],
     ])
+    example = text.default_config if text.default_config in published else (published[0] if published else text.default_config)
     out += [
         "",
         "## Loading",
@@ -280,10 +303,10 @@ def render_card(manifest: dict) -> str:
         "```python",
         "from datasets import load_dataset",
         "",
-        f'data = load_dataset(REPO, "{example}", split="{SPLIT}", revision="v{version}")',
+        f'data = load_dataset(REPO, "{example}", split="{SPLIT}", revision="v{manifest["version"]}")',
         "```",
         "",
-        f"`REPO` is the Hub id of this repository. Every configuration has one split, `{SPLIT}`; the tag `v{version}` pins exactly these files. "
+        f"`REPO` is the Hub id of this repository. Every configuration has one split, `{SPLIT}`; the tag `v{manifest['version']}` pins exactly these files. "
         "`croissant.json` describes every file and field in Croissant 1.1 (`mlcroissant` reads it).",
         "",
         "## About the data",
@@ -291,72 +314,110 @@ def render_card(manifest: dict) -> str:
     ]
     for paragraph in text.description:
         out += [paragraph, ""]
+    return out
 
-    out += ["## Configurations", ""]
+
+def _configurations(manifest: dict, text: DatasetText) -> list[str]:
     rows = []
-    for entry in parquet:
+    for entry in parquet_files(manifest):
         name = config_name(entry["name"])
         described = text.configs.get(name)
-        rows.append([f"`{name}`", SPLIT, entry["name"], f"{entry['rows']:,}", f"`{entry['sha256']}`", described.description if described else "no description recorded"])
+        contents = described.description if described else "no description recorded"
+        if not entry.get("rows"):
+            contents += " Not published as a configuration: this build has no rows for it."
+        rows.append([f"`{name}`", SPLIT, entry["name"], f"{entry['rows']:,}", f"`{entry['sha256']}`", contents])
+    out = ["## Configurations", ""]
     out += _table(["configuration", "split", "file", "rows", "sha256", "contents"], rows, ["---", "---", "---", "---:", "---", "---"])
-    out += ["", f"Each Parquet file is a copy of the release's canonical JSON Lines file of the same name (`.jsonl`), row for row, sorted by `id`.", ""]
-
+    out += ["", "Each Parquet file is a copy of the release's canonical JSON Lines file of the same name (`.jsonl`), row for row, sorted by `id`.", ""]
     out += ["## Fields", ""]
-    for entry in parquet:
+    schemas = {f["name"]: f.get("schema") for f in manifest.get("files", [])}
+    for entry in published_files(manifest):
         name = config_name(entry["name"])
-        described = text.configs.get(name)
-        schema = jsonl.get(entry.get("from", ""), {}).get("schema")
+        fields = config_fields(text, name)
         out += [f"### `{name}`", ""]
-        if described and described.fields:
-            out += _table(["field", "description"], [[f"`{k}`", v] for k, v in described.fields.items()])
-        else:
-            out += ["No field descriptions are recorded for this configuration."]
-        if schema:
-            out += ["", f"JSON Schema: `schemas/{schema}.schema.json` in the ctxrobust package."]
+        out += _table(["field", "description"], [[f"`{k}`", v] for k, v in fields.items()]) if fields else ["No field descriptions are recorded for this configuration."]
+        if schemas.get(entry.get("from", "")):
+            out += ["", f"JSON Schema: `schemas/{schemas[entry['from']]}.schema.json` in the ctxrobust package."]
         out += [""]
+    return out
 
-    out += ["## How it was built", ""]
+
+def _construction(manifest: dict, text: DatasetText) -> list[str]:
+    out = ["## How it was built", ""]
     out += [f"- {line}" for line in text.construction]
     out += ["", "### Build configuration", ""]
     config = manifest.get("config", {})
     out += _table(["setting", "value"], [[f"`{k}`", f"`{_scalar(config[k])}`"] for k in sorted(config)]) if config else ["No configuration recorded."]
     out += ["", "### Build notes", ""]
-    out += _note_lines(notes, "build_notes") or ["No build notes recorded."]
+    out += _note_lines(manifest.get("build_notes") or {}, "build_notes") or ["No build notes recorded."]
     out += ["", "### Sources", ""]
     used = sources_used(manifest)
-    if used:
-        digests = {s["name"]: s.get("sha256", "") for s in manifest.get("sources", [])}
-        out += _table(["source", "sha256", "what it is", "licence"], [
-            [f"`{name}`", f"`{digests[name]}`" if name in digests else "see build notes", source.name if source else "not described", source.licence if source else "not recorded"]
-            for name, source in used
-        ])
-    else:
-        out += ["No third-party source data: every row was generated by the builder from its configuration and seed."]
-
-    passed = sum(1 for r in validators.values() if r.get("passed"))
-    out += ["", "## Validation", "", f"{passed} of {len(validators)} checks passed when the release was frozen (`ctxrobust validate` reruns them and recomputes every hash).", ""]
-    out += _table(["check", "result", "failures"], [[f"`{k}`", "passed" if r.get("passed") else "FAILED", r.get("failures", 0)] for k, r in sorted(validators.items())], ["---", "---", "---:"])
-
-    out += ["", "## Licence", "", f"This release is distributed under [{licence.name}]({licence.url}). "
-            f"It carries the most restrictive licence among the dataset's own ({cards.licences[text.licence].name}) and those its sources require, "
-            f"in the order {' > '.join(cards.licences[k].name for k in cards.licence_precedence)}.", ""]
+    if not used:
+        return out + ["No third-party source data: every row was generated by the builder from its configuration and seed.", ""]
+    groups: dict[str, list[str]] = {}
+    described = {}
     for name, source in used:
-        out.append(f"- `{name}`: {source.licence if source else 'licence not recorded'}")
-    if used:
-        out.append("")
+        key = source.prefix if source else name
+        groups.setdefault(key, []).append(name)
+        described[key] = source
+    out += _table(["source", "files", "what it is", "licence"], [
+        [f"`{key}`", len(names), described[key].name if described[key] else "not described", described[key].licence if described[key] else "not recorded"]
+        for key, names in sorted(groups.items())
+    ], ["---", "---:", "---", "---"])
+    snapshots = manifest.get("sources", [])
+    if snapshots:
+        out += ["", f"<details><summary>Source snapshots ({len(snapshots)}), pinned by sha256</summary>", ""]
+        out += _table(["snapshot", "sha256"], [[f"`{s['name']}`", f"`{s.get('sha256', '')}`"] for s in snapshots])
+        out += ["", "</details>"]
+    if any(source is None or source.prefix.rstrip("/") == name for name, source in used if name not in {s["name"] for s in snapshots}):
+        out += ["", "Sources given at build time (not pinned snapshots) are recorded with their sha256 under `user_sources` in the build notes."]
+    return out + [""]
 
-    out += ["## Known limits", ""]
-    out += [f"- {line}" for line in text.limits + _noted_exclusions(notes)]
 
+def _validation(manifest: dict) -> list[str]:
+    validators = manifest.get("validators", {}) or {}
+    passed = sum(1 for r in validators.values() if r.get("passed"))
+    out = ["## Validation", "", f"{passed} of {len(validators)} checks passed when the release was frozen (`ctxrobust validate` reruns them and recomputes every hash).", ""]
+    out += _table(["check", "result", "failures"], [[f"`{k}`", "passed" if r.get("passed") else "FAILED", r.get("failures", 0)] for k, r in sorted(validators.items())], ["---", "---", "---:"])
+    return out + [""]
+
+
+def _licence(manifest: dict, text: DatasetText, cards: CardText, licence: Licence) -> list[str]:
+    out = ["## Licence", "", f"This release is distributed under [{licence.name}]({licence.url}). "
+           f"It carries the most restrictive licence among the dataset's own ({cards.licences[text.licence].name}) and those its sources require, "
+           f"in the order {' > '.join(cards.licences[k].name for k in cards.licence_precedence)}.", ""]
+    seen = set()
+    for name, source in sources_used(manifest):
+        key = source.prefix if source else name
+        if key not in seen:
+            seen.add(key)
+            out.append(f"- `{key}`: {source.licence if source else 'licence not recorded'}")
+    return out + ([""] if seen else [])
+
+
+def _closing(manifest: dict, text: DatasetText, cards: CardText) -> list[str]:
+    out = ["## Known limits", ""]
+    out += [f"- {line}" for line in known_limits(manifest, text)]
     out += ["", "## Verifying", "", "```sh", "sha256sum -c --ignore-missing SHA256SUMS", "```", "",
             "`SHA256SUMS` and `manifest.json` are the release's own: they hash every file of the release, including the JSON Lines files "
             "this repository does not carry, and record the full build configuration and source snapshots. "
             "`ctxrobust validate RELEASE_DIR` reruns every check on a release folder built with `ctxrobust build`.", ""]
-
-    out += ["## Citation", "", "```bibtex"]
     keys = [text.primary_citation] + [k for k in text.citations if k != text.primary_citation]
-    out += ["\n\n".join(cards.citations[key].bibtex for key in keys)]
-    out += ["```", ""]
-    for key in text.citations:
-        out.append(f"- {cards.citations[key].text}")
+    out += ["## Citation", "", "```bibtex", "\n\n".join(cards.citations[key].bibtex for key in keys), "```", ""]
+    out += [f"- {cards.citations[key].text}" for key in keys]
+    return out
+
+
+def render_card(manifest: dict) -> str:
+    """The README.md of a release: YAML header for the Hub, then what the data is, how it was built, checks, limits."""
+    text, cards = dataset_text(manifest["dataset"]), card_text()
+    licence = cards.licences[release_licence(manifest)]
+    header = yaml.safe_dump(front_matter(manifest), sort_keys=False, allow_unicode=True, default_flow_style=False, width=10_000)
+    out = ["---", header.rstrip("\n"), "---", ""]
+    out += _overview(manifest, text, licence)
+    out += _configurations(manifest, text)
+    out += _construction(manifest, text)
+    out += _validation(manifest)
+    out += _licence(manifest, text, cards, licence)
+    out += _closing(manifest, text, cards)
     return "\n".join(out).rstrip("\n") + "\n"

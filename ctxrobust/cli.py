@@ -198,7 +198,7 @@ def parser() -> argparse.ArgumentParser:
     p = sub.add_parser("prompts", help="write the exact model inputs of a release as JSONL")
     p.add_argument("release")
     p.add_argument("--benchmark", help="pseudowords: a JSONL of {id, question, options?, answer?}")
-    p.add_argument("--prompt", choices=["original", "cf", "scope"], help="misleadqa: which prompt (default original)")
+    p.add_argument("--prompt", help="misleadqa: original|cf|scope (default original); gsm-ic: cot|cot-ic|ltm|ltm-ic|program|program-ic|0-cot (default cot)")
     p.add_argument("--instruction", action="store_true", help="gsm-ic: prepend the paper's instruction")
     p.add_argument("--kinds", nargs="+", help="pseudowords: CHA TOK WEB SQA (default: every kind in the release, plus SQA when every question has an answer)")
     p.add_argument("--lengths", nargs="+", type=int, help="pseudowords: context lengths in tokens (default: all in the release)")

@@ -10,13 +10,13 @@ from __future__ import annotations
 import datetime as dt
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ctxrobust.canonical import sha256_file
-from ctxrobust.card import card_text, config_name, dataset_text, release_licence, parquet_files
+from ctxrobust.card import card_text, config_fields, config_name, dataset_text, published_files, release_licence
 from ctxrobust.errors import CtxRobustError
 
 FILE_NAME = "croissant.json"
@@ -88,30 +88,54 @@ def data_type(arrow_type: pa.DataType) -> str:
     raise CtxRobustError(f"Parquet type {arrow_type} has no Croissant data type; write the field as a string, number, boolean, list or struct")
 
 
-def _field(record: str, file_id: str, column: str, path: list[str], json_path: str, arrow_type: pa.DataType, descriptions: dict[str, str]) -> dict:
-    """One Field for the value at `path` inside `column`; `json_path` reaches it from the column's value ("" for the column)."""
-    dotted = ".".join([column, *path])
-    field: dict[str, Any] = {"@type": "cr:Field", "@id": f"{record}/{'/'.join([column, *path])}", "name": path[-1] if path else column}
-    if dotted in descriptions:
-        field["description"] = descriptions[dotted]
-    is_array = pa.types.is_list(arrow_type) or pa.types.is_large_list(arrow_type)
-    inner = arrow_type.value_type if is_array else arrow_type
-    if pa.types.is_list(inner) or pa.types.is_large_list(inner):
-        raise CtxRobustError(f"{record}.{dotted}: a list of lists has no Croissant description here; nest the inner list in a struct")
+def _is_list(arrow_type: pa.DataType) -> bool:
+    return pa.types.is_list(arrow_type) or pa.types.is_large_list(arrow_type)
+
+
+def leaves(arrow_type: pa.DataType, path: tuple[str, ...] = (), json_path: str = "", in_list: bool = False) -> Iterator[tuple[tuple[str, ...], str, pa.DataType, bool]]:
+    """(path, JSON path from the column's value, leaf type, inside a list) for every leaf value of a column type."""
+    if pa.types.is_struct(arrow_type):
+        for child in arrow_type:
+            yield from leaves(child.type, (*path, child.name), f"{json_path}.{child.name}" if json_path else child.name, in_list)
+    elif _is_list(arrow_type):
+        if _is_list(arrow_type.value_type):
+            raise CtxRobustError(f"field {'.'.join(path) or '(column)'}: a list of lists has no Croissant description here; nest the inner list in a struct")
+        if pa.types.is_struct(arrow_type.value_type):
+            yield from leaves(arrow_type.value_type, path, f"{json_path}[*]", True)
+        else:
+            yield path, json_path, arrow_type.value_type, True
+    else:
+        yield path, json_path, arrow_type, in_list
+
+
+def _field(record: str, file_id: str, column: pa.Field, descriptions: dict[str, str]) -> dict:
+    """One Field per column. A struct or list-of-struct column gets one sub-field per leaf, at any depth,
+    named by its dotted path and read with a JSON path from the column's value (mlcroissant reads one
+    level of sub-fields, so deeper structure is flattened into paths rather than nested)."""
+    field: dict[str, Any] = {"@type": "cr:Field", "@id": f"{record}/{column.name}", "name": column.name}
+    if column.name in descriptions:
+        field["description"] = descriptions[column.name]
+    source = {"fileObject": {"@id": file_id}, "extract": {"column": column.name}}
+    is_array = _is_list(column.type)
+    inner = column.type.value_type if is_array else column.type
     if is_array:
-        field["isArray"] = True
-        field["arrayShape"] = "-1"
-    if pa.types.is_struct(inner):
-        base = json_path + ("[*]" if is_array else "")
-        field["subField"] = [
-            _field(record, file_id, column, [*path, child.name], f"{base}.{child.name}" if base else child.name, child.type, descriptions)
-            for child in inner
-        ]
-        return field
-    field["dataType"] = data_type(inner)
-    field["source"] = {"fileObject": {"@id": file_id}, "extract": {"column": column}}
-    if json_path:
-        field["source"]["transform"] = {"jsonPath": json_path}
+        field["isArray"], field["arrayShape"] = True, "-1"
+    if not pa.types.is_struct(inner):
+        next(leaves(column.type))  # refuses a list of lists
+        return {**field, "dataType": data_type(inner), "source": source}
+    subfields = []
+    for path, json_path, leaf_type, in_list in leaves(column.type):
+        dotted = ".".join(path)
+        sub: dict[str, Any] = {"@type": "cr:Field", "@id": f"{record}/{column.name}/{'/'.join(path)}", "name": dotted}
+        description = descriptions.get(f"{column.name}.{dotted}")
+        if description:
+            sub["description"] = description
+        if in_list and (not is_array or json_path.count("[*]") > 1):
+            sub["isArray"], sub["arrayShape"] = True, "-1"  # a list inside the column's value (or inside its elements)
+        sub["dataType"] = data_type(leaf_type)
+        sub["source"] = {**source, "transform": {"jsonPath": json_path}}
+        subfields.append(sub)
+    field["subField"] = subfields
     return field
 
 
@@ -119,7 +143,7 @@ def record_set(parquet_path: Path, descriptions: dict[str, str], description: st
     """A RecordSet for one Parquet file: one Field per column, keyed by `id`."""
     record = config_name(parquet_path.name)
     schema = pq.read_schema(parquet_path)
-    fields = [_field(record, parquet_path.name, f.name, [], "", f.type, descriptions) for f in schema]
+    fields = [_field(record, parquet_path.name, f, descriptions) for f in schema]
     entry: dict[str, Any] = {"@type": "cr:RecordSet", "@id": record, "name": record, "description": description, "field": fields}
     if "id" in schema.names:
         entry["key"] = {"@id": f"{record}/id"}
@@ -156,14 +180,14 @@ def croissant(manifest: dict, folder: Path, url: str) -> dict:
     text = dataset_text(manifest["dataset"])
     cards = card_text()
     licence = cards.licences[release_licence(manifest)]
-    parquet_names = {entry["name"] for entry in parquet_files(manifest)}
+    parquet_names = {entry["name"] for entry in published_files(manifest)}
     files = sorted(p for p in folder.iterdir() if p.is_file() and p.name != FILE_NAME)
     distribution, record_sets = [], []
     for path in files:
         config = text.configs.get(config_name(path.name))
         if path.name in parquet_names:
             description = f"Configuration `{config_name(path.name)}`, split `test`" + (f": {config.description}" if config else ".")
-            record_sets.append(record_set(path, config.fields if config else {}, config.description if config else f"Rows of {path.name}."))
+            record_sets.append(record_set(path, config_fields(text, config_name(path.name)), config.description if config else f"Rows of {path.name}."))
         else:
             description = FILE_DESCRIPTIONS.get(path.name, f"{path.name}.")
         distribution.append(file_object(path, description))

@@ -25,7 +25,7 @@ from typing import Iterator
 import yaml
 
 from ctxrobust.canonical import dumps_pretty, sha256_file
-from ctxrobust.card import hub_configs, parquet_files
+from ctxrobust.card import hub_configs, published_files
 from ctxrobust.croissant import FILE_NAME as CROISSANT, croissant
 from ctxrobust.errors import CtxRobustError
 from ctxrobust.release import CARD, MANIFEST, SUMS, Release
@@ -94,9 +94,9 @@ def check_release(release: Release) -> None:
         if not sep or len(digest) != 64:
             raise CtxRobustError(f"{sums_path}:{number}: not a sha256sum line; the release is corrupted, rebuild it")
         listed[name] = digest
-    parquet = parquet_files(release.manifest)
+    parquet = published_files(release.manifest)
     if not parquet:
-        raise CtxRobustError(f"{release.path / MANIFEST}: lists no Parquet files; nothing to publish")
+        raise CtxRobustError(f"{release.path / MANIFEST}: lists no Parquet file with rows; nothing to publish")
     for name in [CARD, MANIFEST, *(entry["name"] for entry in parquet)]:
         path = release.path / name
         if not path.exists():
@@ -128,7 +128,7 @@ def stage(release: Release, repo_id: str, out: Path, endpoint: str | None = None
         shutil.rmtree(tmp)
     tmp.mkdir()
     try:
-        names = [entry["name"] for entry in parquet_files(release.manifest)] + [CARD, MANIFEST, SUMS]
+        names = [entry["name"] for entry in published_files(release.manifest)] + [CARD, MANIFEST, SUMS]
         for name in names:
             shutil.copyfile(release.path / name, tmp / name)
         document = croissant(release.manifest, tmp, dataset_url(repo_id, endpoint or hub_endpoint()))

@@ -62,7 +62,9 @@ def tail_membership(weights: np.ndarray, select: np.ndarray, m: int) -> np.ndarr
     """Probability that each question is among the m smallest `select` values of each replicate, under
     uniformly random tie-breaking: (B, N), 1 inside the tail, 0 outside, a share at a tied boundary."""
     fraction, column, _ = instability.tail_fractions(weights, select, m)
-    return np.take_along_axis(fraction, np.broadcast_to(column[0], weights.shape), axis=1)
+    inside = column[0] >= 0  # -1: a level no replicate reaches
+    member = np.take_along_axis(fraction, np.broadcast_to(np.maximum(column[0], 0), weights.shape), axis=1)
+    return np.where(inside, member, 0.0)
 
 
 def jaccard(weights: np.ndarray, member_a: np.ndarray, member_b: np.ndarray, m: int) -> np.ndarray:

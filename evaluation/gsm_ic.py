@@ -25,8 +25,8 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, field_validator, model_validator
-from pydantic_core import PydanticCustomError
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, ValidationError, field_validator, model_validator
+from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from ctxrobust.errors import CtxRobustError
 from ctxrobust.release import Release
@@ -92,7 +92,9 @@ class GsmIcPrediction(BaseModel):
     def _response_or_answer(self) -> "GsmIcPrediction":
         given = self.model_fields_set
         if ("response" in given) == ("answer" in given):
-            raise PydanticCustomError("response_or_answer", "give exactly one of 'response' (raw text) or 'answer' (final answer)")
+            problem = PydanticCustomError("response_or_answer", "give exactly one of 'response' (raw text) or 'answer' (final answer)")
+            # raised with a field location, so the reader names the field instead of the whole row
+            raise ValidationError.from_exception_data(type(self).__name__, [InitErrorDetails(type=problem, loc=("response",), input=self.model_dump())])
         return self
 
 
@@ -118,57 +120,61 @@ def _bad(release: Release, name: str, item: str, message: str) -> CtxRobustError
     return CtxRobustError(f"{release.file_path(name)}: item {item!r}: {message}; the release is not a GSM-IC release as expected, rebuild it")
 
 
+def _read_file(release: Release, name: str, variant: bool) -> list[tuple]:
+    """(id, canonical answer, n_steps, base_id, *factor labels) per row, sorted by id; rows are streamed so
+    only these fields are kept."""
+    out = []
+    for row in release.iter_rows(name):
+        item = str(row.get("id"))
+        answer = gold_value(str(row.get("answer", "")))
+        if answer is None:
+            raise _bad(release, name, item, f"answer {row.get('answer')!r} is not a number")
+        steps = row.get("n_steps")
+        if not isinstance(steps, int) or isinstance(steps, bool) or steps < 1:
+            raise _bad(release, name, item, f"n_steps {steps!r} is not a positive integer")
+        if not variant:
+            out.append((item, answer, steps, item) + ("",) * len(LABELS))
+            continue
+        for column, allowed in LABELS.items():
+            if row.get(column) not in allowed:
+                raise _bad(release, name, item, f"{column} {row.get(column)!r} is not one of {', '.join(allowed)}")
+        out.append((item, answer, steps, str(row.get("base_id"))) + tuple(row[column] for column in LABELS))
+    out.sort(key=lambda t: t[0])
+    return out
+
+
 def load_items(release: Release) -> Items:
     if release.dataset != "gsm-ic":
         raise CtxRobustError(f"{release.path}: dataset is {release.dataset!r}, not gsm-ic")
-    bases = sorted(release.iter_rows(BASE_FILE), key=lambda r: str(r["id"]))
-    variants = sorted(release.iter_rows(VARIANTS_FILE), key=lambda r: str(r["id"]))
-    ids = [str(r["id"]) for r in bases] + [str(r["id"]) for r in variants]
+    bases, variants = _read_file(release, BASE_FILE, False), _read_file(release, VARIANTS_FILE, True)
+    rows = bases + variants
+    ids = [r[0] for r in rows]
     index = {item: i for i, item in enumerate(ids)}
     if len(index) != len(ids):
         raise CtxRobustError(f"{release.path}: an id appears twice across {BASE_FILE} and {VARIANTS_FILE}; rebuild the release")
-    base_of, n_steps, gold = [], [], []
-    labels: dict[str, list[str]] = {column: [] for column in LABELS}
-    for name, rows in ((BASE_FILE, bases), (VARIANTS_FILE, variants)):
-        for row in rows:
-            answer = gold_value(str(row.get("answer", "")))
-            if answer is None:
-                raise _bad(release, name, row["id"], f"answer {row.get('answer')!r} is not a number")
-            gold.append(answer)
-            steps = row.get("n_steps")
-            if not isinstance(steps, int) or steps < 1:
-                raise _bad(release, name, row["id"], f"n_steps {steps!r} is not a positive integer")
-            n_steps.append(steps)
-            if name == BASE_FILE:
-                base_of.append(len(base_of))
-                for column in LABELS:
-                    labels[column].append("")
-                continue
-            base = index.get(str(row.get("base_id")))
-            if base is None or base >= len(bases):
-                raise _bad(release, name, row["id"], f"base_id {row.get('base_id')!r} is not a base problem of {BASE_FILE}")
-            base_of.append(base)
-            for column, allowed in LABELS.items():
-                if row.get(column) not in allowed:
-                    raise _bad(release, name, row["id"], f"{column} {row.get(column)!r} is not one of {', '.join(allowed)}")
-                labels[column].append(row[column])
+    base_of = []
+    for item, _, _, base_id, *_ in rows:
+        base = index.get(base_id)
+        if base is None or base >= len(bases):
+            raise _bad(release, VARIANTS_FILE, item, f"base_id {base_id!r} is not a base problem of {BASE_FILE}")
+        base_of.append(base)
     in_subset = None
     if release.file_path(SUBSET_FILE).exists():
         in_subset = np.zeros(len(ids), dtype=bool)
         for row in release.iter_rows(SUBSET_FILE):
-            i = index.get(str(row["id"]))
+            i = index.get(str(row.get("id")))
             if i is None or i < len(bases):
-                raise _bad(release, SUBSET_FILE, row["id"], "not a variant id of variants.jsonl")
+                raise _bad(release, SUBSET_FILE, str(row.get("id")), "not a variant id of variants.jsonl")
             in_subset[i] = True
     return Items(
         ids=ids,
         index=index,
         n_base=len(bases),
         base_of=np.asarray(base_of, dtype=np.int64),
-        n_steps=np.asarray(n_steps, dtype=np.int64),
-        labels={column: np.asarray(values) for column, values in labels.items()},
+        n_steps=np.asarray([r[2] for r in rows], dtype=np.int64),
+        labels={column: np.asarray([r[4 + k] for r in rows]) for k, column in enumerate(LABELS)},
         in_subset=in_subset,
-        gold=gold,
+        gold=[r[1] for r in rows],
     )
 
 
@@ -289,6 +295,8 @@ def _missing(ids: list[str], mask: np.ndarray, limit: int = EXAMPLES) -> str:
 
 def coverage_problems(items: Items, names: list[str], samples: np.ndarray) -> list[Problem]:
     """File-level problems: (model, id) pairs with no prediction; each counts as a wrong answer."""
+    if not names:
+        return [Problem(None, "no valid prediction rows: nothing was scored")]
     problems = []
     base = items.is_base
     for m, name in enumerate(names):

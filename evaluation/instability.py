@@ -75,7 +75,7 @@ def level_columns(select: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def column_sums(weights: np.ndarray, column: np.ndarray, first: np.ndarray, values: np.ndarray | None = None) -> np.ndarray:
-    """out[b, column[c, i]] += weights[b, i] * values[c, i] (values default 1): a (B, first[-1]) array.
+    """out[b, column[c, i]] += weights[b, i] * values[c, i] (values default 1; column -1 skipped): (B, first[-1]).
 
     One matrix product per batch of rows (a 0/1 or value-filled (N, levels) matrix), batches kept
     under ONEHOT_LIMIT cells; a single row with too many levels is summed with reduceat instead."""
@@ -89,31 +89,49 @@ def column_sums(weights: np.ndarray, column: np.ndarray, first: np.ndarray, valu
         lo, hi = int(first[c]), int(first[stop])
         local = column[c:stop] - lo
         filled = np.ones(local.shape) if values is None else np.asarray(values[c:stop], dtype=np.float64)
+        inside = column[c:stop] >= 0  # column -1: a question left out of every level
         if (hi - lo) * n <= ONEHOT_LIMIT:
             block = np.zeros((n, hi - lo))
-            block[np.broadcast_to(np.arange(n), local.shape), local] = filled
+            block[np.broadcast_to(np.arange(n), local.shape)[inside], local[inside]] = filled[inside]
             out[:, lo:hi] = weights @ block
         else:  # one row with very many levels
-            order = np.argsort(local[0], kind="stable")
+            questions = np.flatnonzero(inside[0])
+            order = questions[np.argsort(local[0][questions], kind="stable")]
             starts = np.searchsorted(local[0][order], np.arange(hi - lo))
             out[:, lo:hi] = np.add.reduceat(weights[:, order] * filled[0][order], starts, axis=1)
         c = stop
     return out
 
 
-def tail_fractions(weights: np.ndarray, select: np.ndarray, m: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _segment_cumsum(values: np.ndarray, first: np.ndarray) -> np.ndarray:
+    """Cumulative sums along the last axis restarting at every row start first[c]."""
+    running = np.cumsum(values, axis=-1)
+    row_start = np.repeat(first[:-1], np.diff(first))
+    base = np.where(row_start > 0, running[..., np.maximum(row_start - 1, 0)], 0.0)
+    return running - base
+
+
+def tail_fractions(weights: np.ndarray, select: np.ndarray, m: int, prune: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Share of each tie level's weight that falls among the m smallest values of each row of `select`.
 
     select: (C, N). Returns (fraction (B, levels), column (C, N), first (C + 1,)) as in level_columns.
     Tied questions at the boundary share the remaining places in proportion (the mean over random
-    tie-breaks)."""
+    tie-breaks). With `prune`, levels that have at least m + 8 sqrt(m) + 50 questions below them in
+    the data are left out (column -1, fraction 0): no replicate reaches them unless its weight below
+    them falls that far short, and if one does, everything is recomputed with every level."""
     column, first = level_columns(select)
+    if prune:
+        size = np.bincount(column.ravel(), minlength=int(first[-1])).astype(np.float64)
+        keep = _segment_cumsum(size, first) - size < m + 8 * np.sqrt(m) + 50
+        if not keep.all():
+            index = np.cumsum(keep) - 1
+            column = np.where(keep[column], index[column], -1)
+            first = np.concatenate([[0], np.cumsum(np.add.reduceat(keep.astype(np.int64), first[:-1]))])
     counts = column_sums(weights, column, first)
-    running = np.cumsum(counts, axis=1)
-    row_start = np.repeat(first[:-1], np.diff(first))
-    base = np.where(row_start > 0, running[:, np.maximum(row_start - 1, 0)], 0.0)
-    before = running - counts - base  # weight of the lower levels of the same row
+    before = _segment_cumsum(counts, first) - counts  # weight of the lower levels of the same row
     take = np.clip(m - before, 0.0, counts)
+    if prune and np.any(np.add.reduceat(take, first[:-1], axis=1) < m - 1e-6):
+        return tail_fractions(weights, select, m, prune=False)
     fraction = np.zeros_like(counts)
     np.divide(take, counts, out=fraction, where=counts > 0)
     return fraction, column, first

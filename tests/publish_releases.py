@@ -72,7 +72,12 @@ def nested_rows(n: int, salt: str = "") -> list[dict]:
             "options": {"A": f"${i}.25", "B": f"${i + 1}.50", "C": f"${i + 2}.75", "D": f"${i + 3}.00", "E": "Insufficient information"},
             "gold": "ABCD"[i % 4],
             "lure": "BCDA"[i % 4],
-            "contexts": {"G": f"In {1990 + i} it was ${i}.25.", "S": f"In {1980 + i} it was ${i + 1}.50.", "F": f"In {1990 + i} it was ${i + 1}.50."},
+            "contexts": {
+                "G": {"text": f"In {1990 + i} it was ${i}.25.", "scope": {"time": str(1990 + i), "location": None}, "true": True, "cues": ["year"] * (i % 3)},
+                "S": {"text": f"In {1980 + i} it was ${i + 1}.50.", "scope": {"time": str(1980 + i), "location": None}, "true": True, "cues": []},
+                "F": {"text": f"In {1990 + i} it was ${i + 1}.50.", "scope": {"time": str(1990 + i), "location": None}, "true": False, "cues": ["year"]},
+            },
+            "provenance": {"G": {"line": i + 2, "snapshot": "fred/STTMINWGNE.csv"}, "distractors": [{"line": i + 10, "value": "1.00"}, {"line": i + 20, "value": "2.00"}]},
             "substitutions": [{"start": 17, "end": 17 + len(f"${i}.25"), "gold": f"${i}.25", "lure": f"${i + 1}.50"}] * (1 + i % 2),
             "tags": ["fred", "time"][: 1 + i % 2],
             "weight": 0.5 + i,

@@ -3,6 +3,9 @@ self-consistency voting, bad lines, determinism, and the Markdown / HTML renderi
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from fractions import Fraction as F
 from pathlib import Path
 
@@ -13,6 +16,7 @@ from pydantic import ValidationError
 
 from ctxrobust.canonical import dumps, dumps_pretty, write_jsonl
 from ctxrobust.cli import main
+from ctxrobust.errors import CtxRobustError
 from ctxrobust.release import Release
 from evaluation import accuracy
 from evaluation.gsm_ic import GsmIcPrediction, render_html, render_markdown, score
@@ -220,6 +224,30 @@ def test_same_inputs_and_seed_give_identical_bytes_whatever_the_row_order(mini, 
     assert dumps(reseeded["models"]) != dumps(first["models"])  # intervals move with the seed
 
 
+def test_report_bytes_do_not_depend_on_the_hash_seed(mini, tmp_path):
+    path = write_predictions(tmp_path / "p.jsonl", BETA + ALPHA)
+    outputs = []
+    for hash_seed in ("1", "2"):
+        out = tmp_path / f"report-{hash_seed}.json"
+        env = {**os.environ, "PYTHONHASHSEED": hash_seed}
+        done = subprocess.run([sys.executable, "-m", "ctxrobust.cli", "score", str(mini.path), str(path), "-o", str(out), "--replicates", "200"],
+                              env=env, capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+        outputs.append(out.read_bytes())
+    assert outputs[0] == outputs[1]
+
+
+def test_a_malformed_release_is_one_clear_error(tmp_path):
+    release = write_release(tmp_path / "r", BASES, [("v11", "b1", "in_topic", "overlapped", "sideways")])
+    with pytest.raises(CtxRobustError, match=r"variants.jsonl: item 'v11': number_label 'sideways' is not one of in_range, out_range"):
+        score(release, write_predictions(tmp_path / "p.jsonl", ALPHA[:1]), {})
+    release = write_release(tmp_path / "s", BASES, [("v11", "b1", "in_topic", "overlapped", "in_range")])
+    variants = release.path / "variants.jsonl"
+    variants.write_text(variants.read_text().replace('"base_id":"b1"', '"base_id":"b9"'))
+    with pytest.raises(CtxRobustError, match=r"item 'v11': base_id 'b9' is not a base problem"):
+        score(release, write_predictions(tmp_path / "p.jsonl", ALPHA[:1]), {})
+
+
 # ------------------------------------------------------------------ majority vote
 
 
@@ -400,6 +428,12 @@ def test_strict_cli_refuses_missing_pairs(mini, tmp_path, capsys):
     assert main(["score", str(mini.path), str(path), "--strict"]) != 0
     assert "no prediction for 1 of 9 variant(s) (v34)" in capsys.readouterr().err
     assert main(["score", str(mini.path), str(write_predictions(tmp_path / "ok.jsonl", ALPHA)), "--strict", "--replicates", "10"]) == 0
+
+
+def test_an_empty_file_is_a_problem(mini, tmp_path, capsys):
+    path = write_predictions(tmp_path / "empty.jsonl", [])
+    assert main(["score", str(mini.path), str(path), "--strict"]) != 0
+    assert "no valid prediction rows" in capsys.readouterr().err
 
 
 def test_cli_writes_json_markdown_and_html(mini, tmp_path):

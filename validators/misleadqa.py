@@ -15,6 +15,7 @@ from typing import Iterable
 
 from builders.misleadqa.scopes import scopes_overlap
 from builders.misleadqa.substitution import ReplayError, replay
+from ctxrobust.errors import CtxRobustError
 from validators.normalise import answer_key, content_tokens, mentions, same_answer, word_count
 from validators.registry import Failure, check
 
@@ -313,11 +314,21 @@ def balance_problems(items: list[dict]) -> list[tuple[str | None, str]]:
         gold = Counter(item["gold"] for item in members)
         lure = Counter(item["lure"] for item in members)
         pair = Counter((item["gold"], item["lure"]) for item in members)
-        for label, counter, keys in (("gold", gold, SUBSTANTIVE), ("lure", lure, SUBSTANTIVE), ("(gold, lure) pair", pair, pairs)):
+        for label, counter, keys, position in (
+            ("gold", gold, SUBSTANTIVE, lambda i: i["gold"]),
+            ("lure", lure, SUBSTANTIVE, lambda i: i["lure"]),
+            ("(gold, lure) pair", pair, pairs, lambda i: (i["gold"], i["lure"])),
+        ):
             values = [counter.get(k, 0) for k in keys]
             if max(values) - min(values) > 1:
                 shown = {("".join(k) if isinstance(k, tuple) else k): counter.get(k, 0) for k in keys}
-                problems.append((None, f"group {source}/{dimension}: {label} position counts {shown} differ by more than one"))
+                crowded = [k for k in keys if counter.get(k, 0) == max(values)]
+                ids = sorted(i["id"] for i in members if position(i) in crowded)
+                problems.append((
+                    None,
+                    f"group {source}/{dimension}: {label} position counts {shown} differ by more than one; "
+                    f"most used by items {', '.join(ids[:20])}{' ...' if len(ids) > 20 else ''}",
+                ))
     return problems
 
 
@@ -455,6 +466,10 @@ def _situatedqa_problems(reader: _SourceReader, role: str, prov: dict, scope: di
     return []
 
 
+def _provenances(item: dict) -> list[dict]:
+    return [item["provenance"]["G"], item["provenance"]["S"], *item["provenance"]["distractors"]]
+
+
 @check(DATASET, "provenance")
 def check_provenance(release) -> Iterable[Failure]:
     """Every fact traceable to its snapshot record; every snapshot sha256 equal to the lock (or the recorded user file)."""
@@ -467,6 +482,12 @@ def check_provenance(release) -> Iterable[Failure]:
         )
         return
     lock = store.lock
+    pinned = sorted({p["snapshot"] for _, item in _items(release) for p in _provenances(item) if p["snapshot"] in lock})
+    try:
+        store.require(pinned)
+    except CtxRobustError as exc:
+        yield Failure(None, None, f"provenance needs the source snapshots, which are unavailable: {exc}")
+        return
     user = release.manifest.get("build_notes", {}).get("user_sources", {})
     user_by_file = {entry["file"]: (source, entry) for source, entry in user.items()}
     user_readers = {}

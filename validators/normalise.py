@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from functools import lru_cache
 from decimal import Decimal, InvalidOperation
 
 from rapidfuzz import fuzz
@@ -50,9 +51,10 @@ NEAR_DUPLICATE_RATIO = 90.0  # rapidfuzz ratio (0-100) at or above which two tex
 
 
 def _fold(text: str) -> str:
-    text = unicodedata.normalize("NFKD", text)
-    text = "".join(ch for ch in text if not unicodedata.combining(ch))
-    return text.replace("’", "'").lower()
+    if not text.isascii():
+        text = unicodedata.normalize("NFKD", text)
+        text = "".join(ch for ch in text if not unicodedata.combining(ch)).replace("’", "'")
+    return text.lower()
 
 
 def canonical_number(token: str) -> str:
@@ -76,19 +78,24 @@ def canonical_number(token: str) -> str:
     return format(value.normalize(), "f")
 
 
-def tokens(text: str) -> list[str]:
-    """Lower-cased, accent-folded word and number tokens; numbers in canonical form; no articles."""
+@lru_cache(maxsize=1 << 18)
+def _token_tuple(text: str) -> tuple[str, ...]:
     out = []
     for token in _TOKEN.findall(_fold(text)):
         token = canonical_number(token.strip("'"))
         if token and token not in ARTICLES:
             out.append(token)
-    return out
+    return tuple(out)
+
+
+def tokens(text: str) -> list[str]:
+    """Lower-cased, accent-folded word and number tokens; numbers in canonical form; no articles."""
+    return list(_token_tuple(text))
 
 
 def content_tokens(text: str) -> set[str]:
     """The token set without stop words (Appendix A.1, context comparability)."""
-    return {t for t in tokens(text) if t not in STOP_WORDS}
+    return {t for t in _token_tuple(text) if t not in STOP_WORDS}
 
 
 def _iso_date(toks: list[str]) -> str | None:
@@ -102,9 +109,11 @@ def _iso_date(toks: list[str]) -> str | None:
     return None
 
 
+@lru_cache(maxsize=1 << 18)
 def answer_key(text: str) -> str:
     """The form two answers must differ in to count as distinct options (Section 3.3)."""
-    toks = [t for t in tokens(text) if t not in _CURRENCY_WORDS]
+    text = re.sub(r"\bUS\$", "$", text, flags=re.IGNORECASE)
+    toks = [t for t in _token_tuple(text) if t not in _CURRENCY_WORDS]
     iso = _iso_date(toks)
     if iso is not None:
         return iso
@@ -129,10 +138,10 @@ def same_answer(a: str, b: str) -> bool:
 
 def mentions(haystack: str, needle: str) -> bool:
     """True when the needle's tokens occur contiguously in the haystack's tokens."""
-    want = [t for t in tokens(needle) if t not in _CURRENCY_WORDS]
+    want = tuple(t for t in _token_tuple(needle) if t not in _CURRENCY_WORDS)
     if not want:
         return False
-    have = tokens(haystack)
+    have = _token_tuple(haystack)
     n = len(want)
     return any(have[i : i + n] == want for i in range(len(have) - n + 1))
 

@@ -29,7 +29,7 @@ class Lexicon(BaseModel):
 
     @cached_property
     def known_names(self) -> frozenset[str]:
-        return frozenset(n for group in self.names.values() for n in group)
+        return frozenset(n for group in self.names.values() for n in group) | frozenset(self.insertable_names)
 
     @cached_property
     def ambiguous(self) -> frozenset[str]:

@@ -1,17 +1,19 @@
 """The people of a problem, and the {role} slot: overlapping roles and non-overlapping names [§3.1] [app. A].
 
-A person is a capitalised word of the question (not in the lexicon's not_names)
-that is
+A person is a capitalised word of the question, not in the lexicon's not_names, that is
 - a title plus a name: "Mr. Smith", "Aunt Sally" (gender from the title); or
-- a first name of the lexicon (gender from the lexicon); ambiguous names
+- a first name of the lexicon (gender from the lexicon); an ambiguous name
   ("Mark", "Bill") only with the evidence below; or
-- used like a person somewhere in the question or its worked solution: followed
-  by "'s" and a lower-case word ("Teairra's shirts"), or followed by a verb of
-  the lexicon's person_verbs ("Grover bought"),
-and is never used like a place or a thing: after a determiner ("the Ferris
-wheel"), after a place preposition without a possessive ("in Salem"), inside a
-run of capitalised words ("Cape Town"), or ending in "ing" when it is not in
-the lexicon ("Exercising").
+- a word the lexicon does not know, used like a person in the question or its
+  worked solution (followed by "'s" and a lower-case word or digit, "Teairra's
+  shirts"; by a verb of person_verbs or one ending in -ed, "Grover bought"; by
+  ", who"; or after an auxiliary, "does Bret spend"), never written in lower
+  case in the problem, not ending in "ing", in a question that uses he/she or
+  the word's possessive;
+and is never used like a place or a thing anywhere in the problem: after a
+determiner, quantifier or number ("the Ferris wheel", "3 Oreos"), after a place
+preposition without a possessive ("in Salem"), or inside a run of capitalised
+words ("Cape Town").
 """
 from __future__ import annotations
 
@@ -66,13 +68,13 @@ def _prev_word(text: str, offset: int) -> str:
 
 
 def _in_capital_run(text: str, tokens: list[_Token], index: int, stop: frozenset[str]) -> bool:
-    """True when the token touches another capitalised word across one space ("Cape Town")."""
+    """True when the token touches another capitalised word (not a stop word) across one space ("Cape Town")."""
     token = tokens[index]
     for other in (tokens[index - 1] if index else None, tokens[index + 1] if index + 1 < len(tokens) else None):
         if other is None or other.text.lower() in stop:
             continue
         gap = text[other.end:token.start] if other.start < token.start else text[token.end:other.start]
-        if gap == " " and not (other.start < token.start and other.initial and other.text.lower() in stop):
+        if gap == " ":
             return True
     return False
 

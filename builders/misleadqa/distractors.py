@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 
@@ -21,7 +22,7 @@ from validators.normalise import mentions, same_answer
 @dataclass(frozen=True)
 class Pool:
     preferred: list[Distractor]
-    fallback: list[Distractor]
+    fallback: list[Distractor] | Callable[[], list[Distractor]]  # a callable is only called when needed
     fallback_ranked: bool = False  # True: try fallback values in the given order (closest first), not at random
 
 
@@ -43,7 +44,11 @@ def choose(pool: Pool, wrong_for_target: list[str], texts: list[str], rng: np.ra
         return not any(mentions(text, d.text) for text in texts)
 
     for candidates, ranked in ((pool.preferred, False), (pool.fallback, pool.fallback_ranked)):
-        if len(chosen) >= k or not candidates:
+        if len(chosen) >= k:
+            break
+        if callable(candidates):
+            candidates = candidates()
+        if not candidates:
             continue
         order = range(len(candidates)) if ranked else rng.permutation(len(candidates))
         for index in order:

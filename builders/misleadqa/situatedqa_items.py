@@ -175,7 +175,7 @@ def build(pool: SituatedQAPool, group: list[SituatedQARecord], t: SituatedQAReco
         for answer in other.answers:
             preferred.append(Distractor(text=answer, provenance=_provenance(other, answer), cluster_id=cluster_id(t.upstream_id)))
     distractors = choose(
-        Pool(preferred, _ranked_fallback(pool, t, gold, seed, cid), fallback_ranked=True),
+        Pool(preferred, lambda: _ranked_fallback(pool, t, gold, seed, cid), fallback_ranked=True),
         [gold, lure], [question, g_text, s_text, f_text], item_rng(seed, cid, "distractors"),
     )
     return Candidate(

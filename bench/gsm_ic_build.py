@@ -1,0 +1,96 @@
+"""Benchmark: wall time of a full default GSM-IC build (58,052 variants) and of `validate` over it.
+
+Target: build + validate under 30 s on a 2-core machine.
+
+    SOURCES_MIRROR=/path/to/mirror .venv/bin/python bench/gsm_ic_build.py [--repeat N]
+
+Prints the end-to-end times of the two commands as a user runs them (fresh processes,
+imports included), then a per-stage breakdown of the build and of each check, measured
+in one process.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+
+def timed_command(args: list[str], env: dict) -> float:
+    started = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "ctxrobust.cli", *args], check=True, cwd=REPO, capture_output=True, env=env)
+    return time.perf_counter() - started
+
+
+def end_to_end(repeat: int, cache: Path) -> None:
+    env = {**os.environ, "CTXROBUST_CACHE": str(cache)}
+    builds, validates = [], []
+    for _ in range(repeat):
+        out = Path(tempfile.mkdtemp(prefix="gsmic-bench-"))
+        try:
+            builds.append(timed_command(["build", "gsm-ic", "--version", "bench", "--out", str(out)], env))
+            validates.append(timed_command(["validate", str(out / "gsm-ic" / "bench")], env))
+        finally:
+            shutil.rmtree(out)
+    best_build, best_validate = min(builds), min(validates)
+    print(f"ctxrobust build gsm-ic (default)  best {best_build:6.2f} s  runs {', '.join(f'{t:.2f}' for t in builds)}")
+    print(f"validate                          best {best_validate:6.2f} s  runs {', '.join(f'{t:.2f}' for t in validates)}")
+    total = best_build + best_validate
+    print(f"build + validate                       {total:6.2f} s  (target < 30 s: {'met' if total < 30 else 'NOT met'})")
+
+
+def stages(cache: Path) -> None:
+    from builders.gsm_ic import GsmIcConfig
+    from builders.gsm_ic.builder import build_from_pool
+    from ctxrobust.release import Release, build_release
+    from sources import gsm8k
+    from sources.store import SnapshotStore
+    from validators.registry import checks_for
+
+    store = SnapshotStore(cache_dir=cache)
+    started = time.perf_counter()
+    pool = gsm8k.load(store)
+    loaded = time.perf_counter()
+    output = build_from_pool(pool, GsmIcConfig())
+    built = time.perf_counter()
+    print("stages (one process):")
+    print(f"  read + join GSM8K snapshots                {loaded - started:6.3f} s")
+    print(f"  analyse pool, select, make {len(output.files[1].rows)} variants {built - loaded:6.3f} s")
+    out = Path(tempfile.mkdtemp(prefix="gsmic-bench-"))
+    try:
+        started = time.perf_counter()
+        path = build_release("gsm-ic", "bench", {}, out, store).path
+        print(f"  build_release (build, files, checks, freeze) {time.perf_counter() - started:6.3f} s")
+        release = Release(path, store=store)
+        started = time.perf_counter()
+        for name in ("base.jsonl", "variants.jsonl", "gsm-ic-4k.jsonl"):
+            release.rows(name)
+        print(f"  read the release rows                      {time.perf_counter() - started:6.3f} s")
+        for name, fn in checks_for("gsm-ic").items():
+            started = time.perf_counter()
+            failures = sum(1 for _ in fn(release))
+            print(f"  check {name:20s} {failures:3d} failure(s) {time.perf_counter() - started:6.3f} s")
+    finally:
+        shutil.rmtree(out)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    if not os.environ.get("SOURCES_MIRROR") and not os.environ.get("CTXROBUST_CACHE"):
+        sys.exit("error: set SOURCES_MIRROR to the source mirror (or CTXROBUST_CACHE to a filled cache)")
+    cache = Path(os.environ.get("CTXROBUST_CACHE") or tempfile.mkdtemp(prefix="gsmic-cache-"))
+    end_to_end(args.repeat, cache)
+    stages(cache)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,209 @@
+"""The GSM8K adapter and the GSM-IC builder on a small pool written for these tests (not upstream data)."""
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from pydantic import ValidationError
+
+from builders.gsm_ic import GsmIcConfig
+from builders.gsm_ic.builder import build_from_pool
+from builders.gsm_ic.variants import CELLS
+from ctxrobust.canonical import dumps, write_jsonl
+from ctxrobust.errors import CtxRobustError
+from ctxrobust.release import Release
+from sources import gsm8k
+from validators.registry import checks_for
+
+REPO = Path(__file__).resolve().parent.parent
+
+# (question, pool answer, n_steps, worked solution or None when the training split lacks it)
+PROBLEMS = [
+    ("Lena buys 4 notebooks for $3 each and a backpack for $25. How much does she spend?", "37", 2,
+     "The notebooks cost 4 * 3 = $<<4*3=12>>12.\nLena spends 12 + 25 = $<<12+25=37>>37.\n#### 37"),
+    ("Jonah earns $12.50 an hour and works 8 hours a day. How much does he earn in 5 days?", "500", 2,
+     "Jonah earns 12.50 * 8 = $<<12.50*8=100>>100 a day.\nIn 5 days he earns 100 * 5 = $<<100*5=500>>500.\n#### 500"),
+    ("Olivia is 3 times as old as her son, who is 12 years old. How old will she be in 6 years?", "42", 2,
+     "Olivia is 3 * 12 = <<3*12=36>>36 years old.\nIn 6 years she will be 36 + 6 = <<36+6=42>>42.\n#### 42"),
+    ("Tobias bakes 36 muffins. He gives 1/4 of them to his neighbors and sells the rest for $2 each. How much money does he make?", "54", 3,
+     "Tobias gives away 36 / 4 = <<36/4=9>>9 muffins.\nHe sells 36 - 9 = <<36-9=27>>27 muffins.\nHe makes 27 * 2 = $<<27*2=54>>54.\n#### 54"),
+    ("Hugo has 2,400 marbles. He gives 15% of them to his sister. If he packs the rest into bags of 60, how many bags does he fill?", "34", 3,
+     "Hugo gives away 2400 * 15 / 100 = <<2400*15/100=360>>360 marbles.\nHe keeps 2400 - 360 = <<2400-360=2040>>2040 marbles.\n"
+     "He fills 2040 / 60 = <<2040/60=34>>34 bags.\n#### 34"),
+    ("A farm has 120 cows and 80 sheep. How many animals are on the farm?", "200", 2, "120 + 80 = <<120+80=200>>200\n#### 200"),
+    ("Marta and Ines read 25 pages a day each. How many pages do they read in 4 days?", "200", 2,
+     "Together they read 25 * 2 = <<25*2=50>>50 pages a day.\nIn 4 days they read 50 * 4 = <<50*4=200>>200.\n#### 200"),
+    ("Kofi has 7 kites and buys 5 more. How many kites does Kofi have?", "12", 2, None),
+    ("Priyanka saves $15 a week for 8 weeks. Then she spends $45 on a jacket and $20 on shoes. How much money does she have left?", "55", 4,
+     "Priyanka saves 15 * 8 = $<<15*8=120>>120.\nShe spends 45 + 20 = $<<45+20=65>>65.\nShe has 120 - 65 = $<<120-65=55>>55 left.\n#### 55"),
+    ("Ada walks 2 miles a day. How far does she walk in 50 days?", "90", 2, "Ada walks 2 * 50 = <<2*50=100>>100 miles.\n#### 100"),
+]
+SMALL = {"n_two_step": 3, "n_more_steps": 2, "n_variants": 80, "eval_size": 10, "numbers_per_label": 4}
+
+
+def write_sources(folder: Path) -> tuple[Path, Path]:
+    pool, train = folder / "pool.jsonl", folder / "train.jsonl"
+    pool.write_text("".join(json.dumps({"question": q, "answer": a, "n_steps": n}) + "\n" for q, a, n, _ in PROBLEMS), encoding="utf-8")
+    lines = [json.dumps({"question": "Nadia has 3 cats. How many cats does she have?", "answer": "Nadia has 3 cats.\n#### 3"})]
+    lines += [json.dumps({"question": q, "answer": s}) for q, _, _, s in PROBLEMS if s is not None]
+    train.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return pool, train
+
+
+@pytest.fixture
+def sources(tmp_path):
+    return write_sources(tmp_path)
+
+
+@pytest.fixture
+def pool(sources):
+    return gsm8k.load_files(*sources)
+
+
+def test_adapter_joins_and_reports_unjoinable_questions(pool):
+    assert [p.id for p in pool.problems] == ["pool-0001", "pool-0002", "pool-0003", "pool-0004", "pool-0005", "pool-0006", "pool-0007", "pool-0009"]
+    reasons = {u.id: u.reason for u in pool.unjoined}
+    assert reasons["pool-0008"] == "question not found verbatim in gsm8k/train.jsonl"
+    assert "gives answer '100', the pool '90'" in reasons["pool-0010"]
+    first = pool.problems[0]
+    assert first.pool.line == 1 and first.source.line == 2 and first.source.snapshot == gsm8k.TRAIN
+    assert first.solution.endswith("#### 37") and len(first.pool.sha256) == 64
+
+
+def test_adapter_names_file_and_line_of_a_bad_record(tmp_path):
+    bad = tmp_path / "pool.jsonl"
+    bad.write_text('{"question": "Q?", "answer": "1", "n_steps": 2}\n{"question": "Q2?", "answer": 3, "n_steps": 2}\n', encoding="utf-8")
+    with pytest.raises(CtxRobustError, match=r"pool.jsonl:2: field 'answer'"):
+        gsm8k.read_pool(bad)
+
+
+def build(pool, **overrides):
+    return build_from_pool(pool, GsmIcConfig(**{**SMALL, **overrides}))
+
+
+def rows_of(output):
+    return {f.name: f.rows for f in output.files}
+
+
+def test_build_selects_usable_problems_and_crosses_all_factors(pool):
+    output = build(pool)
+    files = rows_of(output)
+    bases = files["base.jsonl"]
+    assert sorted(b["n_steps"] for b in bases) == [2, 2, 2, 3, 3] or sorted(b["n_steps"] for b in bases) == [2, 2, 2, 3, 4]
+    assert {b["id"] for b in bases} >= {"pool-0001", "pool-0002", "pool-0003"}
+    variants = files["variants.jsonl"]
+    assert len(variants) == 80 and len({v["new_question"] for v in variants}) == 80
+    for base in bases:
+        own = [v for v in variants if v["base_id"] == base["id"]]
+        assert {(v["sentence_label"], v["role_label"], v["number_label"]) for v in own} == set(CELLS)
+        assert all(v["answer"] == base["answer"] and v["original_question"] == base["question"] for v in own)
+    notes = output.notes
+    assert notes["pool"]["skipped_unjoined"][0]["id"] == "pool-0008"
+    assert notes["pool"]["not_usable_by_reason"] == {"group_reference": 1, "no_person": 1}
+    assert sum(notes["cells"].values()) == 80 and notes["gsm_ic_4k"]["bases_covered"] == 5
+    assert len(files["gsm-ic-4k.jsonl"]) == 10
+
+
+def test_pronoun_before_the_inserted_sentence_is_reworded_and_recorded(pool):
+    variants = rows_of(build(pool))["variants.jsonl"]
+    lena = [v for v in variants if v["base_id"] == "pool-0001"]
+    assert all(v["edits"] == [{"start": 72, "end": 75, "old": "she", "new": "Lena"}] for v in lena)
+    v = lena[0]
+    assert v["new_question"] == (
+        "Lena buys 4 notebooks for $3 each and a backpack for $25. " + v["sentence"] + " How much does Lena spend?"
+    )
+
+
+def test_inserted_numbers_avoid_the_answer_and_problem_numbers(pool):
+    own_numbers = {"pool-0001": {4, 3, 25, 12, 37}, "pool-0002": {12.5, 8, 5, 100, 500}, "pool-0003": {3, 12, 6, 36, 42}}
+    for v in rows_of(build(pool))["variants.jsonl"]:
+        assert v["number"] != v["answer"]
+        assert int(v["number"]) not in own_numbers.get(v["base_id"], set())
+
+
+def test_same_seed_same_rows_other_seed_other_rows(pool):
+    a, b = rows_of(build(pool)), rows_of(build(pool))
+    assert dumps(a) == dumps(b)
+    c = rows_of(build(pool, seed=7))
+    assert dumps(a["variants.jsonl"]) != dumps(c["variants.jsonl"])
+
+
+def test_output_does_not_depend_on_hash_seed(sources):
+    script = (
+        "import sys, hashlib; from sources import gsm8k; from builders.gsm_ic import GsmIcConfig;"
+        "from builders.gsm_ic.builder import build_from_pool; from ctxrobust.canonical import dumps;"
+        f"out = build_from_pool(gsm8k.load_files(sys.argv[1], sys.argv[2]), GsmIcConfig(**{SMALL!r}));"
+        "print(hashlib.sha256(dumps([[f.name, f.rows] for f in out.files]).encode()).hexdigest())"
+    )
+    digests = set()
+    for seed in ("0", "4242"):
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        done = subprocess.run([sys.executable, "-c", script, *map(str, sources)], env=env, cwd=REPO, capture_output=True, text=True, check=True)
+        digests.add(done.stdout.strip())
+    assert len(digests) == 1
+
+
+def test_listed_base_ids(pool):
+    files = rows_of(build(pool, base_ids=["pool-0004", "pool-0001"], n_variants=16, eval_size=2))
+    assert [b["id"] for b in files["base.jsonl"]] == ["pool-0001", "pool-0004"]
+    with pytest.raises(CtxRobustError, match="base id pool-0006 cannot be used: no person named"):
+        build(pool, base_ids=["pool-0006"], n_variants=8, eval_size=1)
+    with pytest.raises(CtxRobustError, match="base id pool-0008: question not found"):
+        build(pool, base_ids=["pool-0008"], n_variants=8, eval_size=1)
+    with pytest.raises(CtxRobustError, match="pool-0042 is not in the pool"):
+        build(pool, base_ids=["pool-0042"], n_variants=8, eval_size=1)
+
+
+def test_too_few_usable_problems_is_one_clear_error(pool):
+    with pytest.raises(CtxRobustError, match="only 3 usable pool problems with two steps, 4 requested"):
+        build(pool, n_two_step=4, n_variants=96)
+
+
+def test_config_refuses_unpopulated_cells():
+    with pytest.raises(ValidationError, match="at least 8 per base problem"):
+        GsmIcConfig(n_variants=100)
+
+
+def make_release(tmp_path, output, config) -> Release:
+    entries = []
+    for data in output.files:
+        write_jsonl(tmp_path / data.name, data.rows)
+        entries.append({"name": data.name, "schema": data.schema, "rows": len(data.rows)})
+    manifest = {"dataset": "gsm-ic", "version": "test", "config": config.model_dump(mode="json"), "files": entries}
+    (tmp_path / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+    return Release(tmp_path, manifest=manifest)
+
+
+GSM_IC_CHECKS = ["answer_matches_base", "base_selection", "cell_coverage", "distinct_text", "factor_replay", "gsm_ic_4k", "inserted_number", "span_replay"]
+
+
+def run(release):
+    checks = checks_for("gsm-ic")
+    return {name: list(checks[name](release)) for name in GSM_IC_CHECKS}
+
+
+def test_validators_pass_on_a_fixture_build_and_catch_tampering(pool, tmp_path):
+    config = GsmIcConfig(**SMALL)
+    output = build_from_pool(pool, config)
+    (tmp_path / "clean").mkdir()
+    assert run(make_release(tmp_path / "clean", output, config)) == {name: [] for name in GSM_IC_CHECKS}
+
+    variants = [dict(v) for v in rows_of(output)["variants.jsonl"]]
+    lena = [v for v in variants if v["base_id"] == "pool-0001"]
+    wrong_answer, wrong_role, wrong_number = lena[0], lena[1], lena[2]
+    wrong_answer["answer"] = "41"
+    wrong_role["role_label"] = "nonoverlapped" if wrong_role["role_label"] == "overlapped" else "overlapped"
+    wrong_number["number"] = "37"  # the answer, also breaks the sentence replay
+    clone = dict(variants[-1], id=variants[-1]["id"][:-4] + "9999")
+    variants.append(clone)
+    output.files[1].rows = variants
+    (tmp_path / "bad").mkdir()
+    found = run(make_release(tmp_path / "bad", output, config))
+    assert [f.item for f in found["answer_matches_base"]] == [wrong_answer["id"]]
+    assert wrong_role["id"] in {f.item for f in found["factor_replay"]}
+    assert any(f.item == wrong_number["id"] and "is the answer" in f.message for f in found["inserted_number"])
+    assert any(f.item == wrong_number["id"] and "not the template filled" in f.message for f in found["span_replay"])
+    assert [f.item for f in found["distinct_text"]] == [clone["id"]]

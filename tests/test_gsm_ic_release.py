@@ -1,0 +1,65 @@
+"""GSM-IC from the real GSM8K snapshots (read through the source store): size, balance, and tamper detection."""
+import shutil
+from collections import Counter
+
+import pytest
+
+from builders.gsm_ic import GsmIcBuilder, GsmIcConfig
+from builders.gsm_ic.variants import CELLS
+from ctxrobust.canonical import read_jsonl, write_jsonl
+from ctxrobust.release import Release, build_release
+from validators.registry import run_checks
+
+
+@pytest.fixture(scope="module")
+def small_release(store, tmp_path_factory):
+    """A real release over the default 100 base problems with fewer variants, built and validated by the pipeline."""
+    out = tmp_path_factory.mktemp("gsm-ic-releases")
+    result = build_release("gsm-ic", "0.0.1-test", {"n_variants": 1600, "eval_size": 400}, out, store)
+    return result.path
+
+
+def test_default_build_has_the_papers_shape(store):
+    output = GsmIcBuilder(GsmIcConfig(), store).build()
+    files = {f.name: f.rows for f in output.files}
+    bases, variants, eval_rows = files["base.jsonl"], files["variants.jsonl"], files["gsm-ic-4k.jsonl"]
+    assert len(bases) == 100
+    steps = Counter("two" if b["n_steps"] == 2 else "more" for b in bases)
+    assert steps == {"two": 60, "more": 40} and all(b["n_steps"] <= 7 for b in bases)
+    assert len(variants) == 58052 >= 50000
+    cells = Counter((v["sentence_label"], v["role_label"], v["number_label"]) for v in variants)
+    assert set(cells) == set(CELLS) and min(cells.values()) >= 0.05 * len(variants)
+    assert len(eval_rows) == 4000 and {r["base_id"] for r in eval_rows} == {b["id"] for b in bases}
+    assert len({v["new_question"] for v in variants}) == len(variants)
+    # the one pool question without a worked solution is reported, not guessed
+    assert output.notes["pool"]["skipped_unjoined"] == [{"id": "pool-0577", "reason": "question not found verbatim in gsm8k/train.jsonl"}]
+    assert output.notes["pool"]["joined"] == 999
+
+
+def test_release_builds_and_every_check_passes(small_release):
+    release = Release(small_release)
+    assert all(v["passed"] for v in release.manifest["validators"].values())
+    assert {"span_replay", "factor_replay", "answer_matches_base", "inserted_number", "distinct_text", "cell_coverage"} <= set(release.manifest["validators"])
+    assert [f["rows"] for f in release.files] == [100, 400, 1600]
+    assert release.manifest["build_notes"]["base_by_steps"]["2"] == 60
+
+
+def test_tampering_is_reported_by_check_and_item(small_release, tmp_path):
+    copy = tmp_path / "release"
+    shutil.copytree(small_release, copy)
+    path = copy / "variants.jsonl"
+    rows = read_jsonl(path)
+    text_row, label_row, offset_row = rows[10], rows[500], rows[1000]
+    text_row["new_question"] = text_row["new_question"].replace(text_row["sentence"], text_row["sentence"][:-1] + "!")
+    label_row["number_label"] = "out_range" if label_row["number_label"] == "in_range" else "in_range"
+    offset_row["insert_offset"] = 0 if offset_row["insert_offset"] else 1
+    write_jsonl(path, rows)
+    results = run_checks(Release(copy))
+    failures = {(name, f.item) for name, found in results.items() for f in found}
+    assert ("span_replay", text_row["id"]) in failures
+    assert ("factor_replay", label_row["id"]) in failures
+    assert ("span_replay", offset_row["id"]) in failures
+    assert any(f.file == "variants.jsonl" for f in results["hashes"])
+    # nothing else was blamed on untouched items
+    touched = {text_row["id"], label_row["id"], offset_row["id"]}
+    assert {item for name, item in failures if name in {"span_replay", "factor_replay"}} <= touched

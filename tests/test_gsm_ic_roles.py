@@ -1,0 +1,90 @@
+"""Finding the people of a problem and labelling roles (paper §3.1, App. A), on cases written for these tests."""
+import pytest
+
+from builders.gsm_ic.lexicon import load_lexicon, load_templates
+from builders.gsm_ic.roles import find_people, nonoverlapping_names, overlapping_roles, role_label, role_owner
+from builders.gsm_ic.topics import assign_topic, in_topic_templates, off_topic_templates, sentence_label
+
+LEX = load_lexicon()
+
+
+def names(question, solution=""):
+    return [p.name for p in find_people(question, solution, LEX)]
+
+
+@pytest.mark.parametrize(
+    "question, expected",
+    [
+        ("Jewel has 12 beads. She buys 30 more. How many beads does Jewel have?", ["Jewel"]),
+        ("Grover bought 3 boxes of masks. He sells them for $2 each. How much does he make?", ["Grover"]),
+        ("Mr. Okafor drives 45 miles an hour. How far does he drive in 3 hours?", ["Mr. Okafor"]),
+        ("Aunt Rosalind bakes 24 pies. How many pies are left if she sells 9?", ["Aunt Rosalind"]),
+        ("Teodora's cat eats 2 cans a day. How many cans does her cat eat in a week?", ["Teodora"]),
+        ("On Monday, Maria rode the Ferris wheel 3 times. How many rides did she take by Friday?", ["Maria"]),
+        ("Kwame flew from Cape Town to New York in 16 hours. How long did his flight take?", ["Kwame"]),
+        ("In Salem, 3,000 people live. How many people live there if 200 move in?", []),
+        ("Zane bought 4 Oreos. He ate 3 Oreos. How many Oreos are left?", ["Zane"]),
+        ("Mark is 12. He reads 5 books a week. How many books does he read in 3 weeks?", ["Mark"]),
+        ("Will he finish 40 laps if he swims 8 an hour for 5 hours?", []),
+        ("Exercising for an hour burns 300 calories. How many calories does he burn in 4 hours?", []),
+        ("Priya gave 5 apples to Tobias and 3 to Ines. How many apples did Priya give away?", ["Priya", "Tobias", "Ines"]),
+    ],
+)
+def test_people_detection(question, expected):
+    assert names(question) == expected
+
+
+def test_solution_confirms_a_name_used_only_at_sentence_starts():
+    question = "Oyelaran collects 20 shells. How many shells does she have after finding 5 more?"
+    assert names(question, solution="Oyelaran has 20 + 5 = 25 shells.") == ["Oyelaran"]
+
+
+def test_gender_comes_from_lexicon_or_title():
+    people = find_people("Mrs. Adeyemi and Tom buy 4 pies. How many pies do Mrs. Adeyemi and Tom have?", "", LEX)
+    assert [(p.name, p.gender) for p in people] == [("Mrs. Adeyemi", "f"), ("Tom", "m")]
+
+
+def test_overlapping_roles_are_derived_from_the_problem_people():
+    people = find_people("Jewel has 12 beads. How many beads does she have after buying 30?", "", LEX)
+    roles = overlapping_roles(people, LEX)
+    assert "Jewel's neighbor" in roles and "Jewel's father" in roles  # the paper's own kinds of role
+    assert all(role_label(r, "Jewel has 12 beads.") == "overlapped" for r in roles)
+
+
+def test_nonoverlapping_names_avoid_every_word_of_the_problem():
+    question = "Felix and Greta have 5 pens. How many pens does Felix have if Greta has 2?"
+    found = nonoverlapping_names(question, "Felix has 5 - 2 = 3 pens.", LEX)
+    assert "Felix" not in found and "Greta" not in found and len(found) >= 20
+    assert all(role_label(n, question) == "nonoverlapped" for n in found)
+
+
+def test_role_label_replay():
+    question = "Mr. Okafor drives 45 miles. How far does he drive?"
+    assert role_owner("Mr. Okafor's uncle") == "Mr. Okafor"
+    assert role_label("Mr. Okafor's uncle", question) == "overlapped"
+    assert role_label("Nadia", question) == "nonoverlapped"
+    assert role_label("Nadia's aunt", question) == "nonoverlapped"
+    assert role_label("Jo", "John has 5 pens.") == "nonoverlapped"  # whole words only
+
+
+def test_topic_rule_counts_keywords_and_breaks_ties_by_listed_order():
+    templates = load_templates()
+    topic, hits = assign_topic("Lena bakes 12 cookies and 3 cakes, then eats 2 cookies. How many cookies are left?", templates)
+    assert topic == "food" and hits == ["bakes", "cakes", "cookies", "cookies", "cookies", "eats"]
+    assert assign_topic("Nadia has 5 things. How many?", templates) == (None, [])
+    # one keyword each for "age" and "animals": the topic listed first wins
+    assert assign_topic("Nadia is older than her dog.", templates)[0] == "age"
+
+
+def test_every_topic_has_several_in_topic_and_off_topic_templates():
+    templates = load_templates()
+    for topic in templates.topics:
+        inside, outside = in_topic_templates(topic.name, templates), off_topic_templates(topic.name, templates)
+        assert len(inside) >= 5 and len(outside) >= 10, topic.name
+        assert all(sentence_label(t.topics, topic.name) == "in_topic" for t in inside)
+        assert all(sentence_label(t.topics, topic.name) == "off_topic" for t in outside)
+
+
+def test_lexicon_insertable_names_are_not_english_words_of_the_stop_list():
+    assert not {n.lower() for n in LEX.insertable_names} & LEX.stop
+    assert len(LEX.relations) >= 10 and "neighbor" in LEX.relations and "father" in LEX.relations

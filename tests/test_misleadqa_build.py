@@ -1,0 +1,175 @@
+"""The MisleadQA release built from the source mirror (plus project-written AmbigDocs / CondAmbigQA fixtures)."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections import Counter
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+
+from builders.misleadqa import MisleadQABuilder, MisleadQAConfig
+from ctxrobust.canonical import sha256_file
+from ctxrobust.errors import CtxRobustError
+from ctxrobust.release import Release, build_release
+from sources.fred import JURISDICTIONS, january_facts, read_series
+from validators.misleadqa import balance_problems
+
+FIXTURES = Path(__file__).parent / "fixtures"
+AMBIGDOCS = FIXTURES / "ambigdocs_sample.jsonl"
+CONDAMBIGQA = FIXTURES / "condambigqa_sample.jsonl"
+OVERRIDES = {"ambigdocs_path": str(AMBIGDOCS), "condambigqa_path": str(CONDAMBIGQA)}
+FEDERAL_STATES = {JURISDICTIONS[c] for c in ("AL", "LA", "MS", "SC", "TN")}
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory, store):
+    out = tmp_path_factory.mktemp("mqa-releases")
+    result = build_release("misleadqa", "0.0.1-test", OVERRIDES, out, store)
+    return result, Release(result.path, store=store)
+
+
+@pytest.fixture(scope="module")
+def main_items(built):
+    return built[1].rows("main.jsonl")
+
+
+@pytest.fixture(scope="module")
+def fred_values(store):
+    values = {}
+    for name in store.names():
+        if name.startswith("fred/"):
+            series = read_series(store.path(name), name, store.snapshot(name).sha256)
+            for fact in january_facts(series):
+                values[(fact.subject, fact.scope.time)] = Decimal(fact.value)
+    return values
+
+
+def group(items, source, dimension):
+    return [i for i in items if i["source"] == source and i["scope_dimension"] == dimension]
+
+
+def test_every_validator_passed_at_build_time(built):
+    result, release = built
+    assert result.status == "built"
+    validators = release.manifest["validators"]
+    assert all(v["passed"] for v in validators.values()), validators
+    for name in ("span_replay", "answer_isolation", "distractor_leakage", "distinctness", "balance", "comparability", "provenance"):
+        assert name in validators
+
+
+def test_fred_has_200_time_and_200_location_items_with_true_values(main_items, fred_values):
+    for dimension in ("time", "location"):
+        items = group(main_items, "fred", dimension)
+        assert len(items) == 200
+        for item in items:
+            for context, scope in (("G", item["target_scope"]), ("S", item["alt_scope"])):
+                stated = Decimal(item["contexts"][context]["value"].lstrip("$"))
+                assert stated == fred_values[(scope["location"], scope["time"])], (item["id"], context)
+
+
+def test_fred_pairs_follow_the_construction_rules(main_items):
+    for item in group(main_items, "fred", "time") + group(main_items, "fred", "location"):
+        target, alt = item["target_scope"], item["alt_scope"]
+        assert target["location"] not in FEDERAL_STATES and alt["location"] not in FEDERAL_STATES
+        years = int(target["time"][:4]), int(alt["time"][:4])
+        assert all(1990 <= y <= 2024 for y in years)
+        if item["scope_dimension"] == "time":
+            assert target["location"] == alt["location"] and abs(years[0] - years[1]) <= 8
+        else:
+            assert target["time"] == alt["time"] and target["location"] != alt["location"]
+        assert item["cluster_id"] == "fred-" + next(c for c, n in JURISDICTIONS.items() if n == target["location"])
+        assert item["dependency_group_id"] == "group-fred"
+    per_cluster = Counter((i["scope_dimension"], i["cluster_id"]) for i in main_items if i["source"] == "fred")
+    assert max(per_cluster.values()) <= 6
+    targets = [(i["target_scope"]["location"], i["target_scope"]["time"]) for i in main_items if i["source"] == "fred"]
+    assert len(targets) == len(set(targets))
+
+
+def test_situatedqa_has_at_least_150_items_per_scope(main_items):
+    for dimension in ("time", "location"):
+        items = group(main_items, "situatedqa", dimension)
+        assert len(items) >= 150
+        assert max(Counter(i["cluster_id"] for i in items).values()) <= 2
+
+
+def test_balance_holds_in_every_group_and_e_is_always_abstention(built, main_items):
+    assert balance_problems(main_items) == []
+    condition = built[1].rows("condition.jsonl")
+    for item in main_items + condition:
+        assert item["options"]["E"] == "Insufficient information"
+        assert item["gold"] != item["lure"]
+
+
+def test_exclusions_are_counted_by_reason(built):
+    release = built[1]
+    rows = release.rows("exclusions.jsonl")
+    notes = release.manifest["build_notes"]["exclusions_by_reason"]
+    assert notes["fred"] == {"federal_series": 5}
+    counted = Counter((r["source"] + (f"/{r['scope_dimension']}" if r["scope_dimension"] else ""), r["reason"]) for r in rows)
+    assert counted == Counter({(g, reason): n for g, reasons in notes.items() for reason, n in reasons.items()})
+    released = {i["id"] for i in release.rows("main.jsonl")}
+    assert not released & {r["id"] for r in rows}
+
+
+def test_user_sources_build_entity_items_and_the_condition_supplement(built, main_items):
+    release = built[1]
+    user = release.manifest["build_notes"]["user_sources"]
+    assert user["ambigdocs"] == {"file": AMBIGDOCS.name, "sha256": sha256_file(AMBIGDOCS)}
+    assert user["condambigqa"]["sha256"] == sha256_file(CONDAMBIGQA)
+    entity = group(main_items, "ambigdocs", "entity")
+    assert entity and all(i["split"] == "main" and i["provenance"]["G"]["sha256"] == user["ambigdocs"]["sha256"] for i in entity)
+    condition = release.rows("condition.jsonl")
+    assert condition and all(i["split"] == "condition" and i["source"] == "condambigqa" for i in condition)
+    assert not [i for i in main_items if i["source"] == "condambigqa"]
+    assert max(Counter(i["cluster_id"] for i in condition).values()) <= 3
+
+
+def test_audit_sample_is_stratified(built):
+    strata = Counter(row["stratum"] for row in built[1].rows("audit_sample.jsonl"))
+    assert strata["fred/time"] == 15 and strata["fred/location"] == 15
+    assert strata["situatedqa/time"] == 35 and strata["situatedqa/location"] == 35
+    assert strata["ambigdocs/entity"] == len(group(built[1].rows("main.jsonl"), "ambigdocs", "entity"))
+
+
+def test_validate_command_passes_and_a_rebuild_reproduces_the_bytes(built, mirror, tmp_path):
+    result, release = built
+    env = dict(os.environ, SOURCES_MIRROR=str(mirror), CTXROBUST_CACHE=str(tmp_path / "cache"), PYTHONHASHSEED="4242")
+    bin_dir = Path(sys.executable).parent
+    check = subprocess.run([str(bin_dir / "validate"), str(result.path)], env=env, capture_output=True, text=True)
+    assert check.returncode == 0, check.stdout + check.stderr
+    args = [str(bin_dir / "ctxrobust"), "build", "misleadqa", "--version", "0.0.1-test", "--out", str(result.path.parent.parent)]
+    for key, value in OVERRIDES.items():
+        args += ["--set", f"{key}={value}"]
+    again = subprocess.run(args, env=env, capture_output=True, text=True)
+    assert again.returncode == 0 and again.stdout.startswith("reproduced"), again.stdout + again.stderr
+
+
+def test_a_changed_byte_in_a_fred_value_is_reported(built, tmp_path, store):
+    import shutil
+
+    copy = tmp_path / "copy"
+    shutil.copytree(built[0].path, copy)
+    path = copy / "main.jsonl"
+    text = path.read_text(encoding="utf-8")
+    first = text.splitlines()[0]
+    import json
+
+    item = json.loads(first)
+    item["provenance"]["G"]["line"] += 1
+    path.write_text(text.replace(first, json.dumps(item, sort_keys=True, ensure_ascii=False, separators=(",", ":")), 1), encoding="utf-8")
+    from validators.registry import run_checks
+
+    results = run_checks(Release(copy, store=store))
+    assert any(f.item == item["id"] for f in results["provenance"])
+    assert any(f.file == "main.jsonl" for f in results["hashes"])
+
+
+def test_missing_sources_or_user_files_are_one_line_errors(store, tmp_path):
+    with pytest.raises(CtxRobustError, match="SOURCES_MIRROR"):
+        MisleadQABuilder(MisleadQAConfig(), None).build()
+    config = MisleadQAConfig(ambigdocs_path=str(tmp_path / "nope.jsonl"), fred_time_n=0, fred_location_n=0, situatedqa_time_n=0, situatedqa_location_n=0)
+    with pytest.raises(CtxRobustError, match=r"ambigdocs_path=.*nope.jsonl: file not found"):
+        MisleadQABuilder(config, store).build()
