@@ -19,6 +19,7 @@ from ctxrobust.errors import CtxRobustError
 CARD_TEXT = Path(__file__).with_name("cards.json")
 SPLIT = "test"  # every configuration is one evaluation split
 LIST_LIMIT = 12  # build-note lists longer than this are summarised by their length
+UNSTATED = "other"  # the Hub's licence id when none can be stated: datasets without card text
 
 
 class _Text(BaseModel):
@@ -67,7 +68,7 @@ class DatasetText(_Text):
     language: list[str]
     default_config: str
     licence: str
-    primary_citation: str
+    primary_citation: Optional[str]
     citations: list[str]
     configs: dict[str, ConfigText]
     limits: list[str]
@@ -91,7 +92,7 @@ class CardText(_Text):
         for name, text in self.datasets.items():
             if text.licence not in self.licences:
                 raise ValueError(f"dataset {name}: unknown licence {text.licence}")
-            for key in [text.primary_citation, *text.citations]:
+            for key in [k for k in [text.primary_citation, *text.citations] if k is not None]:
                 if key not in self.citations:
                     raise ValueError(f"dataset {name}: unknown citation {key}")
             if text.default_config not in text.configs:
@@ -117,10 +118,21 @@ def _first_error(exc: ValidationError) -> str:
 
 
 def dataset_text(dataset: str) -> DatasetText:
+    """The card text of a dataset; a dataset cards.json does not describe gets a bare card (and no licence claim)."""
     text = card_text().datasets.get(dataset)
-    if text is None:
-        raise CtxRobustError(f"{CARD_TEXT}: no card text for dataset {dataset!r}; add a `datasets.{dataset}` entry")
-    return text
+    if text is not None:
+        return text
+    return DatasetText(
+        pretty_name=dataset,
+        summary=f"The {dataset} dataset, built by ctxrobust. No card text is recorded for it (ctxrobust/cards.json).",
+        description=[], construction=[], task_categories=[], task_ids=[], tags=[], language=[],
+        default_config="", licence=UNSTATED, primary_citation=None, citations=[], configs={}, limits=[],
+    )
+
+
+def licence_text(licence: str) -> Licence:
+    known = card_text().licences.get(licence)
+    return known if known is not None else Licence(name="not stated", url="https://huggingface.co/docs/hub/repositories-licenses")
 
 
 # -- what the manifest says -----------------------------------------------------------------
@@ -176,6 +188,8 @@ def sources_used(manifest: dict) -> list[tuple[str, Optional[SourceText]]]:
 def release_licence(manifest: dict) -> str:
     """The most restrictive licence among the dataset's own and those its sources impose (precedence in cards.json)."""
     text = card_text()
+    if dataset_text(manifest["dataset"]).licence == UNSTATED:
+        return UNSTATED
     wanted = {dataset_text(manifest["dataset"]).licence}
     wanted |= {source.imposes for _, source in sources_used(manifest) if source is not None and source.imposes}
     return next(licence for licence in text.licence_precedence if licence in wanted)
@@ -383,8 +397,10 @@ def _validation(manifest: dict) -> list[str]:
 
 
 def _licence(manifest: dict, text: DatasetText, cards: CardText, licence: Licence) -> list[str]:
+    if release_licence(manifest) == UNSTATED:
+        return ["## Licence", "", "No licence is stated for this dataset: ctxrobust/cards.json has no card text for it.", ""]
     out = ["## Licence", "", f"This release is distributed under [{licence.name}]({licence.url}). "
-           f"It carries the most restrictive licence among the dataset's own ({cards.licences[text.licence].name}) and those its sources require, "
+           f"It carries the most restrictive licence among the dataset's own ({licence_text(text.licence).name}) and those its sources require, "
            f"in the order {' > '.join(cards.licences[k].name for k in cards.licence_precedence)}.", ""]
     seen = set()
     for name, source in sources_used(manifest):
@@ -402,16 +418,18 @@ def _closing(manifest: dict, text: DatasetText, cards: CardText) -> list[str]:
             "`SHA256SUMS` and `manifest.json` are the release's own: they hash every file of the release, including the JSON Lines files "
             "this repository does not carry, and record the full build configuration and source snapshots. "
             "`ctxrobust validate RELEASE_DIR` reruns every check on a release folder built with `ctxrobust build`.", ""]
-    keys = [text.primary_citation] + [k for k in text.citations if k != text.primary_citation]
-    out += ["## Citation", "", "```bibtex", "\n\n".join(cards.citations[key].bibtex for key in keys), "```", ""]
-    out += [f"- {cards.citations[key].text}" for key in keys]
+    keys = [k for k in [text.primary_citation, *text.citations] if k is not None]
+    keys = [k for i, k in enumerate(keys) if k not in keys[:i]]
+    if keys:
+        out += ["## Citation", "", "```bibtex", "\n\n".join(cards.citations[key].bibtex for key in keys), "```", ""]
+        out += [f"- {cards.citations[key].text}" for key in keys]
     return out
 
 
 def render_card(manifest: dict) -> str:
     """The README.md of a release: YAML header for the Hub, then what the data is, how it was built, checks, limits."""
     text, cards = dataset_text(manifest["dataset"]), card_text()
-    licence = cards.licences[release_licence(manifest)]
+    licence = licence_text(release_licence(manifest))
     header = yaml.safe_dump(front_matter(manifest), sort_keys=False, allow_unicode=True, default_flow_style=False, width=10_000)
     out = ["---", header.rstrip("\n"), "---", ""]
     out += _overview(manifest, text, licence)

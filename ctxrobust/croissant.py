@@ -1,9 +1,14 @@
 """Croissant 1.1 metadata (croissant.json, JSON-LD) for the folder a release is published as.
 
 One FileObject per file of the folder (sha256 and size from the bytes on disk), one RecordSet
-per Parquet file, one Field per column (types read from the Parquet schema, nested structs
-and lists as sub-fields), descriptions from the project's card text. Deterministic: no clock
-is read; `datePublished` is written only when SOURCE_DATE_EPOCH sets it.
+per Parquet file, one Field per column (types read from the Parquet schema; the leaves of a
+struct or list-of-struct column as sub-fields with JSON paths), descriptions from the
+project's card text. Deterministic: no clock is read; `datePublished` is written only when
+SOURCE_DATE_EPOCH sets it.
+
+mlcroissant (1.1.1) reads every field except one kind: a leaf below a list nested inside
+the column's value (e.g. `provenance.distractors[*].line`), where its JSON-path transform
+keeps the first match only. Such leaves are described correctly but read partially by it.
 """
 from __future__ import annotations
 
@@ -16,7 +21,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ctxrobust.canonical import sha256_file
-from ctxrobust.card import card_text, config_fields, config_name, dataset_text, published_files, release_licence
+from ctxrobust.card import card_text, config_fields, config_name, dataset_text, licence_text, published_files, release_licence
 from ctxrobust.errors import CtxRobustError
 
 FILE_NAME = "croissant.json"
@@ -121,7 +126,8 @@ def _field(record: str, file_id: str, column: pa.Field, descriptions: dict[str, 
     if is_array:
         field["isArray"], field["arrayShape"] = True, "-1"
     if not pa.types.is_struct(inner):
-        next(leaves(column.type))  # refuses a list of lists
+        if _is_list(inner):
+            raise CtxRobustError(f"field {column.name}: a list of lists has no Croissant description here; nest the inner list in a struct")
         return {**field, "dataType": data_type(inner), "source": source}
     subfields = []
     for path, json_path, leaf_type, in_list in leaves(column.type):
@@ -179,7 +185,7 @@ def croissant(manifest: dict, folder: Path, url: str) -> dict:
     folder = Path(folder)
     text = dataset_text(manifest["dataset"])
     cards = card_text()
-    licence = cards.licences[release_licence(manifest)]
+    licence = licence_text(release_licence(manifest))
     parquet_names = {entry["name"] for entry in published_files(manifest)}
     files = sorted(p for p in folder.iterdir() if p.is_file() and p.name != FILE_NAME)
     distribution, record_sets = [], []
@@ -202,13 +208,14 @@ def croissant(manifest: dict, folder: Path, url: str) -> dict:
         "url": url,
         "version": manifest["version"],
         "creator": {"@type": "sc:Organization", "name": "ctxrobust"},
-        "citeAs": cards.citations[text.primary_citation].bibtex,
         "keywords": list(text.tags),
         "inLanguage": list(text.language),
         "isAccessibleForFree": True,
         "distribution": distribution,
         "recordSet": record_sets,
     }
+    if text.primary_citation is not None:
+        document["citeAs"] = cards.citations[text.primary_citation].bibtex
     published = date_published()
     if published:
         document["datePublished"] = published

@@ -58,19 +58,23 @@ def weighted_spearman(weights: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.n
 # --- Jaccard overlap of top-K% sets (Section 3.2) -------------------------------------------------
 
 
-def tail_membership(weights: np.ndarray, select: np.ndarray, m: int) -> np.ndarray:
+def tail_membership(weights: np.ndarray, select: np.ndarray, m: int) -> tuple[np.ndarray, np.ndarray]:
     """Probability that each question is among the m smallest `select` values of each replicate, under
-    uniformly random tie-breaking: (B, N), 1 inside the tail, 0 outside, a share at a tied boundary."""
+    uniformly random tie-breaking: 1 inside the tail, 0 outside, a share at a tied boundary.
+
+    Returns (questions, member): the indices of the questions any replicate can reach and their
+    (B, len(questions)) probabilities; every other question has probability 0."""
     fraction, column, _ = instability.tail_fractions(weights, select, m)
-    inside = column[0] >= 0  # -1: a level no replicate reaches
-    member = np.take_along_axis(fraction, np.broadcast_to(np.maximum(column[0], 0), weights.shape), axis=1)
-    return np.where(inside, member, 0.0)
+    questions = np.flatnonzero(column[0] >= 0)
+    return questions, fraction[:, column[0][questions]]
 
 
-def jaccard(weights: np.ndarray, member_a: np.ndarray, member_b: np.ndarray, m: int) -> np.ndarray:
-    """|A and B| / |A or B| for two size-m sets: I / (2m - I), I = expected intersection sum_i w_i a_i b_i
-    (independent random tie-breaks in the two models; plain Jaccard when no tie straddles a boundary)."""
-    intersection = (weights * member_a * member_b).sum(axis=1)
+def jaccard(weights: np.ndarray, a: tuple[np.ndarray, np.ndarray], b: tuple[np.ndarray, np.ndarray], m: int) -> np.ndarray:
+    """|A and B| / |A or B| for two size-m sets (tail_membership results): I / (2m - I), with
+    I = sum_i w_i a_i b_i the expected intersection under independent random tie-breaks in the two
+    models (the plain Jaccard index when no tie straddles a boundary)."""
+    both, in_a, in_b = np.intersect1d(a[0], b[0], assume_unique=True, return_indices=True)
+    intersection = (weights[:, both] * a[1][:, in_a] * b[1][:, in_b]).sum(axis=1)
     return intersection / (2 * m - intersection)
 
 
@@ -97,8 +101,11 @@ def split_half_reliability(weights: np.ndarray, d1: np.ndarray, d2: np.ndarray) 
 
 
 def spearman_brown(r: float | np.ndarray) -> float | np.ndarray:
-    """rho = 2 r_half / (1 + r_half) (Appendix D)."""
-    return 2 * r / (1 + r)
+    """rho = 2 r_half / (1 + r_half) (Appendix D); undefined (NaN) at r_half = -1."""
+    r = np.asarray(r, dtype=np.float64)
+    out = np.full(r.shape, np.nan)
+    np.divide(2 * r, 1 + r, out=out, where=r > -1)
+    return out if out.ndim else float(out)
 
 
 # --- Baseline-uncertainty correlates (Section 3.2 Table 3, Appendix F) ------------------------------

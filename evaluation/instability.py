@@ -81,6 +81,10 @@ def column_sums(weights: np.ndarray, column: np.ndarray, first: np.ndarray, valu
     under ONEHOT_LIMIT cells; a single row with too many levels is summed with reduceat instead."""
     n_rows, n = column.shape
     out = np.zeros((weights.shape[0], int(first[-1])))
+    # Counting: integer weights and 0/1 entries sum exactly in float32 (below 2^24), at twice the speed.
+    exact32 = values is None and weights.sum(axis=1).max() < 2**24 and np.array_equal(weights, np.rint(weights))
+    dtype = np.float32 if exact32 else np.float64
+    left = weights.astype(dtype, copy=False)
     c = 0
     while c < n_rows:
         stop = c + 1
@@ -91,9 +95,9 @@ def column_sums(weights: np.ndarray, column: np.ndarray, first: np.ndarray, valu
         filled = np.ones(local.shape) if values is None else np.asarray(values[c:stop], dtype=np.float64)
         inside = column[c:stop] >= 0  # column -1: a question left out of every level
         if (hi - lo) * n <= ONEHOT_LIMIT:
-            block = np.zeros((n, hi - lo))
+            block = np.zeros((n, hi - lo), dtype=dtype)
             block[np.broadcast_to(np.arange(n), local.shape)[inside], local[inside]] = filled[inside]
-            out[:, lo:hi] = weights @ block
+            out[:, lo:hi] = left @ block
         else:  # one row with very many levels
             questions = np.flatnonzero(inside[0])
             order = questions[np.argsort(local[0][questions], kind="stable")]

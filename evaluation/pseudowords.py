@@ -225,72 +225,90 @@ class UnitResult:
     block: dict
 
 
+def _design(unit: Unit) -> dict:
+    per_question = (unit.context_n > 0).sum(axis=1)
+    return {
+        "questions": len(unit.ids),
+        "contexts": len(unit.contexts),
+        "baseline_trials": [int(unit.base_n.min()), int(unit.base_n.max())],
+        "context_trials": [int(unit.pooled_n.min()), int(unit.pooled_n.max())],
+        "contexts_per_question": [int(per_question.min()), int(per_question.max())],
+    }
+
+
+def _noise_corrected(unit: Unit, ins: np.ndarray, wtd: np.ndarray, p: Parameters) -> tuple[dict, dict]:
+    """Section 2, "Noise Correction": floors from null experiments, subtracted from INS and WTD. The
+    interval of an adjusted metric is the observed metric's, shifted ("for uncertainty, we consider
+    the bootstrap variance of the observed metrics"). Returns (metrics, Figure 2 overlay)."""
+    n = len(unit.ids)
+    base_k = np.rint(unit.base_total).astype(np.int64)
+    rng = question_bootstrap.stream(p.seed, "null", unit.name)
+    floor = noise_floor.noise_floor(base_k, unit.base_n, unit.context_n, rng, p.null_experiments, p.k)
+    metrics = {
+        "noise_floor.INS": metric(floor.ins, None, n),
+        "noise_floor.WTD": metric(floor.wtd, None, n),
+        "INS.adjusted": _figure(ins, n, floor.ins),
+        "WTD.adjusted": _figure(wtd, n, floor.wtd),
+    }
+    return metrics, {"noise_improved": floor.improved_bins, "noise_degraded": floor.degraded_bins}
+
+
+def _trial_splits(unit: Unit, both: np.ndarray, delta: np.ndarray, p: Parameters, notes: list[str]) -> dict:
+    """Split-sample WTD (Appendix A), split-half reliability (Appendix D), uncertainty correlates
+    raw and split-sample (Section 3.2 Table 3, Appendix F)."""
+    n = len(unit.ids)
+    base_k = np.rint(unit.base_total).astype(np.int64)
+    context_k = np.rint(unit.pooled_total).astype(np.int64)
+    metrics = {}
+    if split_sample.splittable(unit.base_n, unit.pooled_n):
+        rng = question_bootstrap.stream(p.seed, "splits", unit.name)
+        d1, d2 = split_sample.half_changes(base_k, unit.base_n, context_k, unit.pooled_n, p.splits, rng)
+        metrics["WTD.split_sample"] = _figure(split_sample.split_sample_wtd(both, d1, d2, p.k), n)
+        r = cross_model.split_half_reliability(both, d1, d2)
+        metrics["split_half.r"] = _figure(r, n)
+        metrics["split_half.spearman_brown"] = _figure(cross_model.spearman_brown(r), n)
+    else:
+        notes.append("split-sample WTD and split-half reliability need at least 2 baseline and 2 context trials for every question")
+    for name, values in cross_model.raw_correlates(both, base_k, unit.base_n, context_k, unit.pooled_n, delta).items():
+        metrics[f"uncertainty_rho.{name}"] = _figure(values, n)
+    if split_sample.foldable(unit.base_n, unit.pooled_n):
+        rng = question_bootstrap.stream(p.seed, "folds", unit.name)
+        folds = split_sample.folds(base_k, unit.base_n, context_k, unit.pooled_n, p.splits, rng)
+        estimate, replicates = cross_model.split_correlates(both[1:], folds, context_k, unit.pooled_n)
+        for name in estimate:
+            metrics[f"uncertainty_rho.{name}"] = _figure(np.concatenate([[estimate[name]], replicates[name]]), n)
+    else:
+        notes.append("split-sample correlates need at least 3 baseline and 2 context trials for every question")
+    return metrics
+
+
 def score_unit(unit: Unit, p: Parameters) -> UnitResult:
+    """Every per-model figure; row 0 of `both` is the plain estimate, rows 1.. the bootstrap replicates."""
     n = len(unit.ids)
     s_i0 = instability.condition_means(unit.base_total, unit.base_n)
-    s_ij = instability.condition_means(unit.context_total, unit.context_n)
-    s_ic = instability.context_mean(s_ij)
+    s_ic = instability.context_mean(instability.condition_means(unit.context_total, unit.context_n))
     delta = s_ic - s_i0  # Section 2: Delta_i
     weights = question_bootstrap.multiplicities(question_bootstrap.stream(p.seed, "bootstrap", unit.name), n, p.replicates)
-    both = np.vstack([np.ones((1, n)), weights])  # row 0: the estimate itself
+    both = np.vstack([np.ones((1, n)), weights])
+    ins = instability.weighted_ins(both, delta)
+    wtd = instability.weighted_wtd(both, delta, p.k)
     metrics = {
         "accuracy.baseline": _figure(both @ s_i0 / n, n),
         "accuracy.context": _figure(both @ s_ic / n, n),
         "delta": _figure(both @ delta / n, n),
-        "INS": _figure(instability.weighted_ins(both, delta), n),
-        "WTD": _figure(instability.weighted_wtd(both, delta, p.k), n),
+        "INS": _figure(ins, n),
+        "WTD": _figure(wtd, n),
         "tail_share": _figure(instability.weighted_tail_share(both, delta, p.k), n),
-    }
-    notes = []
-    block: dict[str, Any] = {
-        "input": "correct" if unit.binary else "score",
-        "noise_correction": unit.binary,
-        "model": unit.model,
-        "context_group": unit.group,
-        "design": {
-            "questions": n,
-            "contexts": len(unit.contexts),
-            "baseline_trials": [int(unit.base_n.min()), int(unit.base_n.max())],
-            "context_trials": [int(unit.pooled_n.min()), int(unit.pooled_n.max())],
-            "contexts_per_question": [int((unit.context_n > 0).sum(axis=1).min()), int((unit.context_n > 0).sum(axis=1).max())],
-        },
     }
     improved, degraded = instability.tail_bins(delta, p.k)
     tails = {"improved": improved, "degraded": degraded}
+    notes: list[str] = []
     if unit.binary:
-        base_k = np.rint(unit.base_total).astype(np.int64)
-        floor = noise_floor.noise_floor(base_k, unit.base_n, unit.context_n,
-                                        question_bootstrap.stream(p.seed, "null", unit.name), p.null_experiments, p.k)
-        # Section 2: the floors are subtracted; the interval is the observed metric's, shifted.
-        metrics["noise_floor.INS"] = metric(floor.ins, None, n)
-        metrics["noise_floor.WTD"] = metric(floor.wtd, None, n)
-        metrics["INS.adjusted"] = _figure(instability.weighted_ins(both, delta), n, floor.ins)
-        metrics["WTD.adjusted"] = _figure(instability.weighted_wtd(both, delta, p.k), n, floor.wtd)
-        tails["noise_improved"], tails["noise_degraded"] = floor.improved_bins, floor.degraded_bins
-        context_k = np.rint(unit.pooled_total).astype(np.int64)
-        if split_sample.splittable(unit.base_n, unit.pooled_n):
-            d1, d2 = split_sample.half_changes(base_k, unit.base_n, context_k, unit.pooled_n, p.splits,
-                                               question_bootstrap.stream(p.seed, "splits", unit.name))
-            metrics["WTD.split_sample"] = _figure(split_sample.split_sample_wtd(both, d1, d2, p.k), n)
-            r = cross_model.split_half_reliability(both, d1, d2)
-            metrics["split_half.r"] = _figure(r, n)
-            metrics["split_half.spearman_brown"] = _figure(cross_model.spearman_brown(r), n)
-        else:
-            notes.append("split-sample WTD and split-half reliability need at least 2 baseline and 2 context trials for every question")
-        raw = cross_model.raw_correlates(both, base_k, unit.base_n, context_k, unit.pooled_n, delta)
-        for name, values in raw.items():
-            metrics[f"uncertainty_rho.{name}"] = _figure(values, n)
-        if split_sample.foldable(unit.base_n, unit.pooled_n):
-            folds = split_sample.folds(base_k, unit.base_n, context_k, unit.pooled_n, p.splits,
-                                       question_bootstrap.stream(p.seed, "folds", unit.name))
-            estimate, replicates = cross_model.split_correlates(weights, folds, context_k, unit.pooled_n)
-            for name in estimate:
-                values = np.concatenate([[estimate[name]], replicates[name]])
-                metrics[f"uncertainty_rho.{name}"] = _figure(values, n)
-        else:
-            notes.append("split-sample correlates need at least 3 baseline and 2 context trials for every question")
-    else:
-        # Appendix G: probability scores carry no sampling noise; no noise correction.
+        corrected, overlay = _noise_corrected(unit, ins, wtd, p)
+        metrics.update(corrected)
+        tails.update(overlay)
+        metrics.update(_trial_splits(unit, both, delta, p, notes))
+    else:  # Appendix G: probability scores, no noise correction
         metrics["noise_floor.INS"] = metric(0.0, None, n)
         metrics["noise_floor.WTD"] = metric(0.0, None, n)
         metrics["INS.adjusted"] = dict(metrics["INS"])
@@ -299,8 +317,15 @@ def score_unit(unit: Unit, p: Parameters) -> UnitResult:
         metrics["uncertainty_rho.signed.raw.probability"] = _figure(cross_model.weighted_spearman(both, u, delta), n)
         metrics["uncertainty_rho.squared.raw.probability"] = _figure(cross_model.weighted_spearman(both, u, delta**2), n)
         notes.append("probability scores: no noise correction, split-sample or log-odds figures (Appendix G)")
-    block["tails"] = tails
-    block["notes"] = notes
+    block = {
+        "input": "correct" if unit.binary else "score",
+        "noise_correction": unit.binary,
+        "model": unit.model,
+        "context_group": unit.group,
+        "design": _design(unit),
+        "tails": tails,
+        "notes": notes,
+    }
     return UnitResult(metrics, delta, s_i0, s_ic, block)
 
 

@@ -303,15 +303,38 @@ def test_jaccard_of_identical_and_disjoint_tails_and_the_random_baseline():
     delta = np.linspace(-1, 1, 50)  # m = 5
     m = instability.tail_count(50)
     a = cross_model.tail_membership(ones(50), delta, m)
-    assert a.sum() == pytest.approx(5) and np.all(a[0, :5] == 1)
+    dense = np.zeros(50)
+    dense[a[0]] = a[1][0]
+    assert dense.sum() == pytest.approx(5) and np.all(dense[:5] == 1)
     assert cross_model.jaccard(ones(50), a, a, m)[0] == pytest.approx(1.0)
     b = cross_model.tail_membership(ones(50), -delta, m)
     assert cross_model.jaccard(ones(50), a, b, m)[0] == pytest.approx(0.0)
     assert cross_model.jaccard_random_baseline(500) == pytest.approx(50 / 950)
     # ties: every question tied -> membership m / N each, the expected overlap of random sets
     tied = cross_model.tail_membership(ones(50), np.zeros(50), m)
-    np.testing.assert_allclose(tied, 0.1)
+    assert tied[0].tolist() == list(range(50))
+    np.testing.assert_allclose(tied[1], 0.1)
     assert cross_model.jaccard(ones(50), tied, tied, m)[0] == pytest.approx(cross_model.jaccard_random_baseline(50))
+
+
+def test_jaccard_with_pruned_candidates_matches_the_dense_computation():
+    rng = np.random.default_rng(13)
+    n = 3000  # large enough for pruning to leave most questions out
+    shared = rng.normal(size=n)
+    x = np.round(shared + rng.normal(size=n), 1)
+    y = np.round(shared + rng.normal(size=n), 1)
+    weights = np.vstack([ones(n), question_bootstrap.multiplicities(rng, n, 20)])
+    m = instability.tail_count(n)
+    a, b = cross_model.tail_membership(weights, x, m), cross_model.tail_membership(weights, y, m)
+    assert a[0].size < n
+    dense = []
+    for questions, member in (a, b):
+        full = np.zeros((weights.shape[0], n))
+        full[:, questions] = member
+        np.testing.assert_allclose((weights * full).sum(axis=1), m)  # every replicate's tail holds m
+        dense.append(full)
+    expected = (weights * dense[0] * dense[1]).sum(axis=1)
+    np.testing.assert_allclose(cross_model.jaccard(weights, a, b, m), expected / (2 * m - expected))
 
 
 def test_jaccard_of_independent_random_changes_is_near_the_random_baseline():

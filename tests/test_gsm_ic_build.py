@@ -162,6 +162,15 @@ def test_too_few_usable_problems_is_one_clear_error(pool):
         build(pool, n_two_step=4, n_variants=96)
 
 
+def test_problem_whose_numbers_allow_no_in_range_whole_number_is_not_used():
+    from builders.gsm_ic.analysis import analyse
+    from builders.gsm_ic.lexicon import load_lexicon, load_templates
+
+    found = analyse("Lena drinks 0.01 cups of tea. How much tea does she drink?", "Lena drinks 0.01 cups.\n#### 0.01", "0.01",
+                    load_lexicon(), load_templates())
+    assert [kind for kind, _ in found.problems] == ["no_numbers"]
+
+
 def test_config_refuses_unpopulated_cells():
     with pytest.raises(ValidationError, match="at least 8 per base problem"):
         GsmIcConfig(n_variants=100)

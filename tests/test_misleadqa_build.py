@@ -1,7 +1,9 @@
 """The MisleadQA release built from the source mirror (plus project-written AmbigDocs / CondAmbigQA fixtures)."""
 from __future__ import annotations
 
+import json
 import os
+import shutil
 import subprocess
 import sys
 from collections import Counter
@@ -16,6 +18,7 @@ from ctxrobust.errors import CtxRobustError
 from ctxrobust.release import Release, build_release
 from sources.fred import JURISDICTIONS, january_facts, read_series
 from validators.misleadqa import balance_problems
+from validators.registry import run_checks
 
 FIXTURES = Path(__file__).parent / "fixtures"
 AMBIGDOCS = FIXTURES / "ambigdocs_sample.jsonl"
@@ -137,31 +140,25 @@ def test_audit_sample_is_stratified(built):
 def test_validate_command_passes_and_a_rebuild_reproduces_the_bytes(built, mirror, tmp_path):
     result, release = built
     env = dict(os.environ, SOURCES_MIRROR=str(mirror), CTXROBUST_CACHE=str(tmp_path / "cache"), PYTHONHASHSEED="4242")
-    bin_dir = Path(sys.executable).parent
-    check = subprocess.run([str(bin_dir / "validate"), str(result.path)], env=env, capture_output=True, text=True)
+    cli = [sys.executable, "-m", "ctxrobust.cli"]
+    check = subprocess.run([*cli, "validate", str(result.path)], env=env, capture_output=True, text=True)
     assert check.returncode == 0, check.stdout + check.stderr
-    args = [str(bin_dir / "ctxrobust"), "build", "misleadqa", "--version", "0.0.1-test", "--out", str(result.path.parent.parent)]
+    args = [*cli, "build", "misleadqa", "--version", "0.0.1-test", "--out", str(result.path.parent.parent)]
     for key, value in OVERRIDES.items():
         args += ["--set", f"{key}={value}"]
     again = subprocess.run(args, env=env, capture_output=True, text=True)
     assert again.returncode == 0 and again.stdout.startswith("reproduced"), again.stdout + again.stderr
 
 
-def test_a_changed_byte_in_a_fred_value_is_reported(built, tmp_path, store):
-    import shutil
-
+def test_a_tampered_provenance_line_is_reported_by_item_and_file(built, tmp_path, store):
     copy = tmp_path / "copy"
     shutil.copytree(built[0].path, copy)
     path = copy / "main.jsonl"
     text = path.read_text(encoding="utf-8")
     first = text.splitlines()[0]
-    import json
-
     item = json.loads(first)
     item["provenance"]["G"]["line"] += 1
     path.write_text(text.replace(first, json.dumps(item, sort_keys=True, ensure_ascii=False, separators=(",", ":")), 1), encoding="utf-8")
-    from validators.registry import run_checks
-
     results = run_checks(Release(copy, store=store))
     assert any(f.item == item["id"] for f in results["provenance"])
     assert any(f.file == "main.jsonl" for f in results["hashes"])

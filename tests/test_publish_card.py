@@ -158,6 +158,12 @@ def test_unusable_card_text_is_one_clear_error(tmp_path, monkeypatch):
         card.card_text.cache_clear()
 
 
-def test_unknown_dataset_is_one_clear_error():
-    with pytest.raises(CtxRobustError, match="no card text for dataset 'nope'"):
-        card.dataset_text("nope")
+def test_a_dataset_without_card_text_gets_a_bare_card_and_no_licence_claim(nested_release):
+    manifest = copy.deepcopy(Release(nested_release).manifest)
+    manifest["dataset"] = "toy"
+    text = render_card(manifest)
+    header = header_of(text)
+    assert header["license"] == "other" and header["pretty_name"] == "toy"
+    assert [c["config_name"] for c in header["configs"]] == ["audit_sample", "condition", "main"]
+    assert "No licence is stated for this dataset" in text
+    assert "## Citation" not in text and "| `balance` | passed | 0 |" in text

@@ -170,6 +170,21 @@ def test_a_new_version_replaces_the_files_of_the_previous_one(hub, nested_releas
     assert deleted == ["audit_sample.parquet", "condition.parquet"]
 
 
+def test_a_lost_tag_is_recreated_on_the_same_commit_without_a_new_one(hub, pseudowords_release):
+    assert push_release(pseudowords_release, "my-org/pw", None) == 0
+    repo = hub.hub.repo("dataset", "my-org/pw")
+    head = repo.branches["main"]
+    del repo.tags["v0.0.1"]  # as if the tag request had failed after the commit
+    assert push_release(pseudowords_release, "my-org/pw", None) == 0
+    assert repo.tags == {"v0.0.1": head} and repo.branches["main"] == head
+    assert len(hub.hub.commit_payloads) == 1
+
+
+def test_the_token_is_in_no_file_received(hub, pseudowords_release):
+    assert push_release(pseudowords_release, "my-org/pw", None) == 0
+    assert all(TOKEN.encode() not in data for data in files_at(hub, "my-org/pw", "v0.0.1").values())
+
+
 def test_existing_repository_is_used_not_recreated(hub, pseudowords_release):
     hub.hub.create("dataset", "my-org/existing")
     assert push_release(pseudowords_release, "my-org/existing", None) == 0

@@ -1,4 +1,15 @@
-"""What the builder needs to know about one base problem, and whether it can be used."""
+"""What the builder needs to know about one base problem, and whether it can be used.
+
+The authors checked every variant by hand [§3.1] [app. A]; the builder instead uses
+only problems where its automatic steps are safe. A pool problem is usable when
+- the question names a person (for overlapping roles);
+- the question has a topic by the keyword rule (topics.py);
+- the question sentence names no group the inserted person could join
+  (they, them, their, we, us, our, everyone, everybody, people, persons);
+- a he/she/him/his/her opening the question sentence can be tied to one person
+  (insertion.pronoun_edits);
+- some whole number >= 2 is in range and some is out of range (numbers.py).
+"""
 from __future__ import annotations
 
 import re
@@ -7,7 +18,7 @@ from fractions import Fraction
 
 from builders.gsm_ic.insertion import Edit, Unresolved, apply_edits, pronoun_edits, question_sentence_start
 from builders.gsm_ic.lexicon import Lexicon, Templates
-from builders.gsm_ic.numbers import known_numbers, numbers_in, parse_answer, solution_text
+from builders.gsm_ic.numbers import candidate_intervals, numbers_in, parse_answer, solution_text
 from builders.gsm_ic.roles import Person, find_people
 from builders.gsm_ic.topics import assign_topic
 
@@ -39,9 +50,9 @@ class Analysis:
 def analyse(question: str, solution: str, answer: str, lexicon: Lexicon, templates: Templates) -> Analysis:
     worked = solution_text(solution)
     result = Analysis(question=question, solution=solution, answer=parse_answer(answer))
-    result.known = known_numbers(question, solution)
     result.problem_numbers = numbers_in(question)
     result.solution_numbers = numbers_in(worked)
+    result.known = sorted(v for v in result.problem_numbers | result.solution_numbers if v > 0)  # = known_numbers()
     result.people = find_people(question, worked, lexicon)
     if not result.people:
         result.problems.append(("no_person", "no person named in the question to derive an overlapping role from"))
@@ -56,8 +67,9 @@ def analyse(question: str, solution: str, answer: str, lexicon: Lexicon, templat
         result.edits = pronoun_edits(question, result.people)
     except Unresolved as exc:
         result.problems.append(("pronoun_unresolved", str(exc)))
-    if not result.known:
-        result.problems.append(("no_numbers", "no positive number in the problem or its solution"))
+    both_labels = bool(result.known) and all(candidate_intervals(result.known, label) for label in ("in_range", "out_range"))
+    if not both_labels:
+        result.problems.append(("no_numbers", "no whole number >= 2 can be in range and out of range for the problem's numbers"))
     edited = apply_edits(question, [e.as_row() for e in result.edits])
     result.insert_offset = question_sentence_start(edited)
     return result

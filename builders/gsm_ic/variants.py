@@ -66,16 +66,18 @@ def make_variants(base: dict, analysis: Analysis, slots: Slots, quotas: dict[tup
     rows: list[dict] = []
     for cell in CELLS:
         sentence_label, role_label, number_label = cell
-        combos = list(product(slots.templates[sentence_label], slots.roles[role_label], slots.numbers[number_label]))
-        quota = quotas[cell]
-        if len(combos) < quota:
+        templates, roles, numbers = slots.templates[sentence_label], slots.roles[role_label], slots.numbers[number_label]
+        size, quota = len(templates) * len(roles) * len(numbers), quotas[cell]
+        if size < quota:
             raise CtxRobustError(
-                f"base problem {base['id']}: only {len(combos)} distinct sentences for cell {cell_key(cell)} but {quota} "
+                f"base problem {base['id']}: only {size} distinct sentences for cell {cell_key(cell)} but {quota} "
                 "are needed; lower n_variants or raise numbers_per_label"
             )
-        chosen = np.sort(rng.choice(len(combos), size=quota, replace=False))
-        for index in chosen:
-            template, role, number = combos[int(index)]
+        # index i of the product templates x roles x numbers, in that order (itertools.product order)
+        for index in np.sort(rng.choice(size, size=quota, replace=False)).tolist():
+            rest, n = divmod(index, len(numbers))
+            t, r = divmod(rest, len(roles))
+            template, role, number = templates[t], roles[r], numbers[n]
             sentence = render(template.text, role, str(number))
             rows.append(
                 {

@@ -35,6 +35,8 @@ class MisleadQAConfig(BuildConfig):
     # caps per cluster (Appendix A.1 "Candidate selection")
     fred_per_jurisdiction: int = Field(6, ge=1)
     situatedqa_per_question: int = Field(2, ge=1)
+    # SituatedQA distractors from other questions: minimum content-word Jaccard between the questions
+    situatedqa_fallback_min_similarity: float = Field(0.3, ge=0.0, le=1.0)
     ambigdocs_per_question: int = Field(1, ge=1)
     condambigqa_per_question: int = Field(3, ge=1)
     # FRED fact pairs (Appendix A.1 "Fact pairs", "Sources")
@@ -127,7 +129,7 @@ class MisleadQABuilder(Builder):
         sqa_state = SelectionState()
         for kind, dimension, count in (("temp", "time", cfg.situatedqa_time_n), ("geo", "location", cfg.situatedqa_location_n)):
             pool = situatedqa_items.SituatedQAPool(records[kind])
-            selections[("situatedqa", dimension)] = self._select(situatedqa_items.specs(pool, cfg.seed), count, cfg.situatedqa_per_question, sqa_state)
+            selections[("situatedqa", dimension)] = self._select(situatedqa_items.specs(pool, cfg.seed, cfg.situatedqa_fallback_min_similarity), count, cfg.situatedqa_per_question, sqa_state)
 
         # AmbigDocs (entity) and CondAmbigQA (condition supplement), when supplied
         supplied = self._user_file("ambigdocs_path")

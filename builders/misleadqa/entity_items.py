@@ -17,7 +17,7 @@ from builders.misleadqa.candidate import Candidate, Distractor, Excluded, Spec, 
 from builders.misleadqa.distractors import Pool, choose, item_rng
 from builders.misleadqa.scopes import canonical_entity
 from builders.misleadqa.substitution import substitute
-from sources.ambigdocs import AmbigDocsRecord, Document
+from sources.ambigdocs import AmbigDocsRecord, Document, facts
 from sources.facts import Provenance, Scope
 from validators.normalise import answer_key, content_tokens, mentions, same_answer
 
@@ -85,10 +85,7 @@ def relation(record: AmbigDocsRecord) -> str:
 
 
 def _provenance(record: AmbigDocsRecord, doc: Document) -> Provenance:
-    return Provenance(
-        snapshot=record.snapshot, sha256=record.sha256, line=record.line, index=record.index,
-        upstream_id=record.qid, pid=doc.pid, field=f"documents[{doc.position}].answer", value=doc.answer,
-    )
+    return facts(record)[doc.position].provenance
 
 
 class AmbigDocsPool:

@@ -17,7 +17,7 @@ from builders.misleadqa.distractors import Pool, choose, item_rng
 from builders.misleadqa.scopes import canonical_location, scopes_overlap, time_interval
 from builders.misleadqa.substitution import substitute
 from sources.facts import Provenance, Scope
-from sources.situatedqa import SituatedQARecord
+from sources.situatedqa import SituatedQARecord, fact
 from validators.normalise import answer_key, content_tokens, is_numeric_key, mentions, same_answer, tokens
 
 WH_WORDS = ("when", "who", "whom", "whose", "where", "what", "which", "why", "how")
@@ -61,10 +61,8 @@ def canonical_scope(record: SituatedQARecord) -> str:
 
 
 def _provenance(record: SituatedQARecord, answer: str) -> Provenance:
-    return Provenance(
-        snapshot=record.snapshot, sha256=record.sha256, line=record.line,
-        upstream_id=record.upstream_id, field="answer", value=answer,
-    )
+    """The record's fact provenance, naming `answer` (one of the record's answers)."""
+    return fact(record).provenance.model_copy(update={"value": answer})
 
 
 def _tag(record: SituatedQARecord) -> str:
@@ -104,7 +102,7 @@ class SituatedQAPool:
                 )
 
 
-def specs(pool: SituatedQAPool, seed: int) -> list[Spec]:
+def specs(pool: SituatedQAPool, seed: int, min_similarity: float) -> list[Spec]:
     out = []
     for upstream_id in sorted(pool.groups):
         group = pool.groups[upstream_id]
@@ -119,25 +117,44 @@ def specs(pool: SituatedQAPool, seed: int) -> list[Spec]:
                     id=cid, source="situatedqa", scope_dimension=dimension, cluster_id=cluster_id(upstream_id),
                     target_key=f"situatedqa:{dimension}:{subject}@{canonical_scope(t)}",
                     alt_key=f"situatedqa:{dimension}:{subject}@{canonical_scope(a)}",
-                    make=lambda t=t, a=a, cid=cid, group=group: build(pool, group, t, a, cid, seed),
+                    make=lambda t=t, a=a, cid=cid, group=group: build(pool, group, t, a, cid, seed, min_similarity),
                 ))
     return out
 
 
-def _ranked_fallback(pool: SituatedQAPool, t: SituatedQARecord, gold: str, seed: int, cid: str) -> list[Distractor]:
-    """Answers of other questions of the same type, those whose question shares most content words first
-    (the nearest available evidence of the same relation), ties in seeded order."""
+def _similarity(a: frozenset[str] | set[str], b: frozenset[str] | set[str]) -> float:
+    return len(a & b) / max(1, len(a | b))
+
+
+def _comparable_magnitude(gold: str, other: str) -> bool:
+    """Numbers are comparable in type and precision when within a factor of ten of each other."""
+    g, o = answer_key(gold).replace(" ", ""), answer_key(other).replace(" ", "")
+    try:
+        g_value, o_value = float(g), float(o)
+    except ValueError:
+        return True
+    if g_value <= 0 or o_value <= 0:
+        return (g_value <= 0) == (o_value <= 0)
+    return 0.1 <= o_value / g_value <= 10
+
+
+def _ranked_fallback(pool: SituatedQAPool, t: SituatedQARecord, gold: str, seed: int, cid: str, min_similarity: float) -> list[Distractor]:
+    """Answers of other questions of the same type whose question shares at least `min_similarity` of its
+    content words (Jaccard) with the target's: the nearest available evidence of the same relation
+    (Appendix A.1 "Distractors"); most similar first, ties in seeded order."""
     words = content_tokens(t.question)
-    entries = [(d, w) for d, w in pool.by_type.get(question_type(t, gold), []) if d.provenance.upstream_id != t.upstream_id]
+    entries = [
+        (d, _similarity(words, w)) for d, w in pool.by_type.get(question_type(t, gold), [])
+        if d.provenance.upstream_id != t.upstream_id and _similarity(words, w) >= min_similarity and _comparable_magnitude(gold, d.text)
+    ]
     ties = item_rng(seed, cid, "fallback-order").permutation(len(entries))
-    scored = sorted(
-        range(len(entries)),
-        key=lambda i: (-len(words & entries[i][1]) / max(1, len(words | entries[i][1])), int(ties[i])),
-    )
+    scored = sorted(range(len(entries)), key=lambda i: (-entries[i][1], int(ties[i])))
     return [entries[i][0] for i in scored]
 
 
-def build(pool: SituatedQAPool, group: list[SituatedQARecord], t: SituatedQARecord, a: SituatedQARecord, cid: str, seed: int) -> Candidate:
+def build(
+    pool: SituatedQAPool, group: list[SituatedQARecord], t: SituatedQARecord, a: SituatedQARecord, cid: str, seed: int, min_similarity: float
+) -> Candidate:
     dimension = "time" if t.kind == "temp" else "location"
     for role, record in (("target", t), ("alternative", a)):
         if len(_answer_keys(record)) > 1:
@@ -175,7 +192,7 @@ def build(pool: SituatedQAPool, group: list[SituatedQARecord], t: SituatedQAReco
         for answer in other.answers:
             preferred.append(Distractor(text=answer, provenance=_provenance(other, answer), cluster_id=cluster_id(t.upstream_id)))
     distractors = choose(
-        Pool(preferred, lambda: _ranked_fallback(pool, t, gold, seed, cid), fallback_ranked=True),
+        Pool(preferred, lambda: _ranked_fallback(pool, t, gold, seed, cid, min_similarity), fallback_ranked=True),
         [gold, lure], [question, g_text, s_text, f_text], item_rng(seed, cid, "distractors"),
     )
     return Candidate(

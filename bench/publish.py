@@ -1,0 +1,101 @@
+"""Publishing figures: staging time and size, `datasets` and mlcroissant load times, push and no-op re-push.
+
+    python bench/publish.py [RELEASE_DIR ...]
+
+Without arguments it uses every release under releases/ (building the default pseudowords,
+gsm-ic and misleadqa releases into a temporary folder if there are none; gsm-ic and
+misleadqa need SOURCES_MIRROR). Pushes go to the local Hub stand-in of the test suite
+(tests/hub_server.py) on 127.0.0.1, so the figures measure the client side only.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))
+
+import datasets  # noqa: E402
+import huggingface_hub.constants  # noqa: E402
+import mlcroissant as mlc  # noqa: E402
+
+from ctxrobust.card import config_name, published_files  # noqa: E402
+from ctxrobust.hub import push_release, stage  # noqa: E402
+from ctxrobust.release import Release, build_release, find_releases  # noqa: E402
+from hub_server import HubServer  # noqa: E402
+
+TOKEN = "bench-token"
+
+
+def releases(args: list[str], scratch: Path) -> list[Path]:
+    if args:
+        return [Path(a) for a in args]
+    found = find_releases(ROOT / "releases") if (ROOT / "releases").exists() else []
+    if found:
+        return found
+    from sources.store import SnapshotStore
+
+    store = SnapshotStore(cache_dir=scratch / "cache")
+    built = []
+    for dataset in ("pseudowords", "gsm-ic", "misleadqa"):
+        started = time.perf_counter()
+        built.append(build_release(dataset, "1.0.0", {}, scratch / "releases", store).path)
+        print(f"built {dataset} 1.0.0 (defaults) in {time.perf_counter() - started:.1f}s")
+    return built
+
+
+def timed(fn):
+    started = time.perf_counter()
+    value = fn()
+    return value, time.perf_counter() - started
+
+
+def measure(path: Path, scratch: Path, server: HubServer) -> list[str]:
+    release = Release(path)
+    name = f"{release.dataset} {release.version}"
+    folder = scratch / "stage" / f"{release.dataset}-{release.version}"
+    _, t_stage = timed(lambda: stage(release, f"bench/{release.dataset}", folder))
+    size = sum(p.stat().st_size for p in folder.iterdir())
+    lines = [f"{name}: staged {len(list(folder.iterdir()))} files, {size / 1e6:.2f} MB in {t_stage:.2f}s"]
+    for entry in published_files(release.manifest):
+        config = config_name(entry["name"])
+        loaded, t_load = timed(lambda: datasets.load_dataset(str(folder), config, split="test", cache_dir=str(scratch / "cache" / config)))
+        assert loaded.num_rows == entry["rows"]
+        lines.append(f"  datasets.load_dataset {config}: {entry['rows']} rows in {t_load:.2f}s ({entry['rows'] / t_load:,.0f} rows/s, first load)")
+    croissant, t_parse = timed(lambda: mlc.Dataset(jsonld=str(folder / "croissant.json")))
+    lines.append(f"  mlcroissant: croissant.json validated in {t_parse:.2f}s")
+    for entry in published_files(release.manifest):
+        config = config_name(entry["name"])
+        count, t_iter = timed(lambda: sum(1 for _ in croissant.records(config)))
+        assert count == entry["rows"]
+        lines.append(f"  mlcroissant records {config}: {count} in {t_iter:.2f}s ({count / t_iter:,.0f} records/s)")
+    repo = f"bench/{release.dataset}"
+    before = len(server.hub.commit_payloads)
+    _, t_push = timed(lambda: push_release(path, repo, None))
+    payload = sum(len(line.get("value", {}).get("content", "")) for batch in server.hub.commit_payloads[before:] for line in batch)
+    _, t_again = timed(lambda: push_release(path, repo, None))
+    lines.append(f"  push to local hub: {t_push:.2f}s (one commit, {payload / 1e6:.2f} MB base64); same content again: {t_again:.2f}s (no-op)")
+    return lines
+
+
+def main(argv: list[str]) -> int:
+    logging.getLogger("absl").setLevel(logging.ERROR)
+    datasets.disable_progress_bars()
+    with tempfile.TemporaryDirectory(prefix="bench-publish-") as tmp, HubServer(TOKEN) as server:
+        scratch = Path(tmp)
+        os.environ["HF_ENDPOINT"] = server.url
+        os.environ["HF_TOKEN"] = TOKEN
+        huggingface_hub.constants.ENDPOINT = server.url
+        report = []
+        for path in releases(argv, scratch):
+            report += measure(path, scratch, server)
+    print("\n".join(report))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,327 @@
+"""Scoring pseudowords predictions end to end: reading and checking rows, the report, its renderings,
+the per-example export and the command line, on miniature releases written by the tests."""
+from __future__ import annotations
+
+import csv
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import jsonschema
+import numpy as np
+import pyarrow.parquet as pq
+import pytest
+
+from ctxrobust.canonical import dumps, write_jsonl
+from ctxrobust.cli import main as cli_main
+from ctxrobust.release import Release
+from evaluation import pseudowords
+from evaluation.predictions import PredictionsError
+
+REPO = Path(__file__).resolve().parent.parent
+SCHEMA = json.loads((REPO / "schemas" / "predictions.pseudowords.schema.json").read_text(encoding="utf-8"))
+CHA = [f"CHA-010000-{j:03d}" for j in range(10)]
+TOK = [f"TOK-000100-{j:03d}" for j in range(2)]
+FAST = {"replicates": 200, "null_experiments": 200, "splits": 20}
+
+
+def make_release(folder: Path) -> Release:
+    folder.mkdir(parents=True, exist_ok=True)
+    rows = [{"id": c, "kind": c[:3], "target_tokens": int(c[4:10]), "n_tokens": int(c[4:10]), "n_chars": 9,
+             "tokenizer": "o200k_base", "text": "blorf quen"} for c in CHA + TOK]
+    write_jsonl(folder / "contexts.jsonl", rows)
+    manifest = {"dataset": "pseudowords", "version": "9.9.9", "config": {"seed": 0}, "files": []}
+    (folder / "manifest.json").write_text(dumps(manifest) + "\n", encoding="utf-8")
+    return Release(folder)
+
+
+def write_rows(path: Path, rows: list) -> Path:
+    with open(path, "w", encoding="utf-8") as handle:
+        for row in rows:
+            handle.write((row if isinstance(row, str) else dumps(row)) + "\n")
+    return path
+
+
+def binary_rows(model: str, p0: np.ndarray, pc: np.ndarray, rng: np.random.Generator, contexts=CHA, base_trials=20, per_context=2):
+    rows = []
+    for q, (a, b) in enumerate(zip(p0, pc)):
+        qid = f"q{q:03d}"
+        rows += [{"model": model, "id": qid, "context": None, "trial": t, "correct": int(rng.random() < a)} for t in range(base_trials)]
+        rows += [{"model": model, "id": qid, "context": c, "trial": t, "correct": int(rng.random() < b)}
+                 for c in contexts for t in range(per_context)]
+    return rows
+
+
+@pytest.fixture
+def release(tmp_path) -> Release:
+    return make_release(tmp_path / "release")
+
+
+# --- row checks ----------------------------------------------------------------------------------
+
+ROWS = [
+    ({"model": "m", "id": "q1", "context": None, "trial": 0, "correct": 1}, True),
+    ({"model": "m", "id": "q1", "context": "CHA-010000-000", "trial": 3, "correct": 0}, True),
+    ({"model": "m", "id": "q1", "context": None, "score": 0.25}, True),
+    ({"model": "m", "id": "q1", "context": None, "trial": 1, "score": 1}, True),
+    ({"model": "m", "id": "q1", "context": None, "trial": 0, "correct": 1.0}, True),
+    ({"model": "m", "id": "q1", "context": None, "trial": 0, "correct": 2}, False),
+    ({"model": "m", "id": "q1", "context": None, "trial": 0, "correct": True}, False),
+    ({"model": "m", "id": "q1", "context": None, "trial": 0, "correct": "1"}, False),
+    ({"model": "m", "id": "q1", "context": None, "trial": 0.5, "correct": 1}, False),
+    ({"model": "m", "id": "q1", "context": None, "trial": -1, "correct": 1}, False),
+    ({"model": "m", "id": "q1", "context": None, "correct": 1}, False),
+    ({"model": "m", "id": "q1", "context": None, "trial": 0}, False),
+    ({"model": "m", "id": "q1", "context": None, "trial": 0, "correct": 1, "score": 0.5}, False),
+    ({"model": "m", "id": "q1", "context": None, "score": 1.5}, False),
+    ({"model": "m", "id": "q1", "context": None, "score": "0.5"}, False),
+    ({"model": "m", "id": 7, "context": None, "score": 0.5}, False),
+    ({"model": "", "id": "q1", "context": None, "score": 0.5}, False),
+    ({"model": "m", "id": "q1", "score": 0.5}, False),
+    ({"model": "m", "id": "q1", "context": 3, "score": 0.5}, False),
+    ({"model": "m", "id": "q1", "context": None, "score": 0.5, "extra": 1}, False),
+]
+
+
+@pytest.mark.parametrize("row, valid", ROWS)
+def test_row_model_and_json_schema_agree(row, valid):
+    schema_ok = jsonschema.Draft202012Validator(SCHEMA).is_valid(row)
+    try:
+        parsed = pseudowords.PredictionRow.model_validate_json(json.dumps(row))
+        model_ok = pseudowords.row_shape_problem(parsed) is None
+    except Exception:
+        model_ok = False
+    assert schema_ok == model_ok == valid
+
+
+def test_schema_is_draft_2020_12_and_lists_the_model_fields():
+    jsonschema.Draft202012Validator.check_schema(SCHEMA)
+    assert SCHEMA["$schema"].endswith("2020-12/schema")
+    assert set(SCHEMA["properties"]) == set(pseudowords.PredictionRow.model_fields)
+    required = {name for name, f in pseudowords.PredictionRow.model_fields.items() if f.is_required()}
+    assert set(SCHEMA["required"]) == required
+
+
+def test_bad_rows_are_reported_by_line_and_left_out(release, tmp_path):
+    good = [{"model": "a", "id": "q1", "context": None, "trial": t, "correct": 1} for t in range(2)]
+    good += [{"model": "a", "id": "q1", "context": CHA[0], "trial": t, "correct": t} for t in range(2)]
+    lines = good + [
+        "{not json",                                                                   # 5
+        {"model": "a", "id": "q1", "context": None, "trial": "x", "correct": 1},       # 6 wrong type
+        {"model": "a", "id": "q1", "context": "CHA-999999-000", "trial": 0, "correct": 1},  # 7 unknown context
+        {"model": "a", "id": "q1", "context": None, "trial": 0, "correct": 0},         # 8 duplicate of line 1
+        {"model": "a", "id": "q1", "trial": 5, "correct": 1},                          # 9 missing field
+        {"model": "a", "id": "q1", "context": None, "score": 0.5},                     # 10 mixes kinds
+        {"model": "a", "id": "q1", "context": None, "correct": 1},                     # 11 no trial
+        {"model": "a", "id": "q2", "context": CHA[0], "trial": 0, "correct": 1},       # 12 q2: no baseline
+        {"model": "a", "id": "q3", "context": None, "trial": 0, "correct": 1},         # 13 q3: no context rows
+    ]
+    path = write_rows(tmp_path / "p.jsonl", lines)
+    report = pseudowords.score(release, path, dict(FAST))
+    problems = {p["line"]: p["message"] for p in report["predictions"]["problems"]}
+    assert "not valid JSON" in problems[5]
+    assert "'trial'" in problems[6]
+    assert "unknown context 'CHA-999999-000'" in problems[7]
+    assert "duplicate" in problems[8] and "line 1" in problems[8]
+    assert "missing field 'context'" in problems[9]
+    assert "mixes 'correct' and 'score'" in problems[10]
+    assert "needs 'trial'" in problems[11]
+    whole = [p["message"] for p in report["predictions"]["problems"] if p["line"] is None]
+    assert any("'q2'" in m and "no baseline" in m for m in whole)
+    assert any("'q3'" in m and "no context rows" in m for m in whole)
+    assert report["predictions"]["rows"] == 13
+    assert report["predictions"]["excluded"] == 7 + 2  # seven bad lines, plus q2's and q3's rows
+    assert report["models"]["a"]["design"]["questions"] == 1
+    with pytest.raises(PredictionsError, match="--strict"):
+        pseudowords.score(release, path, {**FAST, "strict": True})
+
+
+def test_bad_options_are_one_line_errors(release, tmp_path):
+    path = write_rows(tmp_path / "p.jsonl", binary_rows("a", [0.5] * 3, [0.5] * 3, np.random.default_rng(0)))
+    with pytest.raises(Exception, match="--replicates must be a non-negative integer"):
+        pseudowords.score(release, path, {"replicates": -1})
+    with pytest.raises(Exception, match=r"\.csv or \.parquet"):
+        pseudowords.score(release, path, {**FAST, "export": str(tmp_path / "out.txt")})
+
+
+# --- the report ----------------------------------------------------------------------------------
+
+
+def hand_rows():
+    """Model 'h', 3 questions, 4 baseline trials and 2 contexts x 2 trials each:
+    q0: base 4/4, contexts 1/2, 1/2 -> s_ic 0.5, Delta -0.5
+    q1: base 2/4, contexts 2/2, 2/2 -> s_ic 1.0, Delta +0.5
+    q2: base 1/4, contexts 0/2, 1/2 -> s_ic 0.25, Delta 0.0"""
+    spec = {"q0": ([1, 1, 1, 1], [[1, 0], [0, 1]]), "q1": ([1, 0, 1, 0], [[1, 1], [1, 1]]), "q2": ([0, 0, 1, 0], [[0, 0], [0, 1]])}
+    rows = []
+    for qid, (base, contexts) in spec.items():
+        rows += [{"model": "h", "id": qid, "context": None, "trial": t, "correct": c} for t, c in enumerate(base)]
+        for j, trials in enumerate(contexts):
+            rows += [{"model": "h", "id": qid, "context": CHA[j], "trial": t, "correct": c} for t, c in enumerate(trials)]
+    return rows
+
+
+def test_report_figures_by_hand(release, tmp_path):
+    path = write_rows(tmp_path / "p.jsonl", hand_rows())
+    report = pseudowords.score(release, path, dict(FAST))
+    assert report["dataset"] == "pseudowords"
+    assert report["release"]["version"] == "9.9.9" and len(report["release"]["manifest_sha256"]) == 64
+    metrics = report["models"]["h"]["metrics"]
+    assert metrics["accuracy.baseline"]["estimate"] == pytest.approx((1 + 0.5 + 0.25) / 3, abs=1e-6)
+    assert metrics["delta"]["estimate"] == pytest.approx(0.0, abs=1e-6)
+    assert metrics["INS"]["estimate"] == pytest.approx(1 / 3, abs=1e-6)
+    assert metrics["WTD"]["estimate"] == pytest.approx(0.5, abs=1e-6)  # m = 1
+    assert metrics["tail_share"]["estimate"] == pytest.approx(1.0)  # 2m >= N: the tails are everything
+    floor = metrics["noise_floor.INS"]["estimate"]
+    assert 0 < floor < 1
+    assert metrics["INS.adjusted"]["estimate"] == pytest.approx(1 / 3 - floor, abs=2e-6)
+    lo, hi = metrics["INS"]["ci"]
+    assert metrics["INS.adjusted"]["ci"] == pytest.approx([lo - floor, hi - floor], abs=2e-6)
+    assert metrics["INS"]["n"] == 3
+    for name in ("INS", "WTD", "INS.adjusted", "WTD.adjusted", "noise_floor.INS", "noise_floor.WTD", "WTD.split_sample",
+                 "delta", "accuracy.baseline", "tail_share", "split_half.r", "split_half.spearman_brown",
+                 "uncertainty_rho.squared.split.log_odds"):
+        assert name in metrics, name
+    assert report["parameters"] == {"K": 10, "seed": 0, "replicates": 200, "null_experiments": 200, "splits": 20, "ci_level": 0.95}
+    assert report["summary"]["metrics"]["INS"]["estimate"] == metrics["INS"]["estimate"]
+    assert report["pairs"]["by_pair"] == {}
+
+
+def test_probability_scores_are_not_noise_corrected(release, tmp_path):
+    rows = []
+    for q, (base, ctx) in enumerate([(0.9, [0.5, 0.7]), (0.2, [0.2, 0.4]), (0.6, [0.6, 0.6])]):
+        rows.append({"model": "local", "id": f"q{q}", "context": None, "score": base})
+        rows += [{"model": "local", "id": f"q{q}", "context": CHA[j], "score": s} for j, s in enumerate(ctx)]
+    report = pseudowords.score(release, write_rows(tmp_path / "p.jsonl", rows), dict(FAST))
+    unit = report["models"]["local"]
+    assert unit["input"] == "score" and unit["noise_correction"] is False
+    m = unit["metrics"]
+    # Delta = (-0.3, +0.1, 0.0): INS 0.4 / 3, WTD 0.3 (m = 1); Appendix G: no correction
+    assert m["INS"]["estimate"] == pytest.approx(0.4 / 3, abs=1e-6)
+    assert m["WTD"]["estimate"] == pytest.approx(0.3, abs=1e-6)
+    assert m["INS.adjusted"] == m["INS"] and m["WTD.adjusted"] == m["WTD"]
+    assert m["noise_floor.INS"]["estimate"] == 0.0
+    assert "WTD.split_sample" not in m and unit["notes"]
+
+
+def test_context_kinds_are_scored_as_separate_units_sharing_the_baseline(release, tmp_path):
+    rng = np.random.default_rng(1)
+    rows = binary_rows("m", [0.7] * 12, [0.7] * 12, rng, contexts=CHA[:2])
+    rows += [{"model": "m", "id": f"q{q:03d}", "context": c, "trial": t, "correct": int(rng.random() < 0.3)}
+             for q in range(12) for c in TOK for t in range(2)]
+    report = pseudowords.score(release, write_rows(tmp_path / "p.jsonl", rows), dict(FAST))
+    assert sorted(report["models"]) == ["m [CHA 10000]", "m [TOK 100]"]
+    assert report["models"]["m [TOK 100]"]["context_group"] == "TOK 100"
+    assert report["models"]["m [TOK 100]"]["metrics"]["delta"]["estimate"] < report["models"]["m [CHA 10000]"]["metrics"]["delta"]["estimate"]
+    assert report["pairs"]["models"] == ["m [CHA 10000]", "m [TOK 100]"]
+
+
+def simulated_file(tmp_path: Path, models: int = 3, n: int = 60, seed: int = 0) -> Path:
+    rng = np.random.default_rng(seed)
+    p0 = rng.uniform(0.3, 1.0, n)
+    rows = []
+    for i in range(models):
+        shift = np.where(rng.random(n) < 0.2, rng.choice([-0.3, 0.3], n), 0.0)
+        rows += binary_rows(f"model-{i}", p0, np.clip(p0 + shift, 0, 1), rng)
+    return write_rows(tmp_path / "predictions.jsonl", rows)
+
+
+def test_cross_model_block(release, tmp_path):
+    path = simulated_file(tmp_path)
+    report = pseudowords.score(release, path, dict(FAST))
+    pairs = report["pairs"]
+    assert pairs["models"] == ["model-0", "model-1", "model-2"] and pairs["questions"] == 60
+    assert set(pairs["by_pair"]) == {"model-0", "model-1"} and set(pairs["by_pair"]["model-0"]) == {"model-1", "model-2"}
+    entry = pairs["by_pair"]["model-0"]["model-1"]
+    for name in ("pearson", "jaccard.improved", "jaccard.degraded"):
+        assert entry[name]["ci"][0] <= entry[name]["estimate"] <= entry[name]["ci"][1]
+    estimates = [pairs["by_pair"][a][b]["pearson"]["estimate"] for a in pairs["by_pair"] for b in pairs["by_pair"][a]]
+    assert pairs["metrics"]["pearson.mean"]["estimate"] == pytest.approx(np.mean(estimates), abs=1e-6)
+    assert pairs["metrics"]["jaccard.random_baseline"]["estimate"] == pytest.approx(6 * 6 / 60 / (12 - 0.6), abs=1e-6)
+
+
+def test_identical_models_correlate_perfectly(release, tmp_path):
+    rows = binary_rows("x", np.linspace(0.1, 0.9, 30), np.linspace(0.9, 0.1, 30), np.random.default_rng(3))
+    rows += [{**r, "model": "y"} for r in rows]
+    report = pseudowords.score(release, write_rows(tmp_path / "p.jsonl", rows), dict(FAST))
+    entry = report["pairs"]["by_pair"]["x"]["y"]
+    assert entry["pearson"]["estimate"] == pytest.approx(1.0)
+    assert entry["jaccard.degraded"]["estimate"] == pytest.approx(1.0)
+    for name in ("INS", "WTD", "delta", "tail_share"):
+        assert report["models"]["x"]["metrics"][name]["estimate"] == report["models"]["y"]["metrics"][name]["estimate"]
+
+
+def test_same_seed_same_bytes_and_the_seed_matters(release, tmp_path):
+    path = simulated_file(tmp_path, models=2, n=40)
+    first = dumps(pseudowords.score(release, path, dict(FAST)))
+    second = dumps(pseudowords.score(release, path, dict(FAST)))
+    other = dumps(pseudowords.score(release, path, {**FAST, "seed": 5}))
+    assert first == second
+    assert first != other
+
+
+def test_report_bytes_do_not_depend_on_the_hash_seed(release, tmp_path):
+    path = simulated_file(tmp_path, models=2, n=30)
+    script = (
+        "import sys; from pathlib import Path; from ctxrobust.release import Release; from ctxrobust.canonical import dumps; "
+        "from evaluation import pseudowords; "
+        f"sys.stdout.write(dumps(pseudowords.score(Release(Path({str(release.path)!r})), Path({str(path)!r}), {FAST!r})))"
+    )
+    outputs = []
+    for hash_seed in ("1", "2"):
+        env = {**os.environ, "PYTHONHASHSEED": hash_seed}
+        done = subprocess.run([sys.executable, "-c", script], cwd=REPO, env=env, capture_output=True, text=True, check=True)
+        outputs.append(done.stdout)
+    assert outputs[0] == outputs[1] and outputs[0].startswith("{")
+
+
+def test_report_is_valid_json_without_nan(release, tmp_path):
+    # one question: correlations and intervals are undefined and must come out as null
+    rows = [{"model": "z", "id": "only", "context": None, "trial": t, "correct": 1} for t in range(4)]
+    rows += [{"model": "z", "id": "only", "context": CHA[0], "trial": t, "correct": 1} for t in range(4)]
+    report = pseudowords.score(release, write_rows(tmp_path / "p.jsonl", rows), dict(FAST))
+    text = json.dumps(report, allow_nan=False)
+    m = report["models"]["z"]["metrics"]
+    assert m["tail_share"]["estimate"] is None  # nothing changed
+    assert m["split_half.r"]["estimate"] is None
+    assert "NaN" not in text
+
+
+# --- export, renderings, command line -------------------------------------------------------------
+
+
+def test_export_csv_and_parquet(release, tmp_path):
+    path = write_rows(tmp_path / "p.jsonl", hand_rows())
+    pseudowords.score(release, path, {**FAST, "export": str(tmp_path / "ex.csv")})
+    with open(tmp_path / "ex.csv", encoding="utf-8") as handle:
+        table = list(csv.DictReader(handle))
+    assert list(table[0]) == ["id", "model", "s_i0", "s_ic", "delta_i"]
+    assert [r["id"] for r in table] == ["q0", "q1", "q2"]
+    assert [float(r["delta_i"]) for r in table] == [-0.5, 0.5, 0.0]
+    assert float(table[2]["s_i0"]) == 0.25 and float(table[2]["s_ic"]) == 0.25
+    pseudowords.score(release, path, {**FAST, "export": str(tmp_path / "ex.parquet")})
+    frame = pq.read_table(tmp_path / "ex.parquet").to_pydict()
+    assert frame["delta_i"] == [-0.5, 0.5, 0.0] and frame["model"] == ["h", "h", "h"]
+
+
+def test_markdown_and_html(release, tmp_path):
+    report = pseudowords.score(release, simulated_file(tmp_path), dict(FAST))
+    text = pseudowords.render_markdown(report)
+    assert "| Model | AVG | Δ | INS ↓ | WTD ↓ |" in text
+    assert "| model-0 |" in text and "mean Pearson r" in text and "Spearman-Brown" in text
+    page = pseudowords.render_html(report)
+    assert page.count("data:image/png;base64,") == 2  # Figure 2 tail plot and Figure 3 heat map
+    assert "<table>" in page
+
+
+def test_command_line_score(release, tmp_path, capsys):
+    path = simulated_file(tmp_path, models=2, n=20)
+    out = tmp_path / "report.md"
+    code = cli_main(["score", str(release.path), str(path), "--format", "md", "-o", str(out), "--replicates", "50", "--seed", "3"])
+    assert code == 0
+    assert out.read_text(encoding="utf-8").startswith("# pseudowords")
+    bad = write_rows(tmp_path / "bad.jsonl", [json.loads(line) for line in path.read_text().splitlines()[:30]] + ["nope"])
+    assert cli_main(["score", str(release.path), str(bad), "--strict", "--replicates", "10"]) == 2
+    assert "--strict refuses" in capsys.readouterr().err
