@@ -134,6 +134,21 @@ class Unit:
         return self.context_total.sum(axis=1)
 
 
+def _unit(name: str, model: str, group: str | None, binary: bool, questions: dict, ids: list[str], contexts: list[str]) -> Unit:
+    """Dense arrays for the given questions (rows) and contexts (columns)."""
+    column = {c: j for j, c in enumerate(contexts)}
+    n = len(ids)
+    base_n, base_total = np.zeros(n, dtype=np.int64), np.zeros(n)
+    context_n, context_total = np.zeros((n, len(contexts)), dtype=np.int64), np.zeros((n, len(contexts)))
+    for i, qid in enumerate(ids):
+        for c, (count, total) in questions[qid].items():
+            if c is None:
+                base_n[i], base_total[i] = count, total
+            elif c in column:
+                context_n[i, column[c]], context_total[i, column[c]] = count, total
+    return Unit(name, model, group, binary, ids, contexts, base_n, base_total, context_n, context_total)
+
+
 def build_units(acc: Accumulator) -> tuple[list[Unit], list[Problem], int]:
     """Units from the accumulated cells, the questions left out (as problems) and the rows they held."""
     by_model: dict[str, dict[str, dict[str | None, list]]] = defaultdict(lambda: defaultdict(dict))
@@ -142,43 +157,35 @@ def build_units(acc: Accumulator) -> tuple[list[Unit], list[Problem], int]:
     units, problems, dropped = [], [], 0
     for model in sorted(by_model):
         questions = by_model[model]
-        groups = sorted({acc.groups[c] for q in questions.values() for c in q if c is not None})
+        total_rows = sum(cell[0] for cells in questions.values() for cell in cells.values())
+        groups = sorted({acc.groups[c] for cells in questions.values() for c in cells if c is not None})
+        if not groups:
+            problems.append(Problem(None, f"model {model!r}: no rows with a context, so no change can be measured; its {total_rows} row(s) are left out"))
+            dropped += total_rows
+            continue
         used: set[tuple[str, str | None]] = set()
+        for qid in sorted(questions):
+            if None not in questions[qid]:
+                rows = sum(cell[0] for cell in questions[qid].values())
+                problems.append(Problem(None, f"model {model!r}, question {qid!r}: no baseline rows (context null), so its change cannot be measured; its {rows} row(s) are left out"))
         for group in groups:
             name = model if len(groups) == 1 else f"{model} [{group}]"
             ids = []
             for qid in sorted(questions):
                 cells = questions[qid]
                 if None not in cells:
-                    continue  # reported once below
-                if not any(c is not None and acc.groups[c] == group for c in cells):
+                    continue  # reported above
+                in_group = [c for c in cells if c is not None and acc.groups[c] == group]
+                if not in_group:
                     where = "context" if len(groups) == 1 else f"{group} context"
                     problems.append(Problem(None, f"model {model!r}, question {qid!r}: no {where} rows, so its change cannot be measured; left out of {name!r}"))
                     continue
                 ids.append(qid)
-            if not ids:
-                continue
-            contexts = sorted({c for q in ids for c in questions[q] if c is not None and acc.groups[c] == group})
-            column = {c: j for j, c in enumerate(contexts)}
-            n = len(ids)
-            base_n, base_total = np.zeros(n, dtype=np.int64), np.zeros(n)
-            context_n, context_total = np.zeros((n, len(contexts)), dtype=np.int64), np.zeros((n, len(contexts)))
-            for i, qid in enumerate(ids):
-                for c, (count, total) in questions[qid].items():
-                    if c is None:
-                        base_n[i], base_total[i] = count, total
-                        used.add((qid, None))
-                    elif c in column:
-                        context_n[i, column[c]], context_total[i, column[c]] = count, total
-                        used.add((qid, c))
-            units.append(Unit(name, model, group if len(groups) > 1 else None, acc.kind[model] == "correct",
-                              ids, contexts, base_n, base_total, context_n, context_total))
-        for qid in sorted(questions):
-            cells = questions[qid]
-            if None not in cells:
-                rows = sum(cell[0] for cell in cells.values())
-                problems.append(Problem(None, f"model {model!r}, question {qid!r}: no baseline rows (context null), so its change cannot be measured; its {rows} row(s) are left out"))
-            dropped += sum(cell[0] for c, cell in cells.items() if (qid, c) not in used)
+                used.update([(qid, None), *((qid, c) for c in in_group)])
+            if ids:
+                contexts = sorted({c for qid in ids for c in questions[qid] if c is not None and acc.groups[c] == group})
+                units.append(_unit(name, model, group if len(groups) > 1 else None, acc.kind[model] == "correct", questions, ids, contexts))
+        dropped += sum(cell[0] for qid, cells in questions.items() for c, cell in cells.items() if (qid, c) not in used)
     return units, problems, dropped
 
 

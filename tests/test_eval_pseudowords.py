@@ -117,6 +117,7 @@ def test_bad_rows_are_reported_by_line_and_left_out(release, tmp_path):
         {"model": "a", "id": "q1", "context": None, "correct": 1},                     # 11 no trial
         {"model": "a", "id": "q2", "context": CHA[0], "trial": 0, "correct": 1},       # 12 q2: no baseline
         {"model": "a", "id": "q3", "context": None, "trial": 0, "correct": 1},         # 13 q3: no context rows
+        {"model": "b", "id": "q1", "context": None, "trial": 0, "correct": 1},         # 14 model b: no context at all
     ]
     path = write_rows(tmp_path / "p.jsonl", lines)
     report = pseudowords.score(release, path, dict(FAST))
@@ -131,11 +132,21 @@ def test_bad_rows_are_reported_by_line_and_left_out(release, tmp_path):
     whole = [p["message"] for p in report["predictions"]["problems"] if p["line"] is None]
     assert any("'q2'" in m and "no baseline" in m for m in whole)
     assert any("'q3'" in m and "no context rows" in m for m in whole)
-    assert report["predictions"]["rows"] == 13
-    assert report["predictions"]["excluded"] == 7 + 2  # seven bad lines, plus q2's and q3's rows
+    assert any("model 'b': no rows with a context" in m for m in whole)
+    assert report["predictions"]["rows"] == 14
+    assert report["predictions"]["excluded"] == 7 + 3  # seven bad lines, plus the rows of q2, q3 and model b
+    assert sorted(report["models"]) == ["a"]
     assert report["models"]["a"]["design"]["questions"] == 1
     with pytest.raises(PredictionsError, match="--strict"):
         pseudowords.score(release, path, {**FAST, "strict": True})
+
+
+def test_a_file_with_nothing_to_score_still_reports_and_renders(release, tmp_path):
+    path = write_rows(tmp_path / "p.jsonl", ["{oops", {"model": "a", "id": "q", "context": None, "trial": 0, "correct": 1}])
+    report = pseudowords.score(release, path, dict(FAST))
+    assert report["models"] == {} and report["predictions"]["excluded"] == 2
+    assert "## Problems" in pseudowords.render_markdown(report)
+    assert "<html>" in pseudowords.render_html(report)
 
 
 def test_bad_options_are_one_line_errors(release, tmp_path):

@@ -4,7 +4,6 @@ from __future__ import annotations
 import copy
 import json
 import re
-from pathlib import Path
 
 import pytest
 import yaml
@@ -99,6 +98,7 @@ def test_long_note_lists_are_summarised_not_dumped(nested_release):
     [
         ("pseudowords", [], [], "cc0-1.0"),
         ("pseudowords", [], [{"kind": "web_corpus", "name": "docs.jsonl"}], "odc-by"),  # fineweb-edu, ODC-BY
+        ("misleadqa", ["fred/STTMINWGNE.csv"], {"ambigdocs": {"file": "a.json", "sha256": "0" * 64}}, "cc-by-sa-4.0"),
         ("gsm-ic", ["gsm8k/train.jsonl", "gsm_ic/gsm8k_validation.jsonl"], [], "mit"),  # GSM8K is MIT
         ("misleadqa", ["fred/STTMINWGNE.csv"], [], "cc-by-sa-4.0"),  # the paper's release licence
         ("misleadqa", ["fred/STTMINWGNE.csv", "situatedqa/temp.train.jsonl"], [], "cc-by-sa-4.0"),
@@ -116,6 +116,19 @@ def test_licence_follows_the_sources(dataset, sources, user_sources, expected):
     }
     assert release_licence(manifest) == expected
     assert front_matter(manifest)["license"] == expected
+
+
+def test_user_sources_recorded_as_a_mapping_are_listed_with_their_licence():
+    manifest = {
+        "dataset": "misleadqa", "version": "1.0.0", "config": {"ambigdocs_path": "/data/ambigdocs.json", "condambigqa_path": None},
+        "sources": [{"name": "fred/STTMINWGNE.csv", "sha256": "0" * 64}],
+        "build_notes": {"user_sources": {"ambigdocs": {"file": "ambigdocs.json", "sha256": "1" * 64}}},
+        "files": [], "parquet": [], "validators": {},
+    }
+    text = render_card(manifest)
+    assert "| `ambigdocs/` | 1 | AmbigDocs (Lee et al., 2024) | Apache 2.0; its documents are Wikipedia excerpts (CC BY-SA) |" in text
+    assert "No AmbigDocs file was given" not in text  # the limit applies only when the setting is null
+    assert "No CondAmbigQA file was given" in text
 
 
 def test_size_categories():
