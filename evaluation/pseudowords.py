@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import csv
 import html
+import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -71,16 +72,35 @@ def row_shape_problem(row: PredictionRow) -> str | None:
 # --- reading ---------------------------------------------------------------------------------------
 
 
+SQA_ID = re.compile(r"SQA-([0-9]{6})-([0-9]{3})")
+
+
+def sqa_group(context: str, histories: int) -> str | None:
+    """Group label of an SQA history id written by `ctxrobust prompts` (SQA-TURNS-INDEX, index below
+    the release's contexts_per_length): "SQA 20"; None for anything else."""
+    match = SQA_ID.fullmatch(context)
+    if match and int(match.group(2)) < histories:
+        return f"SQA {int(match.group(1))}"
+    return None
+
+
 def context_groups(release: Release) -> dict[str, str]:
     """context id -> group label "KIND LENGTH" (e.g. "CHA 10000") from the release's contexts.jsonl."""
-    return {row["id"]: f"{row['kind']} {row['target_tokens']}" for row in release.iter_rows("contexts.jsonl")}
+    groups = {}
+    for row in release.iter_rows("contexts.jsonl"):
+        try:
+            groups[row["id"]] = f"{row['kind']} {row['target_tokens']}"
+        except (KeyError, TypeError):
+            raise CtxRobustError(f"{release.file_path('contexts.jsonl')}: a row lacks 'id', 'kind' or 'target_tokens' ({str(row)[:80]}); rebuild the release") from None
+    return groups
 
 
 @dataclass
 class Accumulator:
     """Per (model, question, context) cell: number of trials and their sum. Checks each row first."""
 
-    groups: dict[str, str]
+    groups: dict[str, str]  # context id -> group label; SQA ids are added as they are met
+    histories: int = 10  # SQA histories per release (its contexts_per_length)
     cells: dict[tuple[str, str, str | None], list] = field(default_factory=dict)
     kind: dict[str, str] = field(default_factory=dict)  # model -> "correct" | "score"
 
@@ -89,7 +109,10 @@ class Accumulator:
         if problem:
             return problem
         if row.context is not None and row.context not in self.groups:
-            return f"unknown context {row.context!r}: not in the release's contexts.jsonl (use the ids `ctxrobust prompts` wrote)"
+            group = sqa_group(row.context, self.histories)
+            if group is None:
+                return f"unknown context {row.context!r}: not in the release's contexts.jsonl nor an SQA history id (use the ids `ctxrobust prompts` wrote)"
+            self.groups[row.context] = group
         kind = "correct" if row.correct is not None else "score"
         first = self.kind.setdefault(row.model, kind)
         if first != kind:
@@ -202,7 +225,8 @@ class Parameters:
 
     def as_dict(self) -> dict:
         return {"K": self.k, "seed": self.seed, "replicates": self.replicates, "null_experiments": self.null_experiments,
-                "splits": self.splits, "ci_level": question_bootstrap.LEVEL}
+                "splits": self.splits, "ci_level": question_bootstrap.LEVEL,
+                "split_correlate_intervals": "replicate b uses split b mod splits"}
 
 
 def parameters(options: dict) -> Parameters:
@@ -432,7 +456,7 @@ def export_examples(path: Path, units: list[Unit], results: dict[str, UnitResult
 def score(release: Release, predictions: Path, options: dict) -> dict:
     """The pseudowords report (SPEC "Scoring"; paper Sections 2, 3.1, 3.2, Appendices A, B, D, F, G)."""
     p = parameters(options)
-    acc = Accumulator(context_groups(release))
+    acc = Accumulator(context_groups(release), int(release.config.get("contexts_per_length", 10)))
     reader = PredictionsReader(Path(predictions), PredictionRow, check=acc.check, key=acc.key)
     for row in reader:
         acc.add(row)
@@ -604,7 +628,8 @@ def _heatmap(report: dict):
     for a in range(size):
         for b in range(size):
             if np.isfinite(grid[a, b]):
-                ax.text(b, a, f"{grid[a, b]:.2f}", ha="center", va="center", fontsize=7)
+                ax.text(b, a, f"{grid[a, b]:.2f}", ha="center", va="center", fontsize=7,
+                        color="white" if abs(grid[a, b]) > 0.6 else "black")
     fig.colorbar(image, ax=ax, label="Pearson r")
     return fig
 

@@ -118,6 +118,7 @@ def test_bad_rows_are_reported_by_line_and_left_out(release, tmp_path):
         {"model": "a", "id": "q2", "context": CHA[0], "trial": 0, "correct": 1},       # 12 q2: no baseline
         {"model": "a", "id": "q3", "context": None, "trial": 0, "correct": 1},         # 13 q3: no context rows
         {"model": "b", "id": "q1", "context": None, "trial": 0, "correct": 1},         # 14 model b: no context at all
+        {"model": "a", "id": "q1", "context": "SQA-000020-010", "trial": 0, "correct": 1},  # 15 SQA index >= 10
     ]
     path = write_rows(tmp_path / "p.jsonl", lines)
     report = pseudowords.score(release, path, dict(FAST))
@@ -129,12 +130,13 @@ def test_bad_rows_are_reported_by_line_and_left_out(release, tmp_path):
     assert "missing field 'context'" in problems[9]
     assert "mixes 'correct' and 'score'" in problems[10]
     assert "needs 'trial'" in problems[11]
+    assert "unknown context 'SQA-000020-010'" in problems[15]
     whole = [p["message"] for p in report["predictions"]["problems"] if p["line"] is None]
     assert any("'q2'" in m and "no baseline" in m for m in whole)
     assert any("'q3'" in m and "no context rows" in m for m in whole)
     assert any("model 'b': no rows with a context" in m for m in whole)
-    assert report["predictions"]["rows"] == 14
-    assert report["predictions"]["excluded"] == 7 + 3  # seven bad lines, plus the rows of q2, q3 and model b
+    assert report["predictions"]["rows"] == 15
+    assert report["predictions"]["excluded"] == 8 + 3  # eight bad lines, plus the rows of q2, q3 and model b
     assert sorted(report["models"]) == ["a"]
     assert report["models"]["a"]["design"]["questions"] == 1
     with pytest.raises(PredictionsError, match="--strict"):
@@ -195,7 +197,8 @@ def test_report_figures_by_hand(release, tmp_path):
                  "delta", "accuracy.baseline", "tail_share", "split_half.r", "split_half.spearman_brown",
                  "uncertainty_rho.squared.split.log_odds"):
         assert name in metrics, name
-    assert report["parameters"] == {"K": 10, "seed": 0, "replicates": 200, "null_experiments": 200, "splits": 20, "ci_level": 0.95}
+    assert {k: report["parameters"][k] for k in ("K", "seed", "replicates", "null_experiments", "splits", "ci_level")} == {
+        "K": 10, "seed": 0, "replicates": 200, "null_experiments": 200, "splits": 20, "ci_level": 0.95}
     assert report["summary"]["metrics"]["INS"]["estimate"] == metrics["INS"]["estimate"]
     assert report["pairs"]["by_pair"] == {}
 
@@ -227,6 +230,17 @@ def test_context_kinds_are_scored_as_separate_units_sharing_the_baseline(release
     assert report["models"]["m [TOK 100]"]["context_group"] == "TOK 100"
     assert report["models"]["m [TOK 100]"]["metrics"]["delta"]["estimate"] < report["models"]["m [CHA 10000]"]["metrics"]["delta"]["estimate"]
     assert report["pairs"]["models"] == ["m [CHA 10000]", "m [TOK 100]"]
+
+
+def test_sqa_histories_from_prompts_are_a_context_group(release, tmp_path):
+    rng = np.random.default_rng(4)
+    rows = binary_rows("m", [0.6] * 10, [0.6] * 10, rng, contexts=CHA[:3])
+    rows += [{"model": "m", "id": f"q{q:03d}", "context": f"SQA-000020-{j:03d}", "trial": t, "correct": int(rng.random() < 0.6)}
+             for q in range(10) for j in range(10) for t in range(2)]
+    report = pseudowords.score(release, write_rows(tmp_path / "p.jsonl", rows), dict(FAST))
+    assert report["predictions"]["excluded"] == 0
+    assert sorted(report["models"]) == ["m [CHA 10000]", "m [SQA 20]"]
+    assert report["models"]["m [SQA 20]"]["design"]["contexts"] == 10
 
 
 def simulated_file(tmp_path: Path, models: int = 3, n: int = 60, seed: int = 0) -> Path:
