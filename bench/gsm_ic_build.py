@@ -87,9 +87,14 @@ def main() -> None:
     args = parser.parse_args()
     if not os.environ.get("SOURCES_MIRROR") and not os.environ.get("CTXROBUST_CACHE"):
         sys.exit("error: set SOURCES_MIRROR to the source mirror (or CTXROBUST_CACHE to a filled cache)")
-    cache = Path(os.environ.get("CTXROBUST_CACHE") or tempfile.mkdtemp(prefix="gsmic-cache-"))
-    end_to_end(args.repeat, cache)
-    stages(cache)
+    own_cache = not os.environ.get("CTXROBUST_CACHE")
+    cache = Path(tempfile.mkdtemp(prefix="gsmic-cache-") if own_cache else os.environ["CTXROBUST_CACHE"])
+    try:
+        end_to_end(args.repeat, cache)
+        stages(cache)
+    finally:
+        if own_cache:
+            shutil.rmtree(cache)
 
 
 if __name__ == "__main__":

@@ -172,6 +172,11 @@ def _unit(name: str, model: str, group: str | None, binary: bool, questions: dic
     return Unit(name, model, group, binary, ids, contexts, base_n, base_total, context_n, context_total)
 
 
+def _group_order(label: str) -> tuple[str, int]:
+    kind, length = label.split(" ")
+    return kind, int(length)
+
+
 def build_units(acc: Accumulator) -> tuple[list[Unit], list[Problem], int]:
     """Units from the accumulated cells, the questions left out (as problems) and the rows they held."""
     by_model: dict[str, dict[str, dict[str | None, list]]] = defaultdict(lambda: defaultdict(dict))
@@ -181,7 +186,7 @@ def build_units(acc: Accumulator) -> tuple[list[Unit], list[Problem], int]:
     for model in sorted(by_model):
         questions = by_model[model]
         total_rows = sum(cell[0] for cells in questions.values() for cell in cells.values())
-        groups = sorted({acc.groups[c] for cells in questions.values() for c in cells if c is not None})
+        groups = sorted({acc.groups[c] for cells in questions.values() for c in cells if c is not None}, key=_group_order)
         if not groups:
             problems.append(Problem(None, f"model {model!r}: no rows with a context, so no change can be measured; its {total_rows} row(s) are left out"))
             dropped += total_rows
@@ -491,6 +496,17 @@ def _get(report: dict, name: str, key: str) -> dict | None:
     return report["models"][name]["metrics"].get(key)
 
 
+def _unit_order(report: dict) -> list[str]:
+    """Models in scoring order (by model name, then context kind and length)."""
+    listed = [name for name in report["pairs"].get("models", []) if name in report["models"]]
+    return listed + sorted(set(report["models"]) - set(listed))
+
+
+def _pair(pairs: dict, a: str, b: str) -> dict:
+    """The figures of a pair, stored once under the model listed first in pairs["models"]."""
+    return pairs["by_pair"][a][b] if b in pairs["by_pair"].get(a, {}) else pairs["by_pair"][b][a]
+
+
 def _plain(m: dict | None, percent: bool = True, digits: int = 1) -> str:
     """The estimate alone."""
     return fmt_metric(None if m is None else {**m, "ci": None}, percent, digits)
@@ -498,7 +514,7 @@ def _plain(m: dict | None, percent: bool = True, digits: int = 1) -> str:
 
 def _tables(report: dict) -> list[tuple[str, list[str], list[list[str]], str]]:
     """(title, headers, rows, note) of every table, shared by the Markdown and HTML renderings."""
-    names = sorted(report["models"])
+    names = _unit_order(report)
     mark = {n: ("" if report["models"][n]["noise_correction"] else " †") for n in names}
     tables = [(
         "Main results (%)",
@@ -555,8 +571,7 @@ def _tables(report: dict) -> list[tuple[str, list[str], list[list[str]], str]]:
                 if a == b:
                     row.append("1.00")
                 else:
-                    x, y = sorted((a, b))
-                    row.append(_plain(pairs["by_pair"][x][y]["pearson"], percent=False, digits=2))
+                    row.append(_plain(_pair(pairs, a, b)["pearson"], percent=False, digits=2))
             grid.append(row)
         tables.append(("Pearson r of per-example change", ["Model", *labels], grid, "Figure 3 as a table."))
     return tables
@@ -582,7 +597,7 @@ def _tail_figure(report: dict):
     import matplotlib
     from matplotlib.figure import Figure
 
-    names = sorted(report["models"])
+    names = _unit_order(report)
     k = report["parameters"]["K"]
     fig = Figure(figsize=(10, 6))
     axes = fig.subplots(2, 1, sharex=True)
@@ -618,7 +633,7 @@ def _heatmap(report: dict):
     grid = np.eye(size)
     for a in range(size):
         for b in range(a + 1, size):
-            value = pairs["by_pair"][labels[a]][labels[b]]["pearson"]["estimate"]
+            value = _pair(pairs, labels[a], labels[b])["pearson"]["estimate"]
             grid[a, b] = grid[b, a] = np.nan if value is None else value
     fig = Figure(figsize=(1.2 + 0.7 * size, 1 + 0.6 * size))
     ax = fig.subplots()

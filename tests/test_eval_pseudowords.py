@@ -24,13 +24,14 @@ REPO = Path(__file__).resolve().parent.parent
 SCHEMA = json.loads((REPO / "schemas" / "predictions.pseudowords.schema.json").read_text(encoding="utf-8"))
 CHA = [f"CHA-010000-{j:03d}" for j in range(10)]
 TOK = [f"TOK-000100-{j:03d}" for j in range(2)]
+SHORT = [f"CHA-000010-{j:03d}" for j in range(2)]
 FAST = {"replicates": 200, "null_experiments": 200, "splits": 20}
 
 
 def make_release(folder: Path) -> Release:
     folder.mkdir(parents=True, exist_ok=True)
     rows = [{"id": c, "kind": c[:3], "target_tokens": int(c[4:10]), "n_tokens": int(c[4:10]), "n_chars": 9,
-             "tokenizer": "o200k_base", "text": "blorf quen"} for c in CHA + TOK]
+             "tokenizer": "o200k_base", "text": "blorf quen"} for c in CHA + TOK + SHORT]
     write_jsonl(folder / "contexts.jsonl", rows)
     manifest = {"dataset": "pseudowords", "version": "9.9.9", "config": {"seed": 0}, "files": []}
     (folder / "manifest.json").write_text(dumps(manifest) + "\n", encoding="utf-8")
@@ -224,12 +225,15 @@ def test_context_kinds_are_scored_as_separate_units_sharing_the_baseline(release
     rng = np.random.default_rng(1)
     rows = binary_rows("m", [0.7] * 12, [0.7] * 12, rng, contexts=CHA[:2])
     rows += [{"model": "m", "id": f"q{q:03d}", "context": c, "trial": t, "correct": int(rng.random() < 0.3)}
-             for q in range(12) for c in TOK for t in range(2)]
+             for q in range(12) for c in TOK + SHORT for t in range(2)]
     report = pseudowords.score(release, write_rows(tmp_path / "p.jsonl", rows), dict(FAST))
-    assert sorted(report["models"]) == ["m [CHA 10000]", "m [TOK 100]"]
+    order = ["m [CHA 10]", "m [CHA 10000]", "m [TOK 100]"]  # kind, then length as a number
+    assert sorted(report["models"]) == sorted(order) and report["pairs"]["models"] == order
     assert report["models"]["m [TOK 100]"]["context_group"] == "TOK 100"
     assert report["models"]["m [TOK 100]"]["metrics"]["delta"]["estimate"] < report["models"]["m [CHA 10000]"]["metrics"]["delta"]["estimate"]
-    assert report["pairs"]["models"] == ["m [CHA 10000]", "m [TOK 100]"]
+    text = pseudowords.render_markdown(report)
+    assert text.index("| m [CHA 10] |") < text.index("| m [CHA 10000] |") < text.index("| m [TOK 100] |")
+    assert "data:image/png" in pseudowords.render_html(report)
 
 
 def test_sqa_histories_from_prompts_are_a_context_group(release, tmp_path):

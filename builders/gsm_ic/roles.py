@@ -55,10 +55,10 @@ def _tokens(text: str) -> list[_Token]:
     starts = set(sentence_starts(text))
     out = []
     for match in _CAPITAL.finditer(text):
-        lead = match.start()
-        while lead > 0 and text[lead - 1] in _OPENERS:
-            lead -= 1
-        out.append(_Token(match.group(), match.start(), match.end(), lead in starts or lead == 0))
+        begin = match.start()
+        while begin > 0 and text[begin - 1] in _OPENERS:
+            begin -= 1
+        out.append(_Token(match.group(), match.start(), match.end(), begin in starts or begin == 0))
     return out
 
 
