@@ -16,9 +16,19 @@ def mirror_path() -> Path:
     return path.resolve()
 
 
+MIRROR = mirror_path()  # read once, before any test changes the environment
+
+
+@pytest.fixture(autouse=True)
+def isolated_environment(monkeypatch):
+    """Tests name their mirror and cache explicitly; the caller's settings must not leak into them."""
+    for name in ("SOURCES_MIRROR", "CTXROBUST_CACHE", "FRED_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+
+
 @pytest.fixture(scope="session")
 def mirror() -> Path:
-    path = mirror_path()
+    path = MIRROR
     if not (path / "SHA256SUMS").exists():
         pytest.fail(f"no source mirror at {path}: set SOURCES_MIRROR to a folder laid out like fred/, situatedqa/, gsm_ic/, gsm8k/")
     return path
