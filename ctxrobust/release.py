@@ -116,11 +116,15 @@ def code_sha256(builder_cls: type[Builder]) -> str:
     return digest.hexdigest()
 
 
-def write_parquet(rows: list[dict], path: Path, source_name: str) -> None:
+def write_parquet(rows: list[dict], path: Path, source_name: str, schema_name: str) -> None:
+    """The Parquet copy of a data file, its column types declared by the file's JSON Schema."""
+    from schemas import load_schema
+    from schemas.arrow import arrow_schema
+
     try:
-        table = pa.Table.from_pylist(rows)
+        table = pa.Table.from_pylist(rows, schema=arrow_schema(load_schema(schema_name)))
     except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
-        raise CtxRobustError(f"{source_name}: rows cannot be written as Parquet ({exc}); a field has mixed types") from None
+        raise CtxRobustError(f"{source_name}: rows do not fit the column types of schema {schema_name} ({exc})") from None
     pq.write_table(table, path, compression="zstd", write_statistics=False, store_schema=False)
 
 
@@ -221,7 +225,7 @@ def _write_files(tmp: Path, dataset: str, version: str, builder_cls, config_json
         count = write_jsonl(path, data_file.rows)
         files.append({"name": data_file.name, "sha256": sha256_file(path), "bytes": path.stat().st_size, "rows": count, "schema": data_file.schema})
         pq_path = tmp / (data_file.name[: -len(".jsonl")] + ".parquet")
-        write_parquet([row for _, row in iter_jsonl(path)], pq_path, data_file.name)
+        write_parquet([row for _, row in iter_jsonl(path)], pq_path, data_file.name, data_file.schema)
         parquet.append({"name": pq_path.name, "sha256": sha256_file(pq_path), "bytes": pq_path.stat().st_size, "rows": count, "from": data_file.name})
     sources = [{"name": name, "sha256": store.snapshot(name).sha256} for name in sorted(needed)] if needed else []
     # round-trip the notes through canonical JSON so only JSON values reach the manifest

@@ -8,6 +8,7 @@ undefined replicates are left out of that metric's interval only, and counted.
 """
 from __future__ import annotations
 
+import warnings
 from typing import Hashable, Sequence
 
 import numpy as np
@@ -54,20 +55,14 @@ def weighted_totals(weights: np.ndarray, per_unit: np.ndarray) -> np.ndarray:
 def percentile_intervals(samples: np.ndarray, levels: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Two-sided percentile intervals with linear interpolation, column by column, NaN replicates excluded.
 
-    samples: (replicates, k); levels: (k,) e.g. 0.975 -> 1.25th and 98.75th percentiles.
+    samples: (replicates, k); levels: (k,) e.g. 0.975 -> 1.25th and 98.75th percentiles (App. C.2).
     Returns (low, high, undefined count); low/high are NaN where every replicate is undefined.
     """
-    ordered = np.sort(samples, axis=0)  # NaN sorts last
-    valid = np.count_nonzero(~np.isnan(samples), axis=0)
-    tail = (1.0 - np.asarray(levels, dtype=np.float64)) / 2.0
-
-    def quantile(p: np.ndarray) -> np.ndarray:
-        h = np.maximum(valid - 1, 0) * p  # linear interpolation between order statistics
-        lo = np.floor(h).astype(np.int64)
-        hi = np.minimum(lo + 1, np.maximum(valid - 1, 0))
-        a = np.take_along_axis(ordered, lo[None, :], axis=0)[0]
-        b = np.take_along_axis(ordered, hi[None, :], axis=0)[0]
-        out = a + (h - lo) * (b - a)
-        return np.where(valid > 0, out, np.nan)
-
-    return quantile(tail), quantile(1.0 - tail), samples.shape[0] - valid
+    levels = np.asarray(levels, dtype=np.float64)
+    low, high = np.full(levels.shape, np.nan), np.full(levels.shape, np.nan)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # an all-undefined column stays NaN
+        for level in np.unique(levels):
+            cols = levels == level
+            low[cols], high[cols] = np.nanquantile(samples[:, cols], [(1 - level) / 2, (1 + level) / 2], axis=0)
+    return low, high, np.count_nonzero(np.isnan(samples), axis=0)

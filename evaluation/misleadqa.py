@@ -12,13 +12,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ctxrobust.errors import CtxRobustError
 from ctxrobust.release import Release
 from evaluation import cluster_bootstrap as cb
 from evaluation import report as rp
 from evaluation.lure_rates import (
-    C, GOLD, OUTCOMES, PRIMARY, common_subset, count_columns, distribution, evaluation_subsets, outcomes, primary_metrics,
+    C, GOLD, OUTCOMES, PRIMARY, common_subset, count_columns, distribution, evaluation_subsets, outcomes, primary_metrics, ratio,
 )
 from evaluation.misleadqa_responses import CONDITIONS, INVALID, LETTERS, MISSING, PROMPTS, MisleadQAPrediction, parse_letter, row_problem
 from evaluation.predictions import PredictionsReader, Problem
@@ -33,6 +34,9 @@ GROUP_CI_METRICS = ("delta.LR", "delta.RLR", "reduction.F", "reduction.S", "orde
 GROUP_METRICS = ("LR.S", "LR.F", "RLR.S", "RLR.F")  # Table 24
 GROUP_PREFIX = "dependency_groups."
 SEPARATE_SUMMARY = ("bootstrap.", "responses.", "inference.")
+# Table 21 rows: (condition, outcome-distribution key on the original subsets; G alone on all items, App. D.5)
+CF_ROWS = (("G alone", "outcome.all.G"), ("S alone", "outcome.B.S"), ("F alone", "outcome.B.F"),
+           ("S with G", "outcome.A.S_with_G"), ("F with G", "outcome.A.F_with_G"))
 
 
 # ----------------------------------------------------------------------------------------- release items
@@ -208,6 +212,7 @@ def cf_metrics(codes: np.ndarray, codes_cf: np.ndarray, letters: np.ndarray, let
     common = common_subset(a, codes_cf)
     s_with_g = [C[o] for o in BOTH_ORDERS["S_with_G"]]
     out[f"{p}size.A_common"] = rp.metric(int(common.sum()), None, int(a.sum()))
+    out[f"{p}kept.A_common"] = rp.metric(ratio(common.sum(), a.sum()), None, int(a.sum()))  # Table 23 "Kept"
     out[f"{p}common.S_with_G.gold.original"] = rp.metric(distribution(codes[:, s_with_g], common)[0][GOLD], None, int(common.sum()))
     out[f"{p}common.S_with_G.gold.cf"] = rp.metric(distribution(codes_cf[:, s_with_g], common)[0][GOLD], None, int(common.sum()))
     # App. D.5 consistency check: the CF run's no-context answers against the original run's
@@ -253,16 +258,34 @@ def _mean(values: list[float | None]) -> float | None:
     return float(np.mean(values))
 
 
-def _options(options: dict) -> tuple[bool, bool, int, int, int]:
-    if options.get("export"):
-        raise CtxRobustError("--export applies to pseudowords releases only; drop it for MisleadQA")
-    replicates = options.get("replicates")
-    replicates = cb.REPLICATES if replicates is None else int(replicates)
-    if replicates < 0:
-        raise CtxRobustError(f"--replicates {replicates}: must be 0 (no intervals) or more")
-    seed = cb.SEED if options.get("seed") is None else int(options["seed"])
-    min_clusters = int(options.get("min_clusters", MIN_CLUSTERS))
-    return bool(options.get("strict")), bool(options.get("lenient_letters")), replicates, seed, min_clusters
+class Settings(BaseModel):
+    """The scorer's options (CLI flags), checked at the boundary and recorded as the report's "parameters"."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    strict: bool = False
+    lenient_letters: bool = False  # App. C.1 reads only a bare letter; this also accepts "B." and "(B)"
+    replicates: int = Field(cb.REPLICATES, ge=0)  # 0: no intervals
+    seed: int = Field(cb.SEED, ge=0)
+    min_clusters: int = Field(MIN_CLUSTERS, ge=0)
+
+    @classmethod
+    def from_options(cls, options: dict) -> "Settings":
+        if options.get("export"):
+            raise CtxRobustError("--export applies to pseudowords releases only; drop it for MisleadQA")
+        given = {k: v for k, v in options.items() if k in cls.model_fields and v is not None}
+        try:
+            return cls(**given)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            name = str(first["loc"][0])
+            raise CtxRobustError(f"--{name.replace('_', '-')} {given.get(name)!r}: {first['msg'].lower()}") from None
+
+    def parameters(self) -> dict:
+        return {
+            "replicates": self.replicates, "seed": self.seed, "lenient_letters": self.lenient_letters, "min_clusters": self.min_clusters,
+            "levels": {"primary": cb.PRIMARY_LEVEL, "other": cb.LEVEL},
+        }
 
 
 @dataclass
@@ -309,10 +332,10 @@ def model_metrics(model: str, responses: Responses, items: Items, units: MainUni
 
 
 def score(release: Release, predictions: Path, options: dict) -> dict:
-    strict, lenient, replicates, seed, min_clusters = _options(options)
+    settings = Settings.from_options(options)
     items = load_items(release)
-    reader, responses = read_predictions(Path(predictions), items, lenient)
-    block = reader.finish(strict, missing_problems(responses, items))  # every problem printed before any number
+    reader, responses = read_predictions(Path(predictions), items, settings.lenient_letters)
+    block = reader.finish(settings.strict, missing_problems(responses, items))  # every problem printed before any number
 
     main = items.rows("main")
     cluster, clusters = cb.unit_index([items.cluster[i] for i in main])
@@ -321,7 +344,7 @@ def score(release: Release, predictions: Path, options: dict) -> dict:
     models: dict[str, dict] = {}
     main_codes: dict[str, np.ndarray] = {}
     for model in responses.models:
-        metrics, codes = model_metrics(model, responses, items, units, min_clusters)
+        metrics, codes = model_metrics(model, responses, items, units, settings.min_clusters)
         models[model] = {"metrics": metrics}
         if codes is not None:
             main_codes[model] = codes
@@ -329,28 +352,23 @@ def score(release: Release, predictions: Path, options: dict) -> dict:
     eligible = [m for m in sorted(main_codes) if models[m]["metrics"]["inference.eligible"]["estimate"] == 1.0]
     skipped = sorted(set(main_codes) - set(eligible))
     if skipped:
-        print(f"{predictions}: model(s) {', '.join(skipped)} have A_m covering fewer than {min_clusters} source clusters; "
+        print(f"{predictions}: model(s) {', '.join(skipped)} have A_m covering fewer than {settings.min_clusters} source clusters; "
               "they get no intervals and stay out of the means (App. C.2)", file=sys.stderr)
     summary = _summary(models, eligible)
     summary.update({
         "inference.models": rp.metric(len(eligible), None, len(models)),
-        "inference.min_clusters": rp.metric(min_clusters, None, None),
-        "responses.lenient_letters": rp.metric(float(lenient), None, None),
-        "bootstrap.replicates": rp.metric(replicates, None, None),
-        "bootstrap.seed": rp.metric(seed, None, None),
         "bootstrap.units.clusters": rp.metric(len(clusters), None, None),
         "bootstrap.units.dependency_groups": rp.metric(len(groups), None, None),
-        "bootstrap.level.primary": rp.metric(cb.PRIMARY_LEVEL, None, None),
-        "bootstrap.level.other": rp.metric(cb.LEVEL, None, None),
     })
+    replicates = settings.replicates
     if replicates and eligible:
         codes_list = [main_codes[m] for m in eligible]
         for prefix, unit, count, names in (("", cluster, len(clusters), CI_METRICS), (GROUP_PREFIX, group, len(groups), GROUP_CI_METRICS)):
-            per_model, mean = bootstrap_intervals(codes_list, unit, count, names, replicates, seed)
+            per_model, mean = bootstrap_intervals(codes_list, unit, count, names, replicates, settings.seed)
             for model, intervals in zip(eligible, per_model):
                 _attach(models[model]["metrics"], intervals, prefix, replicates)
             _attach(summary, mean, prefix, replicates)
-    return {**rp.header(release, block), "models": models, "summary": {"metrics": dict(sorted(summary.items()))}}
+    return {**rp.header(release, block), "parameters": settings.parameters(), "models": models, "summary": {"metrics": dict(sorted(summary.items()))}}
 
 
 def _attach(metrics: dict, intervals: dict, prefix: str, replicates: int) -> None:
@@ -406,7 +424,6 @@ TABLE14 = (
     ("A_m", "G→F", "outcome.A.G+F"), ("A_m", "F→G", "outcome.A.F+G"),
     ("A_m", "S with G", "outcome.A.S_with_G"), ("A_m", "F with G", "outcome.A.F_with_G"),
 )
-TABLE21 = (("G alone", "outcome.all.G"), ("S alone", "outcome.B.S"), ("F alone", "outcome.B.F"), ("S with G", "outcome.A.S_with_G"), ("F with G", "outcome.A.F_with_G"))
 TABLE26 = (("ΔLR †", "delta.LR"), ("ΔRLR †", "delta.RLR"), ("F reduction", "reduction.F"), ("S reduction", "reduction.S"), ("F order effect", "order_effect.F"), ("S order effect", "order_effect.S"))
 OUTCOME_HEADERS = ["Gold", "Lure", "Abstain", "Other", "Invalid"]
 GROUP_LABELS = {"fred.time": "FRED time", "fred.location": "FRED location", "situatedqa.time": "SituatedQA time",

@@ -5,6 +5,7 @@ import json
 from functools import lru_cache
 from pathlib import Path
 
+import jsonschema_rs
 from jsonschema import Draft202012Validator
 
 from ctxrobust.errors import CtxRobustError
@@ -29,3 +30,10 @@ def validator_for(name: str) -> Draft202012Validator:
     schema = load_schema(name)
     Draft202012Validator.check_schema(schema)
     return Draft202012Validator(schema)
+
+
+@lru_cache(maxsize=None)
+def fast_validator_for(name: str):
+    """A compiled validator for the same schema: answers valid or not quickly; `validator_for` explains why not."""
+    validator_for(name)  # the schema itself must be valid draft 2020-12
+    return jsonschema_rs.Draft202012Validator(load_schema(name))

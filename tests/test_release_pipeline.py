@@ -28,6 +28,7 @@ ITEM_SCHEMA = {
 class SmallConfig(BuildConfig):
     n: int = 5
     broken: bool = False
+    empty_extra: bool = False
 
 
 class SmallBuilder(Builder):
@@ -43,7 +44,10 @@ class SmallBuilder(Builder):
         if self.config.broken:
             rows[2]["value"] = -1
         rows.reverse()  # the pipeline, not the builder, fixes the order
-        return BuildOutput(files=[DataFile("items.jsonl", rows, schema="small.item")], notes={"kinds": sorted({"a", "b"})})
+        files = [DataFile("items.jsonl", rows, schema="small.item")]
+        if self.config.empty_extra:
+            files.append(DataFile("extra.jsonl", [], schema="small.item"))
+        return BuildOutput(files=files, notes={"kinds": sorted({"a", "b"})})
 
 
 @pytest.fixture(autouse=True)
@@ -62,7 +66,7 @@ def test_release_has_every_file_and_validates(tmp_path):
     assert [json.loads(line)["id"] for line in lines] == [f"item-{i:03d}" for i in range(5)]
     assert all(line == dumps(json.loads(line)) for line in lines)
     manifest = json.loads((folder / "manifest.json").read_text())
-    assert manifest["config"] == {"seed": 0, "n": 5, "broken": False}
+    assert manifest["config"] == {"seed": 0, "n": 5, "broken": False, "empty_extra": False}
     assert manifest["files"][0]["rows"] == 5 and manifest["validators"]["schema"]["passed"]
     assert not [p for p in tmp_path.joinpath("small").iterdir() if p.name.startswith(".")]
     results = run_checks(Release(folder))
@@ -148,3 +152,51 @@ def test_write_jsonl_is_canonical(tmp_path):
     path = tmp_path / "x.jsonl"
     write_jsonl(path, [{"id": "b", "z": 1, "a": "é"}, {"id": "a", "k": [1.5, None]}])
     assert path.read_bytes() == '{"id":"a","k":[1.5,null]}\n{"a":"é","id":"b","z":1}\n'.encode()
+
+
+def test_an_empty_file_gets_a_parquet_copy_with_its_declared_columns(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    build_release("small", "1.0.0", {"empty_extra": True}, tmp_path, None)
+    table = pq.read_table(tmp_path / "small" / "1.0.0" / "extra.parquet")
+    assert table.num_rows == 0
+    assert table.schema.names == ["id", "value"] and table.schema.field("value").type == pa.int64()
+
+
+def test_a_parquet_copy_that_differs_from_its_jsonl_is_reported(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    build_release("small", "1.0.0", {}, tmp_path, None)
+    folder = tmp_path / "small" / "1.0.0"
+    rows = pq.read_table(folder / "items.parquet").to_pylist()
+    rows[3]["value"] += 1
+    pq.write_table(pa.Table.from_pylist(rows), folder / "items.parquet")
+    found = run_checks(Release(folder))["parquet_copies"]
+    assert [(f.file, f.item) for f in found] == [("items.parquet", "item-003")]
+
+
+def test_arrow_types_follow_the_json_schema():
+    import pyarrow as pa
+
+    from schemas.arrow import arrow_schema
+
+    schema = {
+        "type": "object",
+        "$defs": {"edit": {"type": "object", "properties": {"start": {"type": "integer"}, "new": {"type": "string"}}}},
+        "properties": {
+            "id": {"type": "string"},
+            "edits": {"type": "array", "items": {"$ref": "#/$defs/edit"}},
+            "score": {"type": ["number", "null"]},
+            "label": {"enum": ["in_range", "out_range"]},
+            "kind": {"const": "CHA"},
+            "value": {"oneOf": [{"type": "integer"}, {"type": "number"}]},
+            "free": {"type": "object"},
+        },
+    }
+    result = arrow_schema(schema)
+    assert result.names == ["edits", "free", "id", "kind", "label", "score", "value"]
+    assert result.field("edits").type == pa.list_(pa.struct([pa.field("new", pa.string()), pa.field("start", pa.int64())]))
+    assert result.field("score").type == pa.float64() and result.field("value").type == pa.float64()
+    assert result.field("label").type == pa.string() and result.field("kind").type == pa.string()

@@ -23,16 +23,18 @@ from dataclasses import dataclass
 from builders.gsm_ic.insertion import sentence_starts
 from builders.gsm_ic.lexicon import Lexicon
 
-_CAPITAL = re.compile(r"\b[A-Z][a-z]+(?:[A-Z][a-z]+)?\b")
-_DETERMINERS = {"the", "a", "an", "these", "those", "his", "her", "their", "its", "my", "our", "your", "each", "every", "any", "some", "many", "much", "few", "several", "more", "fewer", "less", "both", "all"}
+# a capitalised word ("Jewel", "McKenzie", "Méliès"): Latin-1 letters count, so accented names are read whole
+_UPPER, _LOWER = "A-ZÀ-ÖØ-Þ", "a-zß-öø-ÿ"
+_CAPITAL = re.compile(rf"\b[{_UPPER}][{_LOWER}]+(?:[{_UPPER}][{_LOWER}]+)?\b")
+_DETERMINERS = {"the", "a", "an", "these", "those", "his", "her", "their", "its", "my", "our", "your", "each", "every", "any", "some", "many", "few", "several", "more", "fewer", "less", "both", "all"}
 _PLACE_PREPOSITIONS = {"in", "at", "near", "across", "around", "throughout", "visit", "visits", "visited", "visiting", "via"}
-_PREV_WORD = re.compile(r"([A-Za-z]+)[^A-Za-z]*$")
+_PREV_WORD = re.compile(r"([A-Za-z]+)\.?\s+$")  # the word just before, across spaces (and a title's period) only
 _NEXT_WORD = re.compile(r"\s+([A-Za-z]+)")
 _POSSESSIVE = re.compile(r"(?:'s|’s|')\s+[a-z0-9]")
 _WHO = re.compile(r",\s+who\b")
 _INVERTING = {"does", "did", "do", "will", "would", "can", "could", "should", "must", "has", "had", "is", "was", "may", "might"}
 _SINGULAR_PRONOUN = re.compile(r"\b(?:he|she|him|his|her)\b", re.IGNORECASE)
-_TITLE_NAME = re.compile(r"\.?\s+([A-Z][a-z]+(?:[A-Z][a-z]+)?)\b")
+_TITLE_NAME = re.compile(rf"\.?\s+([{_UPPER}][{_LOWER}]+(?:[{_UPPER}][{_LOWER}]+)?)\b")
 _OPENERS = "\"'“‘("
 
 
@@ -58,7 +60,8 @@ def _tokens(text: str) -> list[_Token]:
         begin = match.start()
         while begin > 0 and text[begin - 1] in _OPENERS:
             begin -= 1
-        out.append(_Token(match.group(), match.start(), match.end(), begin in starts or begin == 0))
+        line_start = not text[:begin].strip(" \t") or text[:begin].rstrip(" \t").endswith("\n")
+        out.append(_Token(match.group(), match.start(), match.end(), begin in starts or line_start))
     return out
 
 
@@ -121,7 +124,8 @@ def find_people(question: str, solution: str, lexicon: Lexicon) -> list[Person]:
     evidence: dict[str, _Evidence] = {}
     _collect(question, lexicon, evidence)
     _collect(solution, lexicon, evidence)
-    lowered = set(re.findall(r"\b[a-z]+\b", question + " " + solution))  # words also written in lower case
+    problem = question + "\n" + solution
+    lowered = set(re.findall(r"\b[a-z]+\b", problem))  # words also written in lower case
     people: dict[str, Person] = {}
     skip_until = -1
     for token in _tokens(question):
@@ -143,10 +147,9 @@ def find_people(question: str, solution: str, lexicon: Lexicon) -> list[Person]:
             accepted = True
         elif word in lexicon.ambiguous:
             accepted = seen.person
-        else:  # a word the lexicon does not know: also needs a he/she pronoun or a possessive in the question
+        else:  # a word the lexicon does not know: also needs a he/she pronoun or its possessive in the problem
             accepted = seen.person and not word.endswith("ing") and word.lower() not in lowered and bool(
-                _SINGULAR_PRONOUN.search(question) or _POSSESSIVE.match(question, token.end)
-                or re.search(re.escape(word) + r"(?:'s|’s)", question)
+                _SINGULAR_PRONOUN.search(problem) or re.search(re.escape(word) + r"(?:'s|’s|')(?![A-Za-z])", problem)
             )
         if accepted:
             people.setdefault(word, Person(word, lexicon.gender_of(word), token.start))
