@@ -394,6 +394,10 @@ def _summary(models: dict[str, dict], eligible: list[str]) -> dict:
         values = [m["metrics"][name]["estimate"] for m in pool.values() if name in m["metrics"]]
         if values:
             summary[name] = rp.metric(_mean(values), None, len(values))
+    with_cf = [models[m]["metrics"] for m in eligible if "cf.size.A_common" in models[m]["metrics"]]
+    for _, key in CF_ROWS if with_cf else ():  # Table 21: the original-prompt rows average the same models as the CF rows
+        for outcome in OUTCOMES:
+            summary[f"cf.original.{key}.{outcome}"] = rp.metric(_mean([m[f"{key}.{outcome}"]["estimate"] for m in with_cf]), None, len(with_cf))
     return summary
 
 

@@ -84,7 +84,7 @@ def _in_capital_run(text: str, tokens: list[_Token], index: int, stop: frozenset
 
 @dataclass
 class _Evidence:
-    person: bool = False
+    person: int = 0  # uses like a person (subject of a verb, possessive, ...)
     thing: bool = False
 
 
@@ -116,7 +116,7 @@ def _collect(text: str, lexicon: Lexicon, evidence: dict[str, _Evidence]) -> Non
             or (prev in _INVERTING and following.islower())
             or _WHO.match(text, token.end)
         ):
-            found.person = True
+            found.person += 1
 
 
 def find_people(question: str, solution: str, lexicon: Lexicon) -> list[Person]:
@@ -148,9 +148,9 @@ def find_people(question: str, solution: str, lexicon: Lexicon) -> list[Person]:
         elif word in lexicon.ambiguous:
             accepted = seen.person
         else:  # a word the lexicon does not know: also needs a he/she pronoun or its possessive in the problem
-            accepted = seen.person and not word.endswith("ing") and word.lower() not in lowered and bool(
+            accepted = seen.person > 0 and not word.endswith("ing") and word.lower() not in lowered and (seen.person > 1 or bool(
                 _SINGULAR_PRONOUN.search(problem) or re.search(re.escape(word) + r"(?:'s|’s|')(?![A-Za-z])", problem)
-            )
+            ))
         if accepted:
             people.setdefault(word, Person(word, lexicon.gender_of(word), token.start))
     # a bare name that is also part of a titled name ("Smith" in "Mr. Smith") is the same person
