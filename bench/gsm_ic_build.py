@@ -77,8 +77,25 @@ def stages(cache: Path) -> None:
             started = time.perf_counter()
             failures = sum(1 for _ in fn(release))
             print(f"  check {name:20s} {failures:3d} failure(s) {time.perf_counter() - started:6.3f} s")
+        figures(release)
     finally:
         shutil.rmtree(out)
+
+
+def figures(release) -> None:
+    """The release's shape against the paper's: variants, base problems, factor cells, GSM-IC-4K."""
+    notes, variants = release.manifest["build_notes"], release.rows("variants.jsonl")
+    steps = notes["base_by_steps"]
+    two = steps.get("2", 0)
+    print("release:")
+    print(f"  pool: {notes['pool']['problems']} problems, {notes['pool']['joined']} joined with a solution, {notes['pool']['usable']} usable;"
+          f" excluded by reason {notes['pool']['excluded_by_reason']}")
+    print(f"  base problems {notes['base_problems']} ({two} two-step, {notes['base_problems'] - two} more), variants {len(variants)}"
+          f" (paper: 100 (60 + 40), 58,052)")
+    for cell, count in notes["cells"].items():
+        print(f"  cell {cell:35s} {count:6d} ({100 * count / len(variants):.1f}%, at least 5% required)")
+    four_k = notes["gsm_ic_4k"]
+    print(f"  GSM-IC-4K: {four_k['size']} variants covering {four_k['bases_covered']} base problems (seed {four_k['seed']})")
 
 
 def main() -> None:

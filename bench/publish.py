@@ -23,7 +23,8 @@ import datasets  # noqa: E402
 import huggingface_hub.constants  # noqa: E402
 import mlcroissant as mlc  # noqa: E402
 
-from ctxrobust.card import config_name, published_files  # noqa: E402
+from ctxrobust.card import read_manifest  # noqa: E402
+from ctxrobust.errors import CtxRobustError  # noqa: E402
 from ctxrobust.hub import push_release, stage  # noqa: E402
 from ctxrobust.release import Release, build_release, find_releases  # noqa: E402
 from hub_server import HubServer  # noqa: E402
@@ -54,26 +55,36 @@ def timed(fn):
     return value, time.perf_counter() - started
 
 
+def load_rows(folder: Path, config: str, rows: int, cache: Path) -> int:
+    """Rows `datasets` loads for a configuration (an empty split only streams: datasets 5.2 will not materialise it)."""
+    if rows == 0:
+        return sum(1 for _ in datasets.load_dataset(str(folder), config, split="test", streaming=True))
+    return datasets.load_dataset(str(folder), config, split="test", cache_dir=str(cache)).num_rows
+
+
 def measure(path: Path, scratch: Path, server: HubServer) -> list[str]:
     release = Release(path)
-    name = f"{release.dataset} {release.version}"
-    folder = scratch / "stage" / f"{release.dataset}-{release.version}"
-    _, t_stage = timed(lambda: stage(release, f"bench/{release.dataset}", folder))
+    manifest = read_manifest(release.manifest, path / "manifest.json")
+    name = f"{manifest.dataset} {manifest.version}"
+    folder = scratch / "stage" / f"{manifest.dataset}-{manifest.version}"
+    try:
+        _, t_stage = timed(lambda: stage(release, f"bench/{manifest.dataset}", folder))
+    except CtxRobustError as exc:
+        return [f"{name}: not staged: {exc}"]
     size = sum(p.stat().st_size for p in folder.iterdir())
     lines = [f"{name}: staged {len(list(folder.iterdir()))} files, {size / 1e6:.2f} MB in {t_stage:.2f}s"]
-    for entry in published_files(release.manifest):
-        config = config_name(entry["name"])
-        loaded, t_load = timed(lambda: datasets.load_dataset(str(folder), config, split="test", cache_dir=str(scratch / "cache" / config)))
-        assert loaded.num_rows == entry["rows"]
-        lines.append(f"  datasets.load_dataset {config}: {entry['rows']} rows in {t_load:.2f}s ({entry['rows'] / t_load:,.0f} rows/s, first load)")
+    for entry in manifest.published:
+        count, t_load = timed(lambda: load_rows(folder, entry.config, entry.rows, scratch / "cache" / entry.config))
+        assert count == entry.rows
+        rate = f", {entry.rows / t_load:,.0f} rows/s" if entry.rows else ", empty: streamed"
+        lines.append(f"  datasets.load_dataset {entry.config}: {entry.rows} rows in {t_load:.2f}s (first load{rate})")
     croissant, t_parse = timed(lambda: mlc.Dataset(jsonld=str(folder / "croissant.json")))
     lines.append(f"  mlcroissant: croissant.json validated in {t_parse:.2f}s")
-    for entry in published_files(release.manifest):
-        config = config_name(entry["name"])
-        count, t_iter = timed(lambda: sum(1 for _ in croissant.records(config)))
-        assert count == entry["rows"]
-        lines.append(f"  mlcroissant records {config}: {count} in {t_iter:.2f}s ({count / t_iter:,.0f} records/s)")
-    repo = f"bench/{release.dataset}"
+    for entry in manifest.published:
+        count, t_iter = timed(lambda: sum(1 for _ in croissant.records(entry.config)))
+        assert count == entry.rows
+        lines.append(f"  mlcroissant records {entry.config}: {count} in {t_iter:.2f}s ({count / t_iter:,.0f} records/s)")
+    repo = f"bench/{manifest.dataset}"
     before = len(server.hub.commit_payloads)
     _, t_push = timed(lambda: push_release(path, repo, None))
     payload = sum(len(line.get("value", {}).get("content", "")) for batch in server.hub.commit_payloads[before:] for line in batch)

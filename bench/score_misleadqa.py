@@ -117,8 +117,11 @@ def main() -> None:
         done = subprocess.run([sys.executable, "-m", "ctxrobust.cli", "score", str(release_dir), str(predictions), "--replicates", str(args.replicates),
                                "-o", str(folder / "report.json")], cwd=ROOT, capture_output=True, text=True)
         elapsed = time.perf_counter() - started
-        print(f"ctxrobust score (CLI, JSON report): {elapsed:.2f} s wall, exit {done.returncode}")
-        print(f"peak memory (this process): {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB")
+        print(f"ctxrobust score (CLI, JSON report): {elapsed:.2f} s wall, exit {done.returncode}, "
+              f"peak memory {resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024:.0f} MiB")
+        if done.returncode:
+            sys.exit(done.stderr)
+        print(f"peak memory (this process, two in-process scores): {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB")
 
 
 if __name__ == "__main__":

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 import yaml
-from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from ctxrobust.errors import CtxRobustError
 
@@ -20,6 +20,14 @@ CARD_TEXT = Path(__file__).with_name("cards.json")
 SPLIT = "test"  # every configuration is one evaluation split
 LIST_LIMIT = 12  # build-note lists longer than this are summarised by their length
 UNSTATED = "other"  # the Hub's licence id when none can be stated: datasets without card text
+
+
+def first_error(exc: ValidationError) -> str:
+    error = exc.errors()[0]
+    return f"{'.'.join(str(p) for p in error['loc']) or '(top)'}: {error['msg']}"
+
+
+# -- the card text (cards.json) -----------------------------------------------------------------
 
 
 class _Text(BaseModel):
@@ -36,6 +44,7 @@ class SourceText(_Text):
     name: str
     licence: str
     imposes: Optional[str]  # the licence a release using this source must carry at least, or None
+    citation: Optional[str] = None  # the key of the source's own citation
 
 
 class Citation(_Text):
@@ -68,6 +77,7 @@ class DatasetText(_Text):
     language: list[str]
     default_config: str
     licence: str
+    licence_note: str  # why the release carries its licence
     primary_citation: Optional[str]
     citations: list[str]
     configs: dict[str, ConfigText]
@@ -76,7 +86,7 @@ class DatasetText(_Text):
 
 
 class CardText(_Text):
-    licence_precedence: list[str]
+    licence_precedence: list[str]  # most restrictive first
     licences: dict[str, Licence]
     sources: list[SourceText]
     citations: dict[str, Citation]
@@ -84,11 +94,13 @@ class CardText(_Text):
 
     @model_validator(mode="after")
     def _references(self) -> "CardText":
-        if set(self.licence_precedence) != set(self.licences):
+        if sorted(self.licence_precedence) != sorted(self.licences):
             raise ValueError("licence_precedence must list every licence of `licences` once")
         for source in self.sources:
             if source.imposes is not None and source.imposes not in self.licences:
                 raise ValueError(f"source {source.prefix}: unknown licence {source.imposes}")
+            if source.citation is not None and source.citation not in self.citations:
+                raise ValueError(f"source {source.prefix}: unknown citation {source.citation}")
         for name, text in self.datasets.items():
             if text.licence not in self.licences:
                 raise ValueError(f"dataset {name}: unknown licence {text.licence}")
@@ -107,14 +119,10 @@ class CardText(_Text):
 def card_text() -> CardText:
     try:
         return CardText.model_validate(json.loads(CARD_TEXT.read_text(encoding="utf-8")))
-    except (OSError, ValueError, ValidationError) as exc:
-        first = str(exc).splitlines()[0] if not isinstance(exc, ValidationError) else _first_error(exc)
-        raise CtxRobustError(f"{CARD_TEXT}: unusable card text ({first}); fix the file") from None
-
-
-def _first_error(exc: ValidationError) -> str:
-    error = exc.errors()[0]
-    return f"{'.'.join(str(p) for p in error['loc']) or '(top)'}: {error['msg']}"
+    except ValidationError as exc:
+        raise CtxRobustError(f"{CARD_TEXT}: unusable card text ({first_error(exc)}); fix the file") from None
+    except (OSError, ValueError) as exc:
+        raise CtxRobustError(f"{CARD_TEXT}: unusable card text ({str(exc).splitlines()[0]}); fix the file") from None
 
 
 def dataset_text(dataset: str) -> DatasetText:
@@ -126,7 +134,7 @@ def dataset_text(dataset: str) -> DatasetText:
         pretty_name=dataset,
         summary=f"The {dataset} dataset, built by ctxrobust. No card text is recorded for it (ctxrobust/cards.json).",
         description=[], construction=[], task_categories=[], task_ids=[], tags=[], language=[],
-        default_config="", licence=UNSTATED, primary_citation=None, citations=[], configs={}, limits=[],
+        default_config="", licence=UNSTATED, licence_note="", primary_citation=None, citations=[], configs={}, limits=[],
     )
 
 
@@ -135,22 +143,77 @@ def licence_text(licence: str) -> Licence:
     return known if known is not None else Licence(name="not stated", url="https://huggingface.co/docs/hub/repositories-licenses")
 
 
+# -- the manifest, as publishing reads it --------------------------------------------------------
+
+
+class _Entry(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="ignore", populate_by_name=True)
+
+
+class BuilderEntry(_Entry):
+    package_version: str
+    code_sha256: str
+
+
+class SnapshotEntry(_Entry):
+    name: str
+    sha256: str
+
+
+class DataFileEntry(_Entry):
+    name: str
+    sha256: str
+    bytes: int
+    rows: int
+    schema_name: Optional[str] = Field(None, alias="schema")
+
+
+class ParquetEntry(_Entry):
+    name: str
+    sha256: str
+    bytes: int
+    rows: int
+    copy_of: str = Field(alias="from")  # the JSON Lines file it is a copy of
+
+    @property
+    def config(self) -> str:
+        """One configuration per Parquet file, named by its stem: variants.parquet -> variants."""
+        return self.name.rsplit(".", 1)[0]
+
+
+class CheckEntry(_Entry):
+    passed: bool
+    failures: int
+
+
+class Manifest(_Entry):
+    dataset: str
+    version: str
+    builder: BuilderEntry
+    config: dict[str, Any]
+    sources: list[SnapshotEntry]
+    files: list[DataFileEntry]
+    parquet: list[ParquetEntry]
+    build_notes: dict[str, Any]
+    validators: dict[str, CheckEntry]
+
+    @property
+    def published(self) -> list[ParquetEntry]:
+        """The Parquet copies, sorted by name: each one a configuration, empty ones included."""
+        return sorted(self.parquet, key=lambda entry: entry.name)
+
+
+def read_manifest(data: Any, where: str | Path = "manifest.json") -> Manifest:
+    """The manifest checked at the boundary: one line naming the missing or malformed field."""
+    if isinstance(data, Manifest):
+        return data
+    try:
+        return Manifest.model_validate(data)
+    except ValidationError as exc:
+        raise CtxRobustError(f"{where}: {first_error(exc)}; the release is corrupted or was not written by ctxrobust, rebuild it") from None
+
+
 # -- what the manifest says -----------------------------------------------------------------
-
-
-def config_name(file_name: str) -> str:
-    """One configuration per release data file, named by its stem: variants.parquet -> variants."""
-    return file_name.rsplit(".", 1)[0]
-
-
-def parquet_files(manifest: dict) -> list[dict]:
-    """The Parquet copies of the release ({name, sha256, bytes, rows, from}), sorted by name."""
-    return sorted(manifest.get("parquet", []), key=lambda f: f["name"])
-
-
-def published_files(manifest: dict) -> list[dict]:
-    """The Parquet files published as configurations: those with rows (an empty file has no columns to load)."""
-    return [entry for entry in parquet_files(manifest) if entry.get("rows", 0) > 0]
 
 
 def config_fields(text: DatasetText, name: str) -> dict[str, str]:
@@ -162,37 +225,42 @@ def config_fields(text: DatasetText, name: str) -> dict[str, str]:
     return described.fields
 
 
-def hub_configs(manifest: dict) -> list[dict]:
-    """The `configs` entries of the YAML header: one per non-empty Parquet file, a single `test` split each."""
-    default = dataset_text(manifest["dataset"]).default_config
+def hub_configs(manifest: Manifest) -> list[dict]:
+    """The `configs` entries of the YAML header: one per Parquet file, a single `test` split each."""
+    default = dataset_text(manifest.dataset).default_config
     configs = []
-    for entry in published_files(manifest):
-        name = config_name(entry["name"])
-        config: dict[str, Any] = {"config_name": name, "data_files": [{"split": SPLIT, "path": entry["name"]}]}
-        if name == default:
+    for entry in manifest.published:
+        config: dict[str, Any] = {"config_name": entry.config, "data_files": [{"split": SPLIT, "path": entry.name}]}
+        if entry.config == default:
             config["default"] = True
         configs.append(config)
     return configs
 
 
-def sources_used(manifest: dict) -> list[tuple[str, Optional[SourceText]]]:
+def sources_used(manifest: Manifest) -> list[tuple[str, Optional[SourceText]]]:
     """(name, card text) for every source snapshot and every user-supplied source of the build."""
     known = card_text().sources
-    names = [s["name"] for s in manifest.get("sources", [])]
-    user = (manifest.get("build_notes") or {}).get("user_sources") or []
+    names = [s.name for s in manifest.sources]
+    user = manifest.build_notes.get("user_sources") or []
     # builders record user-supplied sources as a list of {"kind", ...} or as {kind: {...}}
     names += sorted(user) if isinstance(user, dict) else [u.get("kind", "user source") for u in user if isinstance(u, dict)]
     return [(name, next((s for s in known if name.startswith(s.prefix) or name == s.prefix.rstrip("/")), None)) for name in names]
 
 
-def release_licence(manifest: dict) -> str:
+def release_licence(manifest: Manifest) -> str:
     """The most restrictive licence among the dataset's own and those its sources impose (precedence in cards.json)."""
-    text = card_text()
-    if dataset_text(manifest["dataset"]).licence == UNSTATED:
+    own = dataset_text(manifest.dataset).licence
+    if own == UNSTATED:
         return UNSTATED
-    wanted = {dataset_text(manifest["dataset"]).licence}
-    wanted |= {source.imposes for _, source in sources_used(manifest) if source is not None and source.imposes}
-    return next(licence for licence in text.licence_precedence if licence in wanted)
+    wanted = {own} | {source.imposes for _, source in sources_used(manifest) if source is not None and source.imposes}
+    return next(licence for licence in card_text().licence_precedence if licence in wanted)
+
+
+def citation_keys(manifest: Manifest) -> list[str]:
+    """The dataset's citations, then those of the sources it was built from, each once."""
+    text = dataset_text(manifest.dataset)
+    keys = [text.primary_citation, *text.citations, *(source.citation for _, source in sources_used(manifest) if source)]
+    return list(dict.fromkeys(k for k in keys if k is not None))
 
 
 def size_category(rows: int) -> str:
@@ -201,12 +269,12 @@ def size_category(rows: int) -> str:
     return next((label for bound, label in bounds if rows < bound), "10M<n<100M")
 
 
-def total_rows(manifest: dict) -> int:
-    return sum(int(f.get("rows", 0)) for f in manifest.get("files", []))
+def total_rows(manifest: Manifest) -> int:
+    return sum(entry.rows for entry in manifest.published)
 
 
-def front_matter(manifest: dict) -> dict:
-    text = dataset_text(manifest["dataset"])
+def front_matter(manifest: Manifest) -> dict:
+    text = dataset_text(manifest.dataset)
     header: dict[str, Any] = {
         "pretty_name": text.pretty_name,
         "license": release_licence(manifest),
@@ -224,9 +292,13 @@ def front_matter(manifest: dict) -> dict:
 # -- rendering --------------------------------------------------------------------------------
 
 
+def _scalar(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, sort_keys=True, ensure_ascii=False)
+
+
 def _cell(value: Any) -> str:
-    text = value if isinstance(value, str) else json.dumps(value, sort_keys=True, ensure_ascii=False)
-    return text.replace("|", "\\|").replace("\n", " ")
+    """A value on one Markdown table line."""
+    return _scalar(value).replace("|", "\\|").replace("\n", " ")
 
 
 def _table(headers: list[str], rows: list[list[Any]], align: list[str] | None = None) -> list[str]:
@@ -236,14 +308,10 @@ def _table(headers: list[str], rows: list[list[Any]], align: list[str] | None = 
     return lines
 
 
-def _scalar(value: Any) -> str:
-    return value if isinstance(value, str) else json.dumps(value, sort_keys=True, ensure_ascii=False)
-
-
-def _note_lines(value: Any, path: str, indent: str = "") -> list[str]:
+def _note_lines(value: dict, path: str, indent: str = "") -> list[str]:
     """Build notes as nested bullets; long lists are summarised by their length and location."""
     lines: list[str] = []
-    for key in sorted(value) if isinstance(value, dict) else []:
+    for key in sorted(value):
         item, where = value[key], f"{path}.{key}"
         if isinstance(item, dict) and item:
             lines.append(f"{indent}- `{key}`:")
@@ -254,22 +322,10 @@ def _note_lines(value: Any, path: str, indent: str = "") -> list[str]:
             lines.append(f"{indent}- `{key}`:")
             lines += [f"{indent}  - {_cell(x)}" for x in item]
         elif isinstance(item, list):
-            lines.append(f"{indent}- `{key}`: " + (", ".join(_cell(_scalar(x)) for x in item) if item else "none"))
+            lines.append(f"{indent}- `{key}`: " + (", ".join(_cell(x) for x in item) if item else "none"))
         else:
-            lines.append(f"{indent}- `{key}`: {_cell(_scalar(item)) if item != {} else 'none'}")
+            lines.append(f"{indent}- `{key}`: {_cell(item) if item != {} else 'none'}")
     return lines
-
-
-def known_limits(manifest: dict, text: DatasetText) -> list[str]:
-    """The dataset's standing limits, those its build settings imply, empty files, and what the build notes say was left out."""
-    config = manifest.get("config", {})
-    limits = list(text.limits)
-    limits += [limit.text for limit in text.setting_limits if limit.setting in config and config[limit.setting] == limit.equals]
-    limits += [
-        f"`{config_name(entry['name'])}` has no rows in this build, so it is not published as a configuration."
-        for entry in parquet_files(manifest) if not entry.get("rows")
-    ]
-    return limits + _noted_exclusions(manifest.get("build_notes") or {})
 
 
 EXCLUSION_MARKERS = ("exclu", "not_built", "skipped", "dropped", "deferred", "missing", "unavailable", "shortfall")
@@ -281,7 +337,7 @@ def _brief(value: Any) -> str:
         return "; ".join(f"{k}: " + (f"({_brief(v)})" if isinstance(v, dict) else _brief(v)) for k, v in sorted(value.items()))
     if isinstance(value, list):
         return f"{len(value)} entries" if len(value) > LIST_LIMIT else ", ".join(f"({_brief(x)})" if isinstance(x, dict) else _brief(x) for x in value)
-    return _cell(_scalar(value))
+    return _cell(value)
 
 
 def _noted_exclusions(notes: dict, path: str = "") -> list[str]:
@@ -297,19 +353,30 @@ def _noted_exclusions(notes: dict, path: str = "") -> list[str]:
     return found
 
 
-def _overview(manifest: dict, text: DatasetText, licence: Licence) -> list[str]:
-    builder = manifest.get("builder", {})
-    published = [config_name(p["name"]) for p in published_files(manifest)]
+def _empty_configs(manifest: Manifest) -> list[str]:
+    return [entry.config for entry in manifest.published if entry.rows == 0]
+
+
+def known_limits(manifest: Manifest, text: DatasetText) -> list[str]:
+    """The dataset's standing limits, those its build settings imply, empty splits, and what the build notes say was left out."""
+    limits = list(text.limits)
+    limits += [s.text for s in text.setting_limits if s.setting in manifest.config and manifest.config[s.setting] == s.equals]
+    limits += [f"`{name}` has no rows in this build: its configuration is declared with its columns, and its `{SPLIT}` split is empty." for name in _empty_configs(manifest)]
+    return limits + _noted_exclusions(manifest.build_notes)
+
+
+def _overview(manifest: Manifest, text: DatasetText, licence: Licence) -> list[str]:
+    names = [entry.config for entry in manifest.published]
     out = [f"# {text.pretty_name}", "", text.summary, ""]
     out += _table(["", ""], [
-        ["dataset", f"`{manifest['dataset']}`"],
-        ["version", f"`{manifest['version']}` (Hub tag `v{manifest['version']}`)"],
-        ["configurations", ", ".join(f"`{name}`" for name in published) or "none"],
+        ["dataset", f"`{manifest.dataset}`"],
+        ["version", f"`{manifest.version}` (Hub tag `v{manifest.version}`)"],
+        ["configurations", ", ".join(f"`{name}`" for name in names) or "none"],
         ["rows", f"{total_rows(manifest):,}"],
         ["licence", f"[{licence.name}]({licence.url})"],
-        ["built by", f"ctxrobust {builder.get('package_version', '?')}, builder code sha256 `{builder.get('code_sha256', '?')}`"],
+        ["built by", f"ctxrobust {manifest.builder.package_version}, builder code sha256 `{manifest.builder.code_sha256}`"],
     ])
-    example = text.default_config if text.default_config in published else (published[0] if published else text.default_config)
+    example = text.default_config if text.default_config in names else (names[0] if names else text.default_config)
     out += [
         "",
         "## Loading",
@@ -317,118 +384,117 @@ def _overview(manifest: dict, text: DatasetText, licence: Licence) -> list[str]:
         "```python",
         "from datasets import load_dataset",
         "",
-        f'data = load_dataset(REPO, "{example}", split="{SPLIT}", revision="v{manifest["version"]}")',
+        f'data = load_dataset(REPO, "{example}", split="{SPLIT}", revision="v{manifest.version}")',
         "```",
         "",
-        f"`REPO` is the Hub id of this repository. Every configuration has one split, `{SPLIT}`; the tag `v{manifest['version']}` pins exactly these files. "
+        f"`REPO` is the Hub id of this repository. Every configuration has one split, `{SPLIT}`; the tag `v{manifest.version}` pins exactly these files. "
         "`croissant.json` describes every file and field in Croissant 1.1 (`mlcroissant` reads it).",
-        "",
-        "## About the data",
-        "",
     ]
+    for name in _empty_configs(manifest):
+        out += ["", f"`{name}` is empty in this build. `load_dataset(REPO, \"{name}\", split=\"{SPLIT}\", streaming=True)` gives its columns and no rows; "
+                "without `streaming=True`, `datasets` (5.2) refuses an empty split (\"corresponds to no data\")."]
+    out += ["", "## About the data", ""]
     for paragraph in text.description:
         out += [paragraph, ""]
     return out
 
 
-def _configurations(manifest: dict, text: DatasetText) -> list[str]:
+def _configurations(manifest: Manifest, text: DatasetText) -> list[str]:
     rows = []
-    for entry in parquet_files(manifest):
-        name = config_name(entry["name"])
-        described = text.configs.get(name)
+    for entry in manifest.published:
+        described = text.configs.get(entry.config)
         contents = described.description if described else "no description recorded"
-        if not entry.get("rows"):
-            contents += " Not published as a configuration: this build has no rows for it."
-        rows.append([f"`{name}`", SPLIT, entry["name"], f"{entry['rows']:,}", f"`{entry['sha256']}`", contents])
+        if entry.rows == 0:
+            contents += " Empty in this build."
+        rows.append([f"`{entry.config}`", SPLIT, entry.name, f"{entry.rows:,}", f"`{entry.sha256}`", contents])
     out = ["## Configurations", ""]
     out += _table(["configuration", "split", "file", "rows", "sha256", "contents"], rows, ["---", "---", "---", "---:", "---", "---"])
     out += ["", "Each Parquet file is a copy of the release's canonical JSON Lines file of the same name (`.jsonl`), row for row, sorted by `id`.", ""]
     out += ["## Fields", ""]
-    schemas = {f["name"]: f.get("schema") for f in manifest.get("files", [])}
-    for entry in published_files(manifest):
-        name = config_name(entry["name"])
-        fields = config_fields(text, name)
-        out += [f"### `{name}`", ""]
+    schemas = {f.name: f.schema_name for f in manifest.files}
+    for entry in manifest.published:
+        fields = config_fields(text, entry.config)
+        out += [f"### `{entry.config}`", ""]
         out += _table(["field", "description"], [[f"`{k}`", v] for k, v in fields.items()]) if fields else ["No field descriptions are recorded for this configuration."]
-        if schemas.get(entry.get("from", "")):
-            out += ["", f"JSON Schema: `schemas/{schemas[entry['from']]}.schema.json` in the ctxrobust package."]
+        if schemas.get(entry.copy_of):
+            out += ["", f"JSON Schema: `schemas/{schemas[entry.copy_of]}.schema.json` in the ctxrobust package."]
         out += [""]
     return out
 
 
-def _construction(manifest: dict, text: DatasetText) -> list[str]:
-    out = ["## How it was built", ""]
-    out += [f"- {line}" for line in text.construction]
-    out += ["", "### Build configuration", ""]
-    config = manifest.get("config", {})
-    out += _table(["setting", "value"], [[f"`{k}`", f"`{_scalar(config[k])}`"] for k in sorted(config)]) if config else ["No configuration recorded."]
-    out += ["", "### Build notes", ""]
-    out += _note_lines(manifest.get("build_notes") or {}, "build_notes") or ["No build notes recorded."]
-    out += ["", "### Sources", ""]
+def _sources(manifest: Manifest) -> list[str]:
+    out = ["### Sources", ""]
     used = sources_used(manifest)
     if not used:
         return out + ["No third-party source data: every row was generated by the builder from its configuration and seed.", ""]
-    groups: dict[str, list[str]] = {}
-    described = {}
+    groups: dict[str, tuple[Optional[SourceText], list[str]]] = {}
     for name, source in used:
-        key = source.prefix if source else name
-        groups.setdefault(key, []).append(name)
-        described[key] = source
+        groups.setdefault(source.prefix if source else name, (source, []))[1].append(name)
     out += _table(["source", "files", "what it is", "licence"], [
-        [f"`{key}`", len(names), described[key].name if described[key] else "not described", described[key].licence if described[key] else "not recorded"]
-        for key, names in sorted(groups.items())
+        [f"`{key}`", len(names), source.name if source else "not described", source.licence if source else "not recorded"]
+        for key, (source, names) in sorted(groups.items())
     ], ["---", "---:", "---", "---"])
-    snapshots = manifest.get("sources", [])
-    if snapshots:
-        out += ["", f"<details><summary>Source snapshots ({len(snapshots)}), pinned by sha256</summary>", ""]
-        out += _table(["snapshot", "sha256"], [[f"`{s['name']}`", f"`{s.get('sha256', '')}`"] for s in snapshots])
+    if manifest.sources:
+        out += ["", f"<details><summary>Source snapshots ({len(manifest.sources)}), pinned by sha256</summary>", ""]
+        out += _table(["snapshot", "sha256"], [[f"`{s.name}`", f"`{s.sha256}`"] for s in manifest.sources])
         out += ["", "</details>"]
-    if any(source is None or source.prefix.rstrip("/") == name for name, source in used if name not in {s["name"] for s in snapshots}):
+    if len(used) > len(manifest.sources):
         out += ["", "Sources given at build time (not pinned snapshots) are recorded with their sha256 under `user_sources` in the build notes."]
     return out + [""]
 
 
-def _validation(manifest: dict) -> list[str]:
-    validators = manifest.get("validators", {}) or {}
-    passed = sum(1 for r in validators.values() if r.get("passed"))
-    out = ["## Validation", "", f"{passed} of {len(validators)} checks passed when the release was frozen (`ctxrobust validate` reruns them and recomputes every hash).", ""]
-    out += _table(["check", "result", "failures"], [[f"`{k}`", "passed" if r.get("passed") else "FAILED", r.get("failures", 0)] for k, r in sorted(validators.items())], ["---", "---", "---:"])
+def _construction(manifest: Manifest, text: DatasetText) -> list[str]:
+    out = ["## How it was built", ""]
+    out += [f"- {line}" for line in text.construction]
+    out += ["", "### Build configuration", ""]
+    config = manifest.config
+    out += _table(["setting", "value"], [[f"`{k}`", f"`{_scalar(config[k])}`"] for k in sorted(config)]) if config else ["No configuration recorded."]
+    out += ["", "### Build notes", ""]
+    out += _note_lines(manifest.build_notes, "build_notes") or ["No build notes recorded."]
+    return out + [""] + _sources(manifest)
+
+
+def _validation(manifest: Manifest) -> list[str]:
+    checks = manifest.validators
+    passed = sum(1 for r in checks.values() if r.passed)
+    out = ["## Validation", "", f"{passed} of {len(checks)} checks passed when the release was frozen (`ctxrobust validate` reruns them and recomputes every hash).", ""]
+    out += _table(["check", "result", "failures"], [[f"`{k}`", "passed" if r.passed else "FAILED", r.failures] for k, r in sorted(checks.items())], ["---", "---", "---:"])
     return out + [""]
 
 
-def _licence(manifest: dict, text: DatasetText, cards: CardText, licence: Licence) -> list[str]:
+def _licence(manifest: Manifest, text: DatasetText, licence: Licence) -> list[str]:
     if release_licence(manifest) == UNSTATED:
         return ["## Licence", "", "No licence is stated for this dataset: ctxrobust/cards.json has no card text for it.", ""]
-    out = ["## Licence", "", f"This release is distributed under [{licence.name}]({licence.url}). "
-           f"It carries the most restrictive licence among the dataset's own ({licence_text(text.licence).name}) and those its sources require, "
-           f"in the order {' > '.join(cards.licences[k].name for k in cards.licence_precedence)}.", ""]
-    seen = set()
+    cards = card_text()
+    out = ["## Licence", "", f"This release is distributed under [{licence.name}]({licence.url}). {text.licence_note} "
+           f"A release carries the most restrictive licence among the dataset's own ({licence_text(text.licence).name}) and those its sources require, "
+           f"in the order {' > '.join(cards.licences[k].name for k in cards.licence_precedence)}. The sources of this build:", ""]
+    seen: dict[str, Optional[SourceText]] = {}
     for name, source in sources_used(manifest):
-        key = source.prefix if source else name
-        if key not in seen:
-            seen.add(key)
-            out.append(f"- `{key}`: {source.licence if source else 'licence not recorded'}")
-    return out + ([""] if seen else [])
+        seen.setdefault(source.prefix if source else name, source)
+    out += [f"- `{key}`: {source.licence if source else 'licence not recorded'}" for key, source in seen.items()] or ["- none: every row was generated by the builder."]
+    return out + [""]
 
 
-def _closing(manifest: dict, text: DatasetText, cards: CardText) -> list[str]:
+def _closing(manifest: Manifest, text: DatasetText) -> list[str]:
     out = ["## Known limits", ""]
     out += [f"- {line}" for line in known_limits(manifest, text)]
     out += ["", "## Verifying", "", "```sh", "sha256sum -c --ignore-missing SHA256SUMS", "```", "",
             "`SHA256SUMS` and `manifest.json` are the release's own: they hash every file of the release, including the JSON Lines files "
             "this repository does not carry, and record the full build configuration and source snapshots. "
             "`ctxrobust validate RELEASE_DIR` reruns every check on a release folder built with `ctxrobust build`.", ""]
-    keys = [k for k in [text.primary_citation, *text.citations] if k is not None]
-    keys = [k for i, k in enumerate(keys) if k not in keys[:i]]
+    keys = citation_keys(manifest)
     if keys:
-        out += ["## Citation", "", "```bibtex", "\n\n".join(cards.citations[key].bibtex for key in keys), "```", ""]
-        out += [f"- {cards.citations[key].text}" for key in keys]
+        citations = card_text().citations
+        out += ["## Citation", "", "```bibtex", "\n\n".join(citations[key].bibtex for key in keys), "```", ""]
+        out += [f"- {citations[key].text}" for key in keys]
     return out
 
 
-def render_card(manifest: dict) -> str:
+def render_card(manifest: dict | Manifest) -> str:
     """The README.md of a release: YAML header for the Hub, then what the data is, how it was built, checks, limits."""
-    text, cards = dataset_text(manifest["dataset"]), card_text()
+    manifest = read_manifest(manifest)
+    text = dataset_text(manifest.dataset)
     licence = licence_text(release_licence(manifest))
     header = yaml.safe_dump(front_matter(manifest), sort_keys=False, allow_unicode=True, default_flow_style=False, width=10_000)
     out = ["---", header.rstrip("\n"), "---", ""]
@@ -436,6 +502,6 @@ def render_card(manifest: dict) -> str:
     out += _configurations(manifest, text)
     out += _construction(manifest, text)
     out += _validation(manifest)
-    out += _licence(manifest, text, cards, licence)
-    out += _closing(manifest, text, cards)
+    out += _licence(manifest, text, licence)
+    out += _closing(manifest, text)
     return "\n".join(out).rstrip("\n") + "\n"

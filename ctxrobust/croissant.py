@@ -21,7 +21,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ctxrobust.canonical import sha256_file
-from ctxrobust.card import card_text, config_fields, config_name, dataset_text, licence_text, published_files, release_licence
+from ctxrobust.card import SPLIT, Manifest, card_text, config_fields, dataset_text, licence_text, release_licence
 from ctxrobust.errors import CtxRobustError
 
 FILE_NAME = "croissant.json"
@@ -145,14 +145,13 @@ def _field(record: str, file_id: str, column: pa.Field, descriptions: dict[str, 
     return field
 
 
-def record_set(parquet_path: Path, descriptions: dict[str, str], description: str) -> dict:
+def record_set(parquet_path: Path, name: str, descriptions: dict[str, str], description: str) -> dict:
     """A RecordSet for one Parquet file: one Field per column, keyed by `id`."""
-    record = config_name(parquet_path.name)
     schema = pq.read_schema(parquet_path)
-    fields = [_field(record, parquet_path.name, f, descriptions) for f in schema]
-    entry: dict[str, Any] = {"@type": "cr:RecordSet", "@id": record, "name": record, "description": description, "field": fields}
+    fields = [_field(name, parquet_path.name, f, descriptions) for f in schema]
+    entry: dict[str, Any] = {"@type": "cr:RecordSet", "@id": name, "name": name, "description": description, "field": fields}
     if "id" in schema.names:
-        entry["key"] = {"@id": f"{record}/id"}
+        entry["key"] = {"@id": f"{name}/id"}
     return entry
 
 
@@ -180,33 +179,31 @@ def date_published() -> str | None:
         raise CtxRobustError(f"SOURCE_DATE_EPOCH={value!r} is not a Unix time in seconds; unset it or give e.g. 1767225600") from None
 
 
-def croissant(manifest: dict, folder: Path, url: str) -> dict:
+def croissant(manifest: Manifest, folder: Path, url: str) -> dict:
     """The Croissant document describing every file in `folder` (except croissant.json itself) and every field."""
     folder = Path(folder)
-    text = dataset_text(manifest["dataset"])
-    cards = card_text()
-    licence = licence_text(release_licence(manifest))
-    parquet_names = {entry["name"] for entry in published_files(manifest)}
-    files = sorted(p for p in folder.iterdir() if p.is_file() and p.name != FILE_NAME)
+    text = dataset_text(manifest.dataset)
+    published = {entry.name: entry for entry in manifest.published}
     distribution, record_sets = [], []
-    for path in files:
-        config = text.configs.get(config_name(path.name))
-        if path.name in parquet_names:
-            description = f"Configuration `{config_name(path.name)}`, split `test`" + (f": {config.description}" if config else ".")
-            record_sets.append(record_set(path, config_fields(text, config_name(path.name)), config.description if config else f"Rows of {path.name}."))
-        else:
-            description = FILE_DESCRIPTIONS.get(path.name, f"{path.name}.")
-        distribution.append(file_object(path, description))
+    for path in sorted(p for p in folder.iterdir() if p.is_file() and p.name != FILE_NAME):
+        entry = published.get(path.name)
+        if entry is None:
+            distribution.append(file_object(path, FILE_DESCRIPTIONS.get(path.name, f"{path.name}.")))
+            continue
+        described = text.configs.get(entry.config)
+        summary = (described.description if described else f"Rows of {path.name}.") + (" Empty in this build." if entry.rows == 0 else "")
+        distribution.append(file_object(path, f"Configuration `{entry.config}`, split `{SPLIT}`: {summary}"))
+        record_sets.append(record_set(path, entry.config, config_fields(text, entry.config), summary))
     document: dict[str, Any] = {
         "@context": CONTEXT,
         "@type": "sc:Dataset",
         "conformsTo": CONFORMS_TO,
-        "name": manifest["dataset"],
+        "name": manifest.dataset,
         "alternateName": text.pretty_name,
         "description": text.summary,
-        "license": licence.url,
+        "license": licence_text(release_licence(manifest)).url,
         "url": url,
-        "version": manifest["version"],
+        "version": manifest.version,
         "creator": {"@type": "sc:Organization", "name": "ctxrobust"},
         "keywords": list(text.tags),
         "inLanguage": list(text.language),
@@ -215,8 +212,8 @@ def croissant(manifest: dict, folder: Path, url: str) -> dict:
         "recordSet": record_sets,
     }
     if text.primary_citation is not None:
-        document["citeAs"] = cards.citations[text.primary_citation].bibtex
-    published = date_published()
-    if published:
-        document["datePublished"] = published
+        document["citeAs"] = card_text().citations[text.primary_citation].bibtex
+    date = date_published()
+    if date:
+        document["datePublished"] = date
     return document

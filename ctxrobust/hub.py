@@ -1,7 +1,7 @@
 """Publishing a release on the Hugging Face Hub: stage the folder to upload, then one commit and a tag.
 
 The staged folder holds, for a release `releases/<dataset>/<version>/`:
-- one Parquet file per data file (one configuration each, split `test`), byte for byte the release's;
+- one Parquet file per data file (one configuration each, split `test`, an empty one included), byte for byte the release's;
 - README.md, the release's own dataset card, whose YAML header declares those configurations;
 - manifest.json and SHA256SUMS, the release's own;
 - croissant.json, Croissant 1.1 metadata describing every file and field.
@@ -16,16 +16,16 @@ import hashlib
 import os
 import re
 import shutil
-import sys
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
+import pyarrow.parquet as pq
 import yaml
 
 from ctxrobust.canonical import dumps_pretty, sha256_file
-from ctxrobust.card import hub_configs, published_files
+from ctxrobust.card import Manifest, ParquetEntry, hub_configs, read_manifest
 from ctxrobust.croissant import FILE_NAME as CROISSANT, croissant
 from ctxrobust.errors import CtxRobustError
 from ctxrobust.release import CARD, MANIFEST, SUMS, Release
@@ -83,21 +83,39 @@ def _front_matter(card: str) -> dict | None:
     return data if isinstance(data, dict) else None
 
 
-def check_release(release: Release) -> None:
-    """The files to publish are the release's, unchanged: SHA256SUMS, the manifest's Parquet hashes, the card's configurations."""
-    sums_path = release.path / SUMS
-    if not sums_path.exists():
-        raise CtxRobustError(f"{sums_path}: missing; the release is incomplete, rebuild it")
+def _listed_sums(path: Path) -> dict[str, str]:
+    if not path.exists():
+        raise CtxRobustError(f"{path}: missing; the release is incomplete, rebuild it")
     listed = {}
-    for number, line in enumerate(sums_path.read_text(encoding="utf-8").splitlines(), start=1):
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
         digest, sep, name = line.partition("  ")
         if not sep or len(digest) != 64:
-            raise CtxRobustError(f"{sums_path}:{number}: not a sha256sum line; the release is corrupted, rebuild it")
+            raise CtxRobustError(f"{path}:{number}: not a sha256sum line; the release is corrupted, rebuild it")
         listed[name] = digest
-    parquet = published_files(release.manifest)
-    if not parquet:
-        raise CtxRobustError(f"{release.path / MANIFEST}: lists no Parquet file with rows; nothing to publish")
-    for name in [CARD, MANIFEST, *(entry["name"] for entry in parquet)]:
+    return listed
+
+
+def _check_loadable(path: Path, entry: ParquetEntry) -> None:
+    """A Parquet file `datasets` can load as a configuration: columns, the manifest's rows, and no empty row group."""
+    meta = pq.read_metadata(path)
+    if meta.num_columns == 0:
+        raise CtxRobustError(f"{path}: has no columns, so it cannot be loaded as configuration `{entry.config}`; rebuild the release")
+    if meta.num_rows != entry.rows:
+        raise CtxRobustError(f"{path}: holds {meta.num_rows} rows, manifest.json says {entry.rows}; the release is corrupted, rebuild it")
+    if meta.num_rows == 0 and meta.num_row_groups > 0:
+        raise CtxRobustError(
+            f"{path}: has no rows but an empty row group, which `datasets` cannot read; "
+            "rebuild the release with a ctxrobust that writes an empty Parquet copy without row groups"
+        )
+
+
+def check_release(release: Release, manifest: Manifest) -> None:
+    """The files to publish are the release's, unchanged and loadable: SHA256SUMS, the manifest's hashes, the card's configurations."""
+    sums_path = release.path / SUMS
+    listed = _listed_sums(sums_path)
+    if not manifest.published:
+        raise CtxRobustError(f"{release.path / MANIFEST}: lists no Parquet file; nothing to publish")
+    for name in [CARD, MANIFEST, *(entry.name for entry in manifest.published)]:
         path = release.path / name
         if not path.exists():
             raise CtxRobustError(f"{path}: missing from the release; rebuild it")
@@ -105,11 +123,12 @@ def check_release(release: Release) -> None:
             raise CtxRobustError(f"{sums_path}: does not list {name}; the release is corrupted, rebuild it")
         if sha256_file(path) != listed[name]:
             raise CtxRobustError(f"{path}: sha256 differs from SHA256SUMS; the file changed after the release was frozen, rebuild it")
-    for entry in parquet:
-        if entry.get("sha256") != listed[entry["name"]]:
-            raise CtxRobustError(f"{release.path / MANIFEST}: sha256 of {entry['name']} differs from SHA256SUMS; the release is corrupted, rebuild it")
+    for entry in manifest.published:
+        if entry.sha256 != listed[entry.name]:
+            raise CtxRobustError(f"{release.path / MANIFEST}: sha256 of {entry.name} differs from SHA256SUMS; the release is corrupted, rebuild it")
+        _check_loadable(release.path / entry.name, entry)
     header = _front_matter((release.path / CARD).read_text(encoding="utf-8"))
-    if header is None or header.get("configs") != hub_configs(release.manifest):
+    if header is None or header.get("configs") != hub_configs(manifest):
         raise CtxRobustError(
             f"{release.path / CARD}: its YAML header does not declare one Hub configuration per Parquet file "
             "(the card was written by an older ctxrobust); build the dataset again under a new version to publish it"
@@ -121,17 +140,14 @@ def stage(release: Release, repo_id: str, out: Path, endpoint: str | None = None
     out = Path(out)
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise CtxRobustError(f"{out}: exists and is not an empty folder; give a new or empty folder to stage into")
-    check_release(release)
+    manifest = read_manifest(release.manifest, release.path / MANIFEST)
+    check_release(release, manifest)
     out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.parent / f".{out.name}.staging-{os.getpid()}"
-    if tmp.exists():
-        shutil.rmtree(tmp)
-    tmp.mkdir()
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.staging-", dir=out.parent))
     try:
-        names = [entry["name"] for entry in published_files(release.manifest)] + [CARD, MANIFEST, SUMS]
-        for name in names:
+        for name in [entry.name for entry in manifest.published] + [CARD, MANIFEST, SUMS]:
             shutil.copyfile(release.path / name, tmp / name)
-        document = croissant(release.manifest, tmp, dataset_url(repo_id, endpoint or hub_endpoint()))
+        document = croissant(manifest, tmp, dataset_url(repo_id, endpoint or hub_endpoint()))
         (tmp / CROISSANT).write_text(dumps_pretty(document), encoding="utf-8", newline="\n")
         if out.exists():
             out.rmdir()
@@ -220,14 +236,15 @@ def remote_differences(api, repo_id: str, revision: str, staged: Path) -> list[s
     return sorted(differing)
 
 
-def upload(staged: Path, release: Release, repo_id: str, token: str, endpoint: str) -> str:
+def upload(staged: Path, manifest: Manifest, repo_id: str, token: str, endpoint: str) -> str:
     """One commit with every staged file (and deletions of files the previous version had), then the tag."""
     from huggingface_hub import CommitOperationAdd, CommitOperationDelete, HfApi
     from huggingface_hub.errors import RepositoryNotFoundError
     from huggingface_hub.hf_api import RepoFile
 
     api = HfApi(endpoint=endpoint, token=token)
-    tag = f"v{release.version}"
+    tag = f"v{manifest.version}"
+    title = f"{manifest.dataset} {manifest.version}"
     url = dataset_url(repo_id, endpoint)
     with hub_errors(endpoint, repo_id, token):
         try:
@@ -258,32 +275,33 @@ def upload(staged: Path, release: Release, repo_id: str, token: str, endpoint: s
         info = api.create_commit(
             repo_id,
             operations,
-            commit_message=f"{release.dataset} {release.version}",
-            commit_description=f"ctxrobust release {release.dataset} {release.version}: {len(names)} files; manifest.json sha256 {manifest_sha}",
+            commit_message=title,
+            commit_description=f"ctxrobust release {title}: {len(names)} files; manifest.json sha256 {manifest_sha}",
             repo_type=REPO_TYPE,
             parent_commit=head,
         )
-        api.create_tag(repo_id, tag=tag, revision=info.oid, tag_message=f"{release.dataset} {release.version}", repo_type=REPO_TYPE)
+        api.create_tag(repo_id, tag=tag, revision=info.oid, tag_message=title, repo_type=REPO_TYPE)
         differing = remote_differences(api, repo_id, tag, staged)
         if differing:
             raise CtxRobustError(f"{url}: after pushing, {tag} differs from the staged files ({', '.join(differing)}); check the repository")
-    return f"pushed {release.dataset} {release.version} to {url}: {len(names)} files in commit {info.oid[:12]}, tagged {tag}"
+    return f"pushed {title} to {url}: {len(names)} files in commit {info.oid[:12]}, tagged {tag}"
 
 
 def push_release(release_dir: Path, repo: str, dry_run: Path | None) -> int:
     """`ctxrobust push`: stage the release for the Hub; with dry_run, stop there, else upload it and tag it."""
     repo_id = check_repo_id(repo)
     release = Release(Path(release_dir))
+    manifest = read_manifest(release.manifest, release.path / MANIFEST)
     endpoint = hub_endpoint()
+    title = f"{manifest.dataset} {manifest.version}"
     if dry_run is not None:
         names = stage(release, repo_id, Path(dry_run), endpoint)
-        print(f"staged {release.dataset} {release.version} for {dataset_url(repo_id, endpoint)} in {dry_run}: {', '.join(names)} (nothing uploaded)")
+        print(f"staged {title} for {dataset_url(repo_id, endpoint)} in {dry_run}: {', '.join(names)} (nothing uploaded)")
         return 0
     token = resolve_token()
     with tempfile.TemporaryDirectory(prefix="ctxrobust-push-") as tmp:
         staged = Path(tmp) / "stage"
         stage(release, repo_id, staged, endpoint)
-        message = upload(staged, release, repo_id, token, endpoint)
+        message = upload(staged, manifest, repo_id, token, endpoint)
     print(message)
-    sys.stdout.flush()
     return 0

@@ -7,9 +7,13 @@ ones gives the plain estimate.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from evaluation import instability
+
+BLOCK_CELLS = 2_000_000  # split-sample correlates rank a block of splits at once, at most this many cells per array
 
 
 def weighted_pearson(weights: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -30,20 +34,33 @@ def weighted_pearson(weights: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.nd
 
 
 def weighted_midranks(weights: np.ndarray, values: np.ndarray) -> np.ndarray:
-    """Midranks (1-based, ties averaged) of each question within each replicate's multiset: (B, N)."""
-    column, first = instability.level_columns(values)
-    counts = instability.column_sums(weights, column, first)
-    ranks = np.cumsum(counts, axis=1) - counts + (counts + 1) / 2
-    return np.take_along_axis(ranks, np.broadcast_to(column[0], weights.shape), axis=1)
+    """Midranks (1-based, ties averaged) of each question within each replicate's multiset.
+
+    values: (..., N); weights: (..., R, N), question i counted weights[..., r, i] times. Returns
+    (..., R, N): a tie level holding weight c above weight `below` has midrank below + (c + 1) / 2."""
+    values = np.round(np.asarray(values, dtype=np.float64), instability.TIE_DECIMALS)
+    n = values.shape[-1]
+    order = np.argsort(values, axis=-1, kind="stable")
+    ordered = np.take_along_axis(values, order, axis=-1)
+    new = np.ones(ordered.shape, dtype=np.int64)
+    new[..., 1:] = ordered[..., 1:] != ordered[..., :-1]
+    level = np.empty(order.shape, dtype=np.int64)  # tie level of each question, 0 = smallest
+    np.put_along_axis(level, order, np.cumsum(new, axis=-1) - 1, axis=-1)
+    shape = np.broadcast_shapes(np.shape(weights), level[..., None, :].shape)
+    rows = int(np.prod(shape[:-1]))
+    flat = np.arange(rows).reshape(shape[:-1])[..., None] * n + level[..., None, :]
+    counts = np.bincount(flat.ravel(), np.broadcast_to(weights, shape).ravel(), minlength=rows * n).reshape(shape)
+    midrank = np.cumsum(counts, axis=-1) - (counts - 1) / 2
+    return np.take_along_axis(midrank, np.broadcast_to(level[..., None, :], shape), axis=-1)
 
 
 def rank_correlation(weights: np.ndarray, rx: np.ndarray, ry: np.ndarray) -> np.ndarray:
-    """Pearson r of two (B, N) midrank matrices, question i counted weights[b, i] times: (B,)."""
-    n = weights.sum(axis=1)
+    """Pearson r of two midrank arrays (..., R, N), question i counted weights[..., r, i] times: (..., R)."""
+    n = weights.sum(axis=-1)
     mean = (n + 1) / 2  # midranks always average to (n + 1) / 2
-    cov = (weights * rx * ry).sum(axis=1) / n - mean**2
-    vx = (weights * rx * rx).sum(axis=1) / n - mean**2
-    vy = (weights * ry * ry).sum(axis=1) / n - mean**2
+    cov = (weights * rx * ry).sum(axis=-1) / n - mean**2
+    vx = (weights * rx * rx).sum(axis=-1) / n - mean**2
+    vy = (weights * ry * ry).sum(axis=-1) / n - mean**2
     defined = (vx > 1e-9) & (vy > 1e-9)
     rho = np.full(n.shape, np.nan)
     np.divide(cov, np.sqrt(np.where(defined, vx * vy, 1.0)), out=rho, where=defined)
@@ -79,11 +96,12 @@ def jaccard(weights: np.ndarray, a: tuple[np.ndarray, np.ndarray], b: tuple[np.n
 
 
 def jaccard_random_baseline(n: int, k: int = instability.K_DEFAULT) -> float:
-    """The same ratio for two independent uniformly random m-sets of N: E|A and B| = m^2 / N
-    (0.05 for K = 10, Section 3.2)."""
+    """Expected Jaccard index of two independent uniformly random m-sets of N questions (Section 3.2:
+    "close to the 0.05 random baseline"): the overlap I is hypergeometric, P(I = i) =
+    C(m, i) C(N - m, m - i) / C(N, m), and J = I / (2m - I). 0.0531 for N = 500."""
     m = instability.tail_count(n, k)
-    expected = m * m / n
-    return expected / (2 * m - expected)
+    total = math.comb(n, m)
+    return sum(math.comb(m, i) * math.comb(n - m, m - i) * i / ((2 * m - i) * total) for i in range(1, m + 1))
 
 
 # --- Randomized split-half reliability (Appendix D) ------------------------------------------------
@@ -121,12 +139,6 @@ def empirical_logit(k: np.ndarray, n: np.ndarray) -> np.ndarray:
     return np.log((k + 0.5) / (n - k + 0.5))
 
 
-CORRELATES = (
-    "signed.raw.probability", "squared.raw.probability", "signed.raw.log_odds", "squared.raw.log_odds",
-    "signed.split.probability", "squared.split.probability", "signed.split.log_odds", "squared.split.log_odds",
-)
-
-
 def raw_correlates(
     weights: np.ndarray, base_k: np.ndarray, base_n: np.ndarray, context_k: np.ndarray, context_n: np.ndarray,
     delta: np.ndarray,
@@ -150,30 +162,33 @@ def split_correlates(weights: np.ndarray, folds, context_k: np.ndarray, context_
     Returns (estimate: mean over the splits, replicates: (B,) per name). Replicate b is computed on
     split b mod S, so each replicate carries the split-to-split variation too (the interval is wider
     than one computed with every split inside every replicate)."""
-    splits = folds.f.k.shape[0]
-    n_questions = context_k.shape[0]
-    per_split = {name: np.full(splits, np.nan) for name in CORRELATES[4:]}
-    replicates = {name: np.full(weights.shape[0], np.nan) for name in CORRELATES[4:]}
-    ones = np.ones((1, n_questions))
-    context_mean = context_k / context_n
-    context_g = empirical_logit(context_k, context_n)
     f, b1, b2, c1, c2 = folds.f, folds.b1, folds.b2, folds.c1, folds.c2
+    splits, n = f.k.shape
     b_k, b_n = b1.k + b2.k, b1.n + b2.n
     targets = {  # (S, N) each
-        "signed.split.probability": context_mean - b_k / b_n,
+        "signed.split.probability": context_k / context_n - b_k / b_n,
         "squared.split.probability": (c1.mean - b1.mean) * (c2.mean - b2.mean),
-        "signed.split.log_odds": context_g - empirical_logit(b_k, b_n),
+        "signed.split.log_odds": empirical_logit(context_k, context_n) - empirical_logit(b_k, b_n),
         "squared.split.log_odds": (empirical_logit(c1.k, c1.n) - empirical_logit(b1.k, b1.n))
         * (empirical_logit(c2.k, c2.n) - empirical_logit(b2.k, b2.n)),
     }
-    feature = uncertainty(f.mean)
-    for s in range(splits):
-        rows = np.arange(s, weights.shape[0], splits)
-        w = np.vstack([ones, weights[rows]])
-        u = weighted_midranks(w, feature[s])
+    # split s is ranked under a row of ones (the estimate) and replicates s, s + S, ... (NaN pads
+    # the last slot), a block of splits at a time to bound memory
+    replicates = weights.shape[0]
+    slots = -(-replicates // splits)
+    padded = np.full((slots * splits, n), np.nan)
+    padded[:replicates] = weights
+    by_split = padded.reshape(slots, splits, n).transpose(1, 0, 2)  # (S, slots, N)
+    rho = {name: np.empty((splits, 1 + slots)) for name in targets}
+    step = max(1, BLOCK_CELLS // ((1 + slots) * n))
+    for lo in range(0, splits, step):
+        block = slice(lo, min(lo + step, splits))
+        w = np.concatenate([np.ones((block.stop - lo, 1, n)), by_split[block]], axis=1)
+        u = weighted_midranks(w, uncertainty(f.mean[block]))
         for name, target in targets.items():
-            rho = rank_correlation(w, u, weighted_midranks(w, target[s]))
-            per_split[name][s] = rho[0]
-            replicates[name][rows] = rho[1:]
-    estimate = {name: float(np.mean(v[np.isfinite(v)])) if np.isfinite(v).any() else float("nan") for name, v in per_split.items()}
-    return estimate, replicates
+            rho[name][block] = rank_correlation(w, u, weighted_midranks(w, target[block]))
+    estimate = {}
+    for name, values in rho.items():
+        defined = values[:, 0][np.isfinite(values[:, 0])]
+        estimate[name] = float(defined.mean()) if defined.size else float("nan")
+    return estimate, {name: values[:, 1:].T.reshape(-1)[:replicates] for name, values in rho.items()}

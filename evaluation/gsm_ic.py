@@ -3,19 +3,26 @@
 Metrics (paper Section 3.2, 5.1), per model, on the variants the model was run on:
 - micro: fraction of variants answered correctly; macro: fraction of base problems all of whose
   variants are answered correctly; each also on 2-step and on more-than-2-step problems, and on each
-  level of the three factors of the inserted sentence (Table 4);
-- accuracy.base: accuracy on the base problems; normalised.micro / normalised.macro = micro / macro
-  divided by accuracy.base (Table 3, "Norm");
-- several samples per (model, id): the answer is the majority vote, ties broken by a seeded uniform
-  random choice among the top answers (Section 5.1); sc.recall is the fraction of variants with at
-  least one correct sample.
+  level of the three factors of the inserted sentence (Table 4: a base problem enters a level's macro
+  accuracy when it has a variant at that level);
+- accuracy.base: accuracy on the base problems (Table 2); normalised.micro / normalised.macro = micro /
+  macro divided by the same model's accuracy.base (Section 3.2, Table 3 "Norm");
+- invalid: fraction of variants without a numeric answer (no number in the response, or no row);
+- several samples per (model, id): the answer is the majority vote, ties broken by a uniform random
+  choice among the top answers (Section 5.1, footnote 6), from a stream seeded by (seed, model name);
+  sc.recall is the fraction of variants with at least one correct sample (Section 5.1).
+
+Macro <= micro holds whenever every base problem has the same number of variants in the scope; with
+unequal counts (GSM-IC-4K, and the 577-584 variants per base problem of a default full build) it need
+not. What holds for any predictions is macro <= the mean over base problems of per-base accuracy. The
+report's "settings" block records each scope's variant counts per base problem.
 
 Scope: a model whose variant ids all lie in GSM-IC-4K (the paper's evaluation set, Section 5) is
 scored on GSM-IC-4K only, under metric names prefixed "4k."; a model with any variant outside it is
 scored on all variants (unprefixed names) and, when the release has GSM-IC-4K, also on GSM-IC-4K
 ("4k." names). Every variant of the scope and every base problem counts: a missing or unparseable
-answer is wrong (and reported). 95% intervals: percentile bootstrap over base problems, the same
-resamples for every model.
+answer is wrong (and reported). 95% intervals: percentile bootstrap over base problems (the cluster
+bootstrap of `evaluation.cluster_bootstrap`), the same resamples for every model and metric.
 """
 from __future__ import annotations
 
@@ -30,9 +37,10 @@ from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from ctxrobust.errors import CtxRobustError
 from ctxrobust.release import Release
-from evaluation import accuracy
+from evaluation import accuracy, cluster_bootstrap
 from evaluation.gsm_ic_answers import answer_value, gold_value, response_answer
 from evaluation.predictions import PredictionsError, PredictionsReader, Problem
+from evaluation.question_bootstrap import stream
 from evaluation.report import fmt, fmt_metric, header, html_page, html_table, markdown_table, mean_over_models, metric
 
 BASE_FILE = "base.jsonl"
@@ -40,6 +48,8 @@ VARIANTS_FILE = "variants.jsonl"
 SUBSET_FILE = "gsm-ic-4k.jsonl"
 DEFAULT_SEED = 0
 DEFAULT_REPLICATES = 1000
+LEVEL = 0.95
+TIE_BREAK = "gsm-ic self-consistency tie-break"  # names the per-model random stream
 SUBSET_PREFIX = "4k."
 EXAMPLES = 3
 _KEY_BITS = 20  # duplicate keys pack (sample, model, item) into one int
@@ -241,9 +251,8 @@ def _ranks(names: list[str]) -> np.ndarray:
 
 @dataclass
 class Outcomes:
-    """Per (model, item), models in sorted order."""
+    """(models, items) matrices, models in sorted order."""
 
-    names: list[str]
     samples: np.ndarray  # rows answering it (0: missing)
     correct: np.ndarray  # voted answer equals the gold answer
     answered: np.ndarray  # voted answer is a number
@@ -251,40 +260,72 @@ class Outcomes:
 
 
 def count_samples(votes: Votes, items: Items) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """Model names in sorted order, each row's (model rank, item) cell, and rows per cell."""
     names = sorted(votes.models)
     model_rank = _ranks(list(votes.models))
     n_items = len(items.ids)
-    group = model_rank[votes.model] * n_items + votes.item if votes.model.size else np.zeros(0, np.int64)
+    group = model_rank[votes.model] * n_items + votes.item
     samples = np.bincount(group, minlength=len(names) * n_items).reshape(len(names), n_items)
     return names, group, samples
 
 
 def vote(votes: Votes, items: Items, names: list[str], group: np.ndarray, samples: np.ndarray, seed: int) -> Outcomes:
-    """Section 5.1: majority vote per (model, item), seeded random tie-break."""
+    """Section 5.1: majority vote per (model, item). Each model's ties are broken from its own stream
+    (seed, model name), so its figures do not depend on the other models in the file."""
     n_items = len(items.ids)
     answer_rank = _ranks(list(votes.answers))
     answer = np.where(votes.answer >= 0, answer_rank[np.maximum(votes.answer, 0)], -1)
     gold = answer_rank[np.asarray([votes.answers[g] for g in items.gold], dtype=np.int64)]
-    winner = accuracy.majority_vote(group, answer, len(names) * n_items, np.random.default_rng([seed, 1]))
-    winner = winner.reshape(len(names), n_items)
-    hit = answer == gold[votes.item] if votes.item.size else np.zeros(0, bool)
+    winner = np.full((len(names), n_items), -1, dtype=np.int64)
+    for m, name in enumerate(names):
+        rows = votes.model == votes.models[name]
+        winner[m] = accuracy.majority_vote(votes.item[rows], answer[rows], n_items, stream(seed, TIE_BREAK, name))
     any_correct = np.zeros(len(names) * n_items, dtype=bool)
-    any_correct[group[hit]] = True
-    return Outcomes(names, samples, winner == gold[None, :], winner >= 0, any_correct.reshape(len(names), n_items))
+    any_correct[group[answer == gold[votes.item]]] = True
+    return Outcomes(samples, winner == gold[None, :], winner >= 0, any_correct.reshape(len(names), n_items))
+
+
+def release_scopes(items: Items) -> list[tuple[str, np.ndarray]]:
+    """(metric prefix, variant mask) of every scope of the release: all variants, then GSM-IC-4K."""
+    out = [("", ~items.is_base)]
+    if items.in_subset is not None:
+        out.append((SUBSET_PREFIX, items.in_subset))
+    return out
 
 
 def scopes(items: Items, samples_row: np.ndarray) -> list[tuple[str, np.ndarray]]:
-    """(metric prefix, variant mask) pairs a model is scored on; see the module docstring."""
-    variants = ~items.is_base
-    run = variants & (samples_row > 0)
+    """The scopes a model is scored on; see the module docstring."""
+    run = ~items.is_base & (samples_row > 0)
     if not run.any():
         return []
     if items.in_subset is not None and not (run & ~items.in_subset).any():
         return [(SUBSET_PREFIX, items.in_subset)]
-    out = [("", variants)]
-    if items.in_subset is not None:
-        out.append((SUBSET_PREFIX, items.in_subset))
-    return out
+    return release_scopes(items)
+
+
+def settings(items: Items, seed: int, replicates: int) -> dict:
+    """The report's "settings" block: what the figures depend on beyond the two files."""
+    described = {}
+    for prefix, mask in release_scopes(items):
+        per_base = np.bincount(items.base_of[mask], minlength=items.n_base)
+        present = per_base[per_base > 0]
+        if present.size:
+            described[prefix.rstrip(".") or "all"] = {
+                "metric_prefix": prefix,
+                "variants": int(present.sum()),
+                "base_problems": int(present.size),
+                "variants_per_base": [int(present.min()), int(present.max())],
+                "macro_at_most_micro_guaranteed": bool(present.min() == present.max()),  # Section 3.2
+            }
+    return {
+        "seed": seed,
+        "replicates": replicates,
+        "interval": {"level": LEVEL, "method": "percentile", "resampled": "base problems", "paired": "the same resamples for every model and metric"},
+        "self_consistency": "majority vote over a (model, id)'s samples; samples without a number do not vote; "
+                            "ties: uniform random choice among the top answers, stream seeded by (seed, model name) (Section 5.1)",
+        "normalised_by": "accuracy.base of the same model name (Section 3.2)",
+        "scopes": described,
+    }
 
 
 def _missing(ids: list[str], mask: np.ndarray, limit: int = EXAMPLES) -> str:
@@ -356,27 +397,24 @@ def model_ratios(items: Items, out: Outcomes, m: int) -> tuple[list[Ratio], list
 
 
 def model_metrics(ratios: list[Ratio], quotients: list[tuple[str, str, str]], weights: np.ndarray | None) -> dict:
-    """Estimates, bootstrap intervals (same resamples `weights` for all) and denominators."""
-    by_name = {r.name: r for r in ratios}
-    estimates = {r.name: accuracy.ratio(r.num, r.den) for r in ratios}
-    intervals: dict[str, Any] = {r.name: None for r in ratios}
-    reps = None
+    """Estimates, intervals and denominators. A quotient (normalised accuracy, Section 3.2) is the ratio
+    of two metrics, replicate by replicate; every metric uses the same resamples `weights`."""
+    column = {r.name: k for k, r in enumerate(ratios)}
+    top, bottom = [column[q[1]] for q in quotients], [column[q[2]] for q in quotients]
+    names = [r.name for r in ratios] + [q[0] for q in quotients]
+    estimates = [accuracy.ratio(r.num, r.den) for r in ratios]
+    estimates += [None if estimates[a] is None or not estimates[b] else estimates[a] / estimates[b] for a, b in zip(top, bottom)]
+    dens = [int(r.den.sum()) for r in ratios]
+    dens += [dens[a] for a in top]
+    intervals: list[Any] = [None] * len(names)
     if weights is not None and ratios:
         reps = accuracy.ratio_replicates(weights, np.stack([r.num for r in ratios], 1), np.stack([r.den for r in ratios], 1))
-        for r, ci in zip(ratios, accuracy.percentile_intervals(reps)):
-            intervals[r.name] = ci
-    metrics = {r.name: metric(estimates[r.name], intervals[r.name], int(r.den.sum())) for r in ratios}
-    column = {r.name: k for k, r in enumerate(ratios)}
-    for name, top, bottom in quotients:
-        a, b = estimates[top], estimates[bottom]
-        estimate = None if a is None or not b else a / b
-        ci = None
-        if reps is not None:
-            with np.errstate(divide="ignore", invalid="ignore"):
-                q = reps[:, column[top]] / reps[:, column[bottom]]
-            ci = accuracy.percentile_intervals(np.where(np.isfinite(q), q, np.nan)[:, None])[0]
-        metrics[name] = metric(estimate, ci, int(by_name[top].den.sum()))
-    return dict(sorted(metrics.items()))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            quotient = reps[:, top] / reps[:, bottom]
+        reps = np.hstack([reps, np.where(np.isfinite(quotient), quotient, np.nan)])
+        low, high, _ = cluster_bootstrap.percentile_intervals(reps, np.full(len(names), LEVEL))
+        intervals = list(zip(low, high))
+    return {name: metric(e, ci, n) for name, e, ci, n in sorted(zip(names, estimates, intervals, dens), key=lambda t: t[0])}
 
 
 def _option_int(options: dict, name: str, default: int, minimum: int) -> int:
@@ -396,62 +434,98 @@ def score(release: Release, predictions: Path, options: dict) -> dict:
     names, group, samples = count_samples(votes, items)
     block = reader.finish(bool(options.get("strict")), coverage_problems(items, names, samples))
     out = vote(votes, items, names, group, samples, seed)
-    weights = accuracy.bootstrap_weights(items.n_base, replicates, np.random.default_rng([seed, 2])) if replicates else None
+    weights = cluster_bootstrap.multiplicities(items.n_base, replicates, seed) if replicates else None
     models = {}
     for m, name in enumerate(names):
         ratios, quotients = model_ratios(items, out, m)
         models[name] = {"metrics": model_metrics(ratios, quotients, weights)}
-    return {**header(release, block), "models": models, "summary": {"metrics": mean_over_models(models)}}
+    return {
+        **header(release, block),
+        "settings": settings(items, seed, replicates),
+        "models": models,
+        "summary": {"metrics": mean_over_models(models)},
+    }
 
 
 # ---------------------------------------------------------------- renderings (Tables 2, 3, 4)
 
-TABLE3 = [("Micro 2", "micro.2step"), ("Micro >2", "micro.multistep"), ("Micro all", "micro"), ("Micro Norm", "normalised.micro"),
-          ("Macro 2", "macro.2step"), ("Macro >2", "macro.multistep"), ("Macro all", "macro"), ("Macro Norm", "normalised.macro")]
-_LEVELS = [("Topic In", "topic=in"), ("Topic Off", "topic=off"), ("Role Yes", "role=overlapped"), ("Role No", "role=nonoverlapped"),
-           ("Num In", "number=in_range"), ("Num Out", "number=out_range")]
+TABLE3 = [("Micro 2 Steps", "micro.2step"), ("Micro >2 Steps", "micro.multistep"), ("Micro Overall", "micro"), ("Micro Norm", "normalised.micro"),
+          ("Macro 2 Steps", "macro.2step"), ("Macro >2 Steps", "macro.multistep"), ("Macro Overall", "macro"), ("Macro Norm", "normalised.macro")]
+_LEVELS = [("Topic In", "topic=in"), ("Topic Off", "topic=off"), ("Role Overlap Yes", "role=overlapped"), ("Role Overlap No", "role=nonoverlapped"),
+           ("Num. Range In", "number=in_range"), ("Num. Range Out", "number=out_range")]
 TABLE4 = [(f"{kind.capitalize()} {label}", f"{kind}.{suffix}") for kind in ("micro", "macro") for label, suffix in _LEVELS]
 SCOPE_TITLES = [(SUBSET_PREFIX, "GSM-IC-4K"), ("", "GSM-IC, all variants")]
 
 
 def _rows(report: dict, columns: list[tuple[str, str]], prefix: str, cell) -> list[list[str]]:
-    rows = []
-    blocks = [(name, m["metrics"]) for name, m in sorted(report["models"].items())]
+    """One row per model having any of the columns, then their mean if there are several."""
+    blocks = [(name, m["metrics"]) for name, m in sorted(report["models"].items()) if any(prefix + key in m["metrics"] for _, key in columns)]
     if len(blocks) > 1:
         blocks.append(("Mean over models", report["summary"]["metrics"]))
-    for name, metrics in blocks:
-        if any(prefix + key in metrics for _, key in columns):
-            rows.append([name] + [cell(metrics.get(prefix + key)) for _, key in columns])
-    return rows
+    return [[name] + [cell(metrics.get(prefix + key)) for _, key in columns] for name, metrics in blocks]
 
 
 def _plain(m: dict | None) -> str:
     return fmt(m["estimate"]) if m else "n/a"
 
 
-def _tables(report: dict) -> list[tuple[str, list[str], list[list[str]]]]:
-    """(title, headers, rows) of every table, in order."""
+def _count(m: dict | None) -> str:
+    return str(m["n"]) if m else ""
+
+
+def _base_table(report: dict) -> tuple[list[str], list[list[str]]] | None:
+    """Table 2 layout: one column per model, rows accuracy, interval and base problems scored."""
+    runs = [(name, m["metrics"]["accuracy.base"]) for name, m in sorted(report["models"].items()) if "accuracy.base" in m["metrics"]]
+    if not runs:
+        return None
+    interval = [f"[{fmt(m['ci'][0])}, {fmt(m['ci'][1])}]" if m["ci"] else "n/a" for _, m in runs]
+    rows = [["Accuracy"] + [fmt(m["estimate"]) for _, m in runs], ["95% CI"] + interval, ["n base problems"] + [_count(m) for _, m in runs]]
+    return [""] + [name for name, _ in runs], rows
+
+
+def _macro_note(report: dict, prefix: str) -> str:
+    scope = next((s for s in report["settings"]["scopes"].values() if s["metric_prefix"] == prefix), None)
+    note = ("Accuracies ×100. Norm: overall accuracy divided by the model's own base-problem accuracy (Section 3.2). "
+            "Macro: a base problem counts only if all its variants are right.")
+    if scope is None:
+        return note
+    low, high = scope["variants_per_base"]
+    if scope["macro_at_most_micro_guaranteed"]:
+        return note + f" Every base problem has {low} variant(s) here, so macro <= micro."
+    return note + (f" Base problems have {low} to {high} variants here, so macro <= micro is not guaranteed "
+                   "(it is when counts are equal); macro <= the mean per-base-problem accuracy always holds.")
+
+
+def _interval_note(report: dict) -> str:
+    settings_ = report["settings"]
+    if not settings_["replicates"]:
+        return "No intervals (0 bootstrap replicates)."
+    return (f"{100 * settings_['interval']['level']:g}% percentile bootstrap over base problems: {settings_['replicates']} replicates, "
+            f"seed {settings_['seed']}, the same resamples for every model and metric.")
+
+
+def _tables(report: dict) -> list[tuple[str, list[str], list[list[str]], str]]:
+    """(title, headers, rows, note) of every table, in order."""
     tables = []
-    base = _rows(report, [("Accuracy [95% CI]", "accuracy.base"), ("n", "accuracy.base")], "", fmt_metric)
+    base = _base_table(report)
     if base:
-        for row in base:
-            row[2] = str(report["models"].get(row[0], {}).get("metrics", {}).get("accuracy.base", {}).get("n", ""))
-        tables.append(("Base-problem accuracy (Table 2 layout)", ["Model", "Accuracy [95% CI]", "n base problems"], base))
+        tables.append(("Base-problem accuracy (Table 2 layout)", *base, "Accuracy ×100 on the base problems; missing or unparseable answers count as wrong."))
     for prefix, title in SCOPE_TITLES:
         main = _rows(report, TABLE3, prefix, _plain)
         if not main:
             continue
-        tables.append((f"{title}: micro and macro accuracy (Table 3 layout)", ["Model"] + [h for h, _ in TABLE3], main))
+        tables.append((f"{title}: micro and macro accuracy (Table 3 layout)", ["Model"] + [h for h, _ in TABLE3], main, _macro_note(report, prefix)))
         tables.append((f"{title}: accuracy by factor of the inserted sentence (Table 4 layout)", ["Model"] + [h for h, _ in TABLE4],
-                       _rows(report, TABLE4, prefix, _plain)))
-        extra = [("Micro all [95% CI]", "micro"), ("Macro all [95% CI]", "macro"), ("Invalid", "invalid")]
+                       _rows(report, TABLE4, prefix, _plain),
+                       "Accuracies ×100. A base problem enters a level's macro accuracy when it has a variant at that level, "
+                       "so these macro figures differ from Table 3's (usually higher, as in the paper)."))
+        extra = [("Micro Overall [95% CI]", "micro"), ("Macro Overall [95% CI]", "macro"), ("Invalid", "invalid")]
         if any(prefix + "sc.recall" in m["metrics"] for m in report["models"].values()):
             extra.append(("SC recall", "sc.recall"))
         rows = _rows(report, extra, prefix, fmt_metric)
         for row in rows:
-            metrics = report["models"].get(row[0], {}).get("metrics", {})
-            row.append(str(metrics.get(prefix + "micro", {}).get("n", "")))
-        tables.append((f"{title}: 95% intervals (bootstrap over base problems)", ["Model"] + [h for h, _ in extra] + ["n variants"], rows))
+            row.append(_count(report["models"].get(row[0], {}).get("metrics", {}).get(prefix + "micro")))
+        tables.append((f"{title}: intervals", ["Model"] + [h for h, _ in extra] + ["n variants"], rows, _interval_note(report)))
     return tables
 
 
@@ -467,14 +541,15 @@ def _intro(report: dict) -> str:
     block = report["predictions"]
     return (f"Release {report['release']['version']} (manifest sha256 {report['release']['manifest_sha256'][:12]}); "
             f"predictions {block['path']} (sha256 {block['sha256'][:12]}): {block['rows']} rows, {block['excluded']} excluded, "
-            f"{len(block['problems'])} problem(s). Accuracies in percent.")
+            f"{len(block['problems'])} problem(s). Seed {report['settings']['seed']}.")
 
 
 def render_markdown(report: dict) -> str:
     parts = ["# GSM-IC evaluation\n", _intro(report) + "\n"]
-    for title, headers, rows in _tables(report):
+    for title, headers, rows, note in _tables(report):
         parts.append(f"## {title}\n")
         parts.append(markdown_table(headers, rows))
+        parts.append(note + "\n")
     if report["predictions"]["problems"]:
         parts.append("## Problems\n")
         parts.append("\n".join(f"- {line}" for line in _problem_lines(report)) + "\n")
@@ -500,7 +575,7 @@ def _factor_figure(report: dict, prefix: str, title: str):
         ax.set_ylim(0, 100)
     axes[0].set_ylabel("accuracy (%)")
     if names:
-        axes[1].legend(fontsize=8, loc="lower right")
+        axes[1].legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     figure.tight_layout()
     return figure
 
@@ -511,8 +586,8 @@ def render_html(report: dict) -> str:
     from evaluation.report import figure_data_uri
 
     sections = [("Report", f"<p>{html.escape(_intro(report))}</p>")]
-    for title, headers, rows in _tables(report):
-        sections.append((title, html_table(headers, rows)))
+    for title, headers, rows, note in _tables(report):
+        sections.append((title, html_table(headers, rows) + f"<p>{html.escape(note)}</p>"))
     for prefix, title in SCOPE_TITLES:
         if any(prefix + "micro" in m["metrics"] for m in report["models"].values()):
             uri = figure_data_uri(_factor_figure(report, prefix, title))

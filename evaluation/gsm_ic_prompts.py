@@ -79,17 +79,18 @@ def prompts(release: Release, options: dict) -> Iterator[dict]:
     build_prompt("", prompt, instruction)  # reject an unknown format before writing anything
     subset = None
     if release.file_path(SUBSET_FILE).exists():
-        subset = {str(row["id"]) for row in release.iter_rows(SUBSET_FILE)}
-    for kind, name, field in (("base", BASE_FILE, "question"), ("variant", VARIANTS_FILE, "new_question")):
-        for row in sorted(release.iter_rows(name), key=lambda r: str(r["id"])):
-            if not isinstance(row.get(field), str):
-                raise CtxRobustError(f"{release.file_path(name)}: item {row.get('id')!r}: no {field!r} text; rebuild the release")
+        subset = {str(row.get("id")) for row in release.iter_rows(SUBSET_FILE)}
+    for kind, name, field, base_field in (("base", BASE_FILE, "question", "id"), ("variant", VARIANTS_FILE, "new_question", "base_id")):
+        for row in sorted(release.iter_rows(name), key=lambda r: str(r.get("id"))):
+            for needed in ("id", field, base_field):
+                if not isinstance(row.get(needed), str):
+                    raise CtxRobustError(f"{release.file_path(name)}: item {row.get('id')!r}: no {needed!r} text; the release is not a GSM-IC release as expected, rebuild it")
             text, messages = build_prompt(row[field], prompt, instruction)
             yield {
-                "id": str(row["id"]),
+                "id": row["id"],
                 "kind": kind,
-                "base_id": str(row["id"]) if kind == "base" else str(row["base_id"]),
-                "n_steps": row["n_steps"],
+                "base_id": row[base_field],
+                "n_steps": row.get("n_steps"),
                 "in_4k": None if subset is None else (kind == "base" or str(row["id"]) in subset),
                 "prompt": prompt,
                 "instruction": instruction,

@@ -40,21 +40,17 @@ def context_mean(s_ij: np.ndarray) -> np.ndarray:
     return np.nanmean(s_ij, axis=1)
 
 
-def per_example_change(s_i0: np.ndarray, s_ij: np.ndarray) -> np.ndarray:
-    """Delta_i = (1/M) sum_j s_ij - s_i0 (Section 2), in [-1, 1]."""
-    return context_mean(s_ij) - s_i0
+def ins(delta: np.ndarray) -> np.ndarray:
+    """INS = (1/N) sum_i |Delta_i| (Section 2), along the last axis."""
+    return np.mean(np.abs(delta), axis=-1)
 
 
-def ins(delta: np.ndarray) -> float:
-    """INS = (1/N) sum_i |Delta_i| (Section 2)."""
-    return float(np.mean(np.abs(delta)))
-
-
-def wtd(delta: np.ndarray, k: int = K_DEFAULT) -> float:
-    """WTD_K = -(1/m) sum_{l <= m} Delta_(l), Delta sorted ascending, m = ceil(K N / 100) (Section 2)."""
+def wtd(delta: np.ndarray, k: int = K_DEFAULT) -> np.ndarray:
+    """WTD_K = -(1/m) sum_{l <= m} Delta_(l), Delta ascending, m = ceil(K N / 100) (Section 2), along
+    the last axis."""
     delta = np.asarray(delta, dtype=np.float64)
-    m = tail_count(delta.size, k)
-    return float(-np.sort(delta)[:m].sum() / m)
+    m = tail_count(delta.shape[-1], k)
+    return -np.partition(delta, m - 1, axis=-1)[..., :m].sum(axis=-1) / m
 
 
 def level_columns(select: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -21,10 +21,11 @@ from evaluation import report as rp
 from evaluation.lure_rates import (
     C, GOLD, OUTCOMES, PRIMARY, common_subset, count_columns, distribution, evaluation_subsets, outcomes, primary_metrics, ratio,
 )
-from evaluation.misleadqa_responses import CONDITIONS, INVALID, LETTERS, MISSING, PROMPTS, MisleadQAPrediction, parse_letter, row_problem
+from evaluation.misleadqa_responses import (
+    CONDITIONS, FILES, INVALID, LETTERS, MISSING, PROMPTS, MisleadQAPrediction, parse_letter, read_items, row_problem,
+)
 from evaluation.predictions import PredictionsReader, Problem
 
-FILES = (("main.jsonl", "main"), ("condition.jsonl", "condition"))  # split names as in the items
 MIN_CLUSTERS = 20  # App. C.2: a model enters inference if its A_m covers at least 20 source clusters
 ORDERS = ("G+S", "S+G", "G+F", "F+G")
 BOTH_ORDERS = {"S_with_G": ("G+S", "S+G"), "F_with_G": ("G+F", "F+G")}  # App. D.1 "S with G": orders averaged within a model
@@ -57,29 +58,15 @@ class Items:
 
 def load_items(release: Release) -> Items:
     items = Items()
-    if not release.file_path("main.jsonl").exists():
-        raise CtxRobustError(f"{release.path}: no main.jsonl; this is not a MisleadQA release (build one with `ctxrobust build misleadqa`)")
-    for name, split in FILES:
-        path = release.file_path(name)
-        if not path.exists():
-            continue
-        for row in release.iter_rows(name):
-            item_id = row.get("id")
-            missing = [k for k in ("id", "gold", "lure", "source", "scope_dimension", "cluster_id", "dependency_group_id") if row.get(k) is None]
-            if missing:
-                raise CtxRobustError(f"{path}: item {item_id!r} has no {', '.join(missing)}; rebuild the release")
-            if row["gold"] not in LETTERS[:4] or row["lure"] not in LETTERS[:4] or row["gold"] == row["lure"]:
-                raise CtxRobustError(f"{path}: item {item_id!r}: gold {row['gold']!r} and lure {row['lure']!r} must be two different letters A-D; rebuild the release")
-            if item_id in items.index:
-                raise CtxRobustError(f"{path}: item id {item_id!r} appears twice in the release; rebuild it")
-            items.index[item_id] = len(items.ids)
-            items.ids.append(item_id)
-            items.split.append(split)
-            items.gold.append(LETTERS.index(row["gold"]))
-            items.lure.append(LETTERS.index(row["lure"]))
-            items.group.append(f"{row['source']}.{row['scope_dimension']}")
-            items.cluster.append((str(row["source"]), str(row["cluster_id"])))
-            items.dependency.append(str(row["dependency_group_id"]))
+    for split, item in read_items(release):
+        items.index[item.id] = len(items.ids)
+        items.ids.append(item.id)
+        items.split.append(split)
+        items.gold.append(LETTERS.index(item.gold))
+        items.lure.append(LETTERS.index(item.lure))
+        items.group.append(f"{item.source}.{item.scope_dimension}")
+        items.cluster.append((item.source, item.cluster_id))
+        items.dependency.append(item.dependency_group_id)
     return items
 
 
@@ -113,10 +100,9 @@ def read_predictions(path: Path, items: Items, lenient: bool) -> tuple[Predictio
         key=lambda row: (row.model, row.id, row.condition, row.prompt),
     )
     responses = Responses(len(items.ids))
-    column = {name: i for i, name in enumerate(CONDITIONS)}
     for row in reader:
         letter, used_lenient = parse_letter(row.response, lenient)
-        responses.matrix(row.model, row.prompt)[items.index[row.id], column[row.condition]] = letter
+        responses.matrix(row.model, row.prompt)[items.index[row.id], C[row.condition]] = letter
         responses.rows[row.model] = responses.rows.get(row.model, 0) + 1
         if used_lenient:
             responses.lenient[row.model] = responses.lenient.get(row.model, 0) + 1
@@ -145,7 +131,10 @@ def missing_problems(responses: Responses, items: Items) -> list[Problem]:
                 part = responses.matrix(model, prompt)[rows]
                 if prompt != "original" and not (part != MISSING).any():
                     continue
-                where = np.argwhere(part == MISSING)
+                missing = part == MISSING
+                if prompt == "cf" and missing[:, C["none"]].all():
+                    missing[:, C["none"]] = False  # the CF run's no-context rerun is an optional check (App. D.5)
+                where = np.argwhere(missing)
                 if where.size == 0:
                     continue
                 pairs = sorted((items.ids[rows[i]], j) for i, j in where)
@@ -438,13 +427,15 @@ def _tables(report: dict) -> list[tuple[str, list[str], list[list[str]], str]]:
     """(title, headers, rows, note) for every table; Markdown and HTML render the same list."""
     models = report["models"]
     summary = report["summary"]["metrics"]
-    names = sorted(models)
+    names = sorted(name for name in models if "size.B" in models[name]["metrics"])  # models with main-split rows
+    outside = [name for name in names if not models[name]["metrics"]["inference.eligible"]["estimate"]]
+    label = lambda name: f"{name} *" if name in outside else name
     tables = []
 
     rows = []
     for name in names:
         m = models[name]["metrics"]
-        rows.append([name, _count(m, "size.B"), _count(m, "size.A")] + [_pct(m, k) for k in TABLE2])
+        rows.append([label(name), _count(m, "size.B"), _count(m, "size.A")] + [_pct(m, k) for k in TABLE2])
     rows.append(["Mean", "", ""] + [_pct(summary, k) for k in TABLE2])
     rows.append(["CI", "", ""] + [_ci(summary, k) for k in TABLE2])
     tables.append((
@@ -453,7 +444,9 @@ def _tables(report: dict) -> list[tuple[str, list[str], list[list[str]], str]]:
         rows,
         "Gold_S is the gold rate with S alone; LR is the lure rate with S or F alone on B_m; RLR the residual lure rate "
         "with G on A_m, both orders averaged. Δ is F minus S in percentage points, other values percentages; means weight "
-        "models equally. CI: 95% cluster-bootstrap intervals, except † (Bonferroni-adjusted 97.5%).",
+        "models equally. CI: 95% cluster-bootstrap intervals, except † (Bonferroni-adjusted 97.5%)."
+        + (f" * A_m covers fewer than {report['parameters']['min_clusters']} source clusters: no intervals, left out of "
+           "every mean (App. C.2)." if outside else ""),
     ))
 
     rows = [[subset, cond] + [_pct(summary, f"{key}.{o}") for o in OUTCOMES] for subset, cond, key in TABLE14]
@@ -463,7 +456,7 @@ def _tables(report: dict) -> list[tuple[str, list[str], list[list[str]], str]]:
     rows = []
     for name in names + ["Mean"]:
         m = summary if name == "Mean" else models[name]["metrics"]
-        rows.append([name] + [_pct(m, f"outcome.A.{o}.lure") for o in ORDERS] + [_pct(m, "order_effect.S"), _pct(m, "order_effect.F")])
+        rows.append([label(name) if m is not summary else name] + [_pct(m, f"outcome.A.{o}.lure") for o in ORDERS] + [_pct(m, "order_effect.S"), _pct(m, "order_effect.F")])
     tables.append(("Table 15: lure rates by order on A_m", ["Model", "S: G first", "S: S first", "F: G first", "F: F first", "S order effect", "F order effect"], rows,
                    "The order effect is the misleading-first rate minus the G-first rate (percentage points)."))
 
@@ -477,40 +470,60 @@ def _tables(report: dict) -> list[tuple[str, list[str], list[list[str]], str]]:
         rows = [[GROUP_LABELS.get(g, g)] + [_pct(summary, f"group.{g}.{k}") for k in GROUP_METRICS] for g in groups]
         tables.append(("Table 24: lure rates within source-scope groups", ["Group", "LR_S", "LR_F", "RLR_S", "RLR_F"], rows,
                        "LR uses each group's part of B_m, RLR its part of A_m (both orders averaged); means over models."))
-        rows = [[name] + [f"{_count(models[name]['metrics'], f'group.{g}.size.B')} / {_count(models[name]['metrics'], f'group.{g}.size.A')}" for g in groups] for name in names]
+        rows = [[label(name)] + [f"{_count(models[name]['metrics'], f'group.{g}.size.B')} / {_count(models[name]['metrics'], f'group.{g}.size.A')}" for g in groups] for name in names]
         tables.append(("Table 25: |B_m| / |A_m| within source-scope groups", ["Model"] + [GROUP_LABELS.get(g, g) for g in groups], rows, ""))
 
-    if any(k.startswith("cf.") for k in summary):
+    if "cf.kept.A_common" in summary:
+        with_cf = [name for name in names if "cf.kept.A_common" in models[name]["metrics"] and name not in outside]
         rows = []
-        for cond, key in TABLE21:
-            rows.append([cond, "Original"] + [_pct(summary, f"{key}.{o}") for o in OUTCOMES])
+        for cond, key in CF_ROWS:
+            rows.append([cond, "Original"] + [_pct(summary, f"cf.original.{key}.{o}") for o in OUTCOMES])
             rows.append(["", "CF"] + [_pct(summary, f"cf.{key}.{o}") for o in OUTCOMES])
         tables.append(("Table 21: original and context-faithful prompts", ["Condition", "Prompt"] + OUTCOME_HEADERS, rows,
-                       "G alone uses all items, context-alone conditions B_m, conditions with G A_m (original subsets); means over the models with CF rows. "
-                       f"A_m^common keeps {_pct(summary, 'cf.size.A_common', 1)} items on average; gold with S and G on it: original {_pct(summary, 'cf.common.S_with_G.gold.original')}, CF {_pct(summary, 'cf.common.S_with_G.gold.cf')}."))
+                       f"Means over the {len(with_cf)} model(s) with CF rows ({', '.join(with_cf)}), both prompts. G alone uses all items, "
+                       "context-alone conditions B_m, conditions with G A_m with both orders averaged (the original-prompt subsets). "
+                       + (f"No-context answers of the CF run equal the original run's on {_pct(summary, 'cf.none_agreement')}% of items."
+                          if "cf.none_agreement" in summary else "")))
+        rows = [[name, _count(models[name]["metrics"], "size.A"), _count(models[name]["metrics"], "cf.size.A_common"), _pct(models[name]["metrics"], "cf.kept.A_common")]
+                for name in with_cf]
+        rows.append(["Mean", "", "", _pct(summary, "cf.kept.A_common")])
+        tables.append(("Table 23: common subsets for the CF check", ["Model", "|A_m|", "|A_m^common|", "Kept"], rows,
+                       "A_m^common: the items of A_m also answered correctly with G alone under CF. Gold rate with S and G on it: "
+                       f"original {_pct(summary, 'cf.common.S_with_G.gold.original')}, CF {_pct(summary, 'cf.common.S_with_G.gold.cf')}."))
 
-    if any(k.startswith("supplement.") for k in summary):
+    supplement = [name for name in sorted(models) if "supplement.size.B" in models[name]["metrics"]]
+    if supplement:
+        rates = ("LR.S", "LR.F", "RLR.S", "RLR.F")
         rows = [[name, _count(models[name]["metrics"], "supplement.size.B"), _count(models[name]["metrics"], "supplement.size.A")]
-                + [_pct(models[name]["metrics"], f"supplement.{k}") for k in ("LR.S", "LR.F", "RLR.S", "RLR.F")] for name in names if "supplement.size.B" in models[name]["metrics"]]
-        rows.append(["Mean", "", ""] + [_pct(summary, f"supplement.{k}") for k in ("LR.S", "LR.F", "RLR.S", "RLR.F")])
-        tables.append(("Table 17: condition supplement lure rates", ["Model", "|B_m|", "|A_m|", "LR_S", "LR_F", "RLR_S", "RLR_F"], rows, "Descriptive; RLR averages both orders."))
+                + [_pct(models[name]["metrics"], f"supplement.{k}") for k in rates] for name in supplement]
+        rows.append(["Mean", "", ""] + [_pct(summary, f"supplement.{k}") for k in rates])
+        tables.append(("Table 17: condition supplement lure rates", ["Model", "|B_m|", "|A_m|", "LR_S", "LR_F", "RLR_S", "RLR_F"], rows,
+                       "Descriptive (no intervals); RLR averages both orders."))
         rows = [[subset, cond] + [_pct(summary, f"supplement.{key}.{o}") for o in OUTCOMES] for subset, cond, key in TABLE14]
         tables.append(("Table 18: condition supplement outcome distributions", ["Subset", "Condition"] + OUTCOME_HEADERS, rows, ""))
     return tables
 
 
 def _footer(report: dict) -> str:
-    p = report["predictions"]
+    p, q = report["predictions"], report["parameters"]
     s = report["summary"]["metrics"]
     value = lambda k: "n/a" if k not in s or s[k]["estimate"] is None else f"{s[k]['estimate']:g}"
-    lenient = "accepted ('B.', '(B)')" if s.get("responses.lenient_letters", {}).get("estimate") else "not accepted (strict single letter)"
+    parsing = "a single letter A-E, or 'B.' / '(B)' (--lenient-letters)" if q["lenient_letters"] else "a single letter A-E only (App. C.1)"
     return (
         f"Release {report['release']['version']} (manifest sha256 {report['release']['manifest_sha256'][:12]}). "
         f"Predictions {p['path']}: {p['rows']} row(s), {p['excluded']} excluded, {len(p['problems'])} problem(s). "
-        f"Lenient letter forms {lenient}. Bootstrap: {value('bootstrap.replicates')} replicates, seed {value('bootstrap.seed')}, "
-        f"{value('bootstrap.units.clusters')} source clusters, {value('bootstrap.units.dependency_groups')} dependency groups; "
-        f"{value('inference.models')} model(s) in the means."
+        f"Valid responses: {parsing}; anything else is invalid and stays in every denominator. "
+        f"Cluster bootstrap: {q['replicates']} replicates, seed {q['seed']}, {value('bootstrap.units.clusters')} source clusters "
+        f"({value('bootstrap.units.dependency_groups')} dependency groups for the sensitivity intervals); "
+        f"{value('inference.models')} model(s) in the means (A_m covering at least {q['min_clusters']} source clusters)."
     )
+
+
+def _problems(report: dict, limit: int = 200) -> list[str]:
+    """The predictions problems as "line N: message" lines, at most `limit` (the JSON report has them all)."""
+    problems = report["predictions"]["problems"]
+    lines = [f"line {p['line']}: {p['message']}" if p["line"] is not None else p["message"] for p in problems[:limit]]
+    return lines + ([f"... and {len(problems) - limit} more in the JSON report"] if len(problems) > limit else [])
 
 
 def render_markdown(report: dict) -> str:
@@ -519,10 +532,12 @@ def render_markdown(report: dict) -> str:
     for title, headers, rows, note in _tables(report):
         table = rp.markdown_table([cell(h) for h in headers], [[cell(c) for c in row] for row in rows])
         parts.append(f"## {title}\n\n{table}" + (f"\n{note}\n" if note else ""))
+    if report["predictions"]["problems"]:
+        parts.append("## Problems in the predictions file\n\n" + "".join(f"- {line}\n" for line in _problems(report)))
     return "\n".join(parts)
 
 
-def figure2(report: dict):
+def figure2(report: dict) -> str:
     """Figure 2: lure rates on A_m with S and F alone, G first and misleading first, per model and mean."""
     import matplotlib
 
@@ -531,14 +546,15 @@ def figure2(report: dict):
 
     series = (("S alone", "outcome.A.S.lure"), ("G→S", "outcome.A.G+S.lure"), ("S→G", "outcome.A.S+G.lure"),
               ("F alone", "outcome.A.F.lure"), ("G→F", "outcome.A.G+F.lure"), ("F→G", "outcome.A.F+G.lure"))
-    labels = sorted(report["models"]) + ["Mean"]
-    sources = [report["models"][name]["metrics"] for name in labels[:-1]] + [report["summary"]["metrics"]]
+    names = sorted(name for name in report["models"] if "size.A" in report["models"][name]["metrics"])
+    labels = names + ["Mean"]
+    sources = [report["models"][name]["metrics"] for name in names] + [report["summary"]["metrics"]]
     width = 0.8 / len(series)
     colours = ("#9ecae1", "#4292c6", "#08519c", "#fcae91", "#fb6a4a", "#a50f15")
     fig, ax = plt.subplots(figsize=(max(6.0, 1.3 * len(labels)), 3.6))
     x = np.arange(len(labels))
     for k, ((name, key), colour) in enumerate(zip(series, colours)):
-        heights = [100 * m[key]["estimate"] if key in m and m[key]["estimate"] is not None else 0.0 for m in sources]
+        heights = [np.nan if m.get(key, {}).get("estimate") is None else 100 * m[key]["estimate"] for m in sources]  # undefined: no bar
         ax.bar(x + (k - (len(series) - 1) / 2) * width, heights, width, label=name, color=colour)
     ax.set_xticks(x, labels, rotation=20, ha="right")
     ax.set_ylabel("Lure rate on A_m (%)")
@@ -554,11 +570,11 @@ def render_html(report: dict) -> str:
     import html
 
     sections = [("Summary", f"<p>{html.escape(_footer(report))}</p>")]
-    if report["models"]:
+    if any("size.A" in m["metrics"] for m in report["models"].values()):
         sections.append(("Figure 2: lure rates by condition and order", f'<img alt="Figure 2: lure rates on A_m by condition and order" src="{figure2(report)}">'))
     for title, headers, rows, note in _tables(report):
         sections.append((title, rp.html_table(headers, rows) + (f"<p>{html.escape(note)}</p>" if note else "")))
     if report["predictions"]["problems"]:
-        listed = "".join(f"<li>{html.escape(str(p['line']) + ': ' if p['line'] is not None else '')}{html.escape(p['message'])}</li>" for p in report["predictions"]["problems"])
+        listed = "".join(f"<li>{html.escape(line)}</li>" for line in _problems(report))
         sections.append(("Problems in the predictions file", f"<ul>{listed}</ul>"))
     return rp.html_page("MisleadQA report", sections)

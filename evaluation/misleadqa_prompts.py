@@ -11,9 +11,7 @@ from typing import Iterator
 
 from ctxrobust.errors import CtxRobustError
 from ctxrobust.release import Release
-from evaluation.misleadqa_responses import CONDITIONS, LETTERS
-
-FILES = ("main.jsonl", "condition.jsonl")  # the main split and the condition supplement
+from evaluation.misleadqa_responses import CONDITIONS, LETTERS, ReleaseItem, read_items
 
 ANSWER_INSTRUCTION = "Answer the following multiple-choice question. Return only A, B, C, D, or E."  # Figure 4
 CF_INSTRUCTION = (  # Figure 5(b)
@@ -34,42 +32,24 @@ SCOPE_CONTEXTS = ("G", "S", "F")
 
 def context_sequence(condition: str) -> list[str]:
     """§4.1: "none" -> [], "G" -> ["G"], "F+G" -> ["F", "G"] (order of presentation)."""
-    if condition not in CONDITIONS:
-        raise CtxRobustError(f"unknown condition {condition!r}; expected one of {', '.join(CONDITIONS)}")
     return [] if condition == "none" else condition.split("+")
 
 
-def options_block(item: dict) -> str:
+def options_block(item: ReleaseItem) -> str:
     """App. C.1: each option on its own line as the letter, a period, a space, and the option text."""
-    return "\n".join(f"{letter}. {item['options'][letter]}" for letter in LETTERS)
+    return "\n".join(f"{letter}. {item.options[letter]}" for letter in LETTERS)
 
 
-def answer_text(item: dict, condition: str, instruction: str = ANSWER_INSTRUCTION) -> str:
+def answer_text(item: ReleaseItem, condition: str, instruction: str = ANSWER_INSTRUCTION) -> str:
     """Figure 4 (or 5b with the CF instruction): contexts follow the options, each after a blank line."""
-    parts = [instruction, f"Question:\n{item['question']}", f"Options:\n{options_block(item)}"]
-    parts += [item["contexts"][label]["text"] for label in context_sequence(condition)]
+    parts = [instruction, f"Question:\n{item.question}", f"Options:\n{options_block(item)}"]
+    parts += [item.contexts[label].text for label in context_sequence(condition)]
     return "\n\n".join(parts)
 
 
-def scope_text(item: dict, label: str) -> str:
+def scope_text(item: ReleaseItem, label: str) -> str:
     """Figure 5(a): question, its A-E options and one context, without labels or answer key."""
-    return "\n\n".join([SCOPE_INSTRUCTION, f"Question:\n{item['question']}", f"Options:\n{options_block(item)}", f"Material:\n{item['contexts'][label]['text']}"])
-
-
-def _items(release: Release) -> list[tuple[str, dict]]:
-    found = [name for name in FILES if release.file_path(name).exists()]
-    if "main.jsonl" not in found:
-        raise CtxRobustError(f"{release.path}: no main.jsonl; this is not a MisleadQA release (build one with `ctxrobust build misleadqa`)")
-    items = []
-    for name in found:
-        for row in release.iter_rows(name):
-            missing = [k for k in ("id", "question", "options", "contexts") if k not in row]
-            if missing:
-                raise CtxRobustError(f"{release.file_path(name)}: item {row.get('id', '?')!r} has no {', '.join(missing)}; rebuild the release")
-            if sorted(row["options"]) != list(LETTERS):
-                raise CtxRobustError(f"{release.file_path(name)}: item {row['id']!r}: options must be exactly A-E")
-            items.append((name, row))
-    return sorted(items, key=lambda pair: str(pair[1]["id"]))
+    return "\n\n".join([SCOPE_INSTRUCTION, f"Question:\n{item.question}", f"Options:\n{options_block(item)}", f"Material:\n{item.contexts[label].text}"])
 
 
 def _check_options(options: dict) -> str:
@@ -85,9 +65,9 @@ def _check_options(options: dict) -> str:
     return prompt
 
 
-def _request(item: dict, split: str, condition: str, prompt: str, text: str) -> dict:
+def _request(item: ReleaseItem, split: str, condition: str, prompt: str, text: str) -> dict:
     return {
-        "id": item["id"],
+        "id": item.id,
         "split": split,
         "condition": condition,
         "prompt": prompt,
@@ -99,8 +79,7 @@ def _request(item: dict, split: str, condition: str, prompt: str, text: str) -> 
 def prompts(release: Release, options: dict) -> Iterator[dict]:
     """Requests sorted by item id, then condition in the paper's order."""
     prompt = _check_options(options)
-    for name, item in _items(release):
-        split = "main" if name == "main.jsonl" else "condition"
+    for split, item in sorted(read_items(release), key=lambda pair: pair[1].id):
         if prompt == "scope":
             for label in SCOPE_CONTEXTS:
                 yield _request(item, split, label, prompt, scope_text(item, label))

@@ -1,19 +1,94 @@
-"""MisleadQA predictions rows, and the option letter a response names (paper Appendix C.1)."""
+"""The rows MisleadQA evaluation reads, checked at the boundary: release items (the fields prompts and
+scoring use) and predictions rows; and the option letter a response names (paper Appendix C.1)."""
 from __future__ import annotations
 
 import re
+from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from ctxrobust.errors import CtxRobustError
+from ctxrobust.release import Release
 
 LETTERS = "ABCDE"  # E is always "Insufficient information"
 CONDITIONS = ("none", "G", "S", "F", "G+S", "S+G", "G+F", "F+G")  # §4.1, order of presentation
 PROMPTS = ("original", "cf")  # Figure 4 answering prompt; Figure 5(b) context-faithful prompt
+FILES = (("main.jsonl", "main"), ("condition.jsonl", "condition"))  # the main split; the condition supplement (App. D.3)
 
 INVALID = -1  # a response that names no single option letter (stays in every denominator)
 MISSING = -2  # no row for this (model, item, condition, prompt); scored as invalid
 
 _LETTER_INDEX = {letter: i for i, letter in enumerate(LETTERS)}
 _LENIENT = re.compile(r"([A-E])\.|\(([A-E])\)")
+
+
+class Context(BaseModel):
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    text: str
+
+
+class ReleaseItem(BaseModel):
+    """One item of main.jsonl or condition.jsonl, as far as prompts and scoring read it."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    id: str = Field(min_length=1)
+    question: str
+    options: dict[str, str]
+    contexts: dict[str, Context]
+    gold: Literal["A", "B", "C", "D"]
+    lure: Literal["A", "B", "C", "D"]
+    source: str
+    scope_dimension: str
+    cluster_id: str  # the resampling unit, within its source (App. A.4)
+    dependency_group_id: str  # the coarser unit of App. D.6
+
+    @field_validator("options")
+    @classmethod
+    def _five_options(cls, options: dict[str, str]) -> dict[str, str]:
+        if sorted(options) != list(LETTERS):
+            raise ValueError("must be exactly A-E")
+        return options
+
+    @field_validator("contexts")
+    @classmethod
+    def _three_contexts(cls, contexts: dict[str, Context]) -> dict[str, Context]:
+        if not {"G", "S", "F"} <= set(contexts):
+            raise ValueError("must hold G, S and F")
+        return contexts
+
+    @model_validator(mode="after")
+    def _gold_is_not_lure(self) -> "ReleaseItem":
+        if self.gold == self.lure:
+            raise ValueError(f"gold and lure are both {self.gold}")
+        return self
+
+
+def read_items(release: Release) -> list[tuple[str, ReleaseItem]]:
+    """(split, item) for every item of the main split and then the condition supplement, in file order."""
+    if not release.file_path("main.jsonl").exists():
+        raise CtxRobustError(f"{release.path}: no main.jsonl; this is not a MisleadQA release (build one with `ctxrobust build misleadqa`)")
+    items: list[tuple[str, ReleaseItem]] = []
+    seen: set[str] = set()
+    for name, split in FILES:
+        path = release.file_path(name)
+        if not path.exists():
+            continue
+        for row in release.iter_rows(name):
+            try:
+                item = ReleaseItem.model_validate(row)
+            except ValidationError as exc:
+                first = exc.errors()[0]
+                where = ".".join(str(part) for part in first["loc"]) + ": " if first["loc"] else ""
+                item_id = row.get("id") if isinstance(row, dict) else None
+                message = first["msg"].removeprefix("Value error, ")
+                raise CtxRobustError(f"{path}: item {item_id!r}: {where}{message}; rebuild the release") from None
+            if item.id in seen:
+                raise CtxRobustError(f"{path}: item id {item.id!r} appears twice in the release; rebuild it")
+            seen.add(item.id)
+            items.append((split, item))
+    return items
 
 
 class MisleadQAPrediction(BaseModel):
@@ -33,7 +108,7 @@ def row_problem(row: MisleadQAPrediction, item_ids) -> str | None:
     if row.condition not in CONDITIONS:
         return f"unknown condition {row.condition!r}; expected one of {', '.join(CONDITIONS)}"
     if row.prompt not in PROMPTS:
-        return f"unknown prompt {row.prompt!r}; expected original or cf"
+        return f"unknown prompt {row.prompt!r}; expected original or cf (scope judgments are not scored)"
     if row.id not in item_ids:
         return f"unknown id {row.id!r}: no such item in this release"
     return None

@@ -69,9 +69,5 @@ def noise_floor(
 ) -> NoiseFloor:
     """eta_INS and eta_WTD: means of INS* and WTD_K* over the null experiments (Section 2)."""
     deltas = null_changes(base_k, base_n, context_n, experiments, rng)
-    m = instability.tail_count(deltas.shape[1], k)
-    eta_ins = float(np.abs(deltas).mean(axis=1).mean())
-    worst = np.partition(deltas, m - 1, axis=1)[:, :m]  # the m smallest of each experiment (ties do not matter)
-    eta_wtd = float((-worst.sum(axis=1) / m).mean())
     improved, degraded = instability.tail_bins(deltas, k)
-    return NoiseFloor(eta_ins, eta_wtd, improved, degraded, experiments)
+    return NoiseFloor(float(instability.ins(deltas).mean()), float(instability.wtd(deltas, k).mean()), improved, degraded, experiments)

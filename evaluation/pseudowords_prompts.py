@@ -1,13 +1,20 @@
 """Model inputs for a pseudowords release and a user's benchmark (Section 3, Section 3.3, Appendix H).
 
 One chat request per (question, condition): the no-context baseline (context null),
-every context of the bank, and SQA histories. A context is its own user message between
-the system message and the question (Section 3). SQA (Section 3.3) is a history of
-other questions of the same benchmark, each answered with its reference answer.
+each chosen context of the bank, and SQA histories. A context is its own user message
+between the system message and the question (Section 3). SQA (Section 3.3) is a history
+of other questions of the same benchmark, each answered with its reference answer.
+
+By default the conditions are the paper's main setting (Section 3): the CHA contexts
+of the release's longest length (10,000 tokens in the default release). `kinds` and
+`lengths` choose others, e.g. the context-type and context-length ablations (Section 3.3).
+
+The paper's text names its prompts (Appendix H.1: a system prompt and a user prompt for
+multiple-choice and for general questions, asking for the answer with a brief
+explanation) but does not give their wording; the wording below is this project's.
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator, Optional, Union
@@ -16,15 +23,17 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from builders.pseudowords.contexts import context_id, context_rng
+from ctxrobust.canonical import iter_jsonl
 from ctxrobust.errors import CtxRobustError
 
-# Appendix H.1: a simple prompt asking for the answer with a brief explanation.
+# Appendix H.1: a simple prompt asking for the answer with a brief explanation (wording ours).
 SYSTEM_PROMPT = "You are a helpful assistant. Answer the user's question and briefly explain your answer."
 MULTIPLE_CHOICE_PROMPT = (
     "Answer the following multiple-choice question. Give a brief explanation, then state the letter of your final answer.\n\n"
     "Question: {question}\n\nOptions:\n{options}"
 )
 GENERAL_PROMPT = "Answer the following question. Give a brief explanation, then state your final answer.\n\nQuestion: {question}"
+MAIN_KIND = "CHA"  # Section 3: pseudo-word contexts are the main setting
 SQA_TURNS = 20  # Section 3.3: 20 question-answer turns
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 RECORD_SHAPE = '{"id", "question", "options"?, "answer"?}'
@@ -52,12 +61,15 @@ class BenchmarkRecord(BaseModel):
 
 
 class PromptOptions(BaseModel):
-    model_config = ConfigDict(extra="ignore")
+    """What the command line passes; `prompt` and `instruction` belong to other datasets and are refused if set."""
+
+    model_config = ConfigDict(extra="forbid")
     benchmark: Optional[Path] = None
     seed: Optional[int] = Field(None, ge=0)
     kinds: Optional[list[str]] = None
     lengths: Optional[list[int]] = None
-    sqa_turns: int = Field(SQA_TURNS, ge=1)
+    prompt: Optional[str] = None
+    instruction: bool = False
 
 
 @dataclass(frozen=True)
@@ -78,20 +90,18 @@ def read_benchmark(path: Path) -> list[Entry]:
         raise CtxRobustError(f"{path}: no such benchmark file; give a JSONL of {RECORD_SHAPE} records")
     entries: list[Entry] = []
     lines_of: dict[str, int] = {}
-    with open(path, encoding="utf-8") as handle:
-        for number, text in enumerate(handle, start=1):
-            if not text.strip():
-                continue
+    try:
+        for number, raw in iter_jsonl(path):
             try:
-                record = BenchmarkRecord.model_validate(json.loads(text))
-            except json.JSONDecodeError as exc:
-                raise CtxRobustError(f"{path}:{number}: not valid JSON ({exc.msg}); each line must be {RECORD_SHAPE}") from None
+                record = BenchmarkRecord.model_validate(raw)
             except ValidationError as exc:
                 raise CtxRobustError(f"{path}:{number}: {_problem(exc)}; each line must be {RECORD_SHAPE}") from None
             if record.key in lines_of:
                 raise CtxRobustError(f"{path}:{number}: id {record.key!r} already used on line {lines_of[record.key]}; ids must be unique")
             lines_of[record.key] = number
             entries.append(Entry(number, record))
+    except UnicodeDecodeError:
+        raise CtxRobustError(f"{path}: not UTF-8 text; convert it to UTF-8") from None
     if not entries:
         raise CtxRobustError(f"{path}: no records; give a JSONL of {RECORD_SHAPE} records")
     return sorted(entries, key=lambda e: e.record.key)
@@ -119,39 +129,40 @@ def messages(question: str, context: Optional[str] = None, history: tuple[tuple[
     return out
 
 
-def sqa_orders(n_records: int, histories: int, turns: int, seed: int) -> list[np.ndarray]:
+def sqa_orders(n_records: int, histories: int, seed: int) -> list[np.ndarray]:
     """One seeded random order of the benchmark (sorted by id) per SQA history."""
-    return [context_rng(seed, "SQA", turns, j).permutation(n_records) for j in range(histories)]
+    return [context_rng(seed, "SQA", SQA_TURNS, j).permutation(n_records) for j in range(histories)]
 
 
-def sqa_history(questions: list[str], answers: list[str], order: np.ndarray, target: int, turns: int) -> tuple[tuple[str, str], ...]:
-    """Section 3.3 SQA: the first `turns` questions of `order` other than the target, with their reference answers."""
-    chosen = [k for k in order[: turns + 1].tolist() if k != target][:turns]
+def sqa_history(questions: list[str], answers: list[str], order: np.ndarray, target: int) -> tuple[tuple[str, str], ...]:
+    """Section 3.3 SQA: the first 20 questions of `order` other than the target, with their reference answers."""
+    chosen = [k for k in order[: SQA_TURNS + 1].tolist() if k != target][:SQA_TURNS]
     return tuple((questions[k], answers[k]) for k in chosen)
 
 
 def _selection(release, opts: PromptOptions, entries: list[Entry], path: Path) -> tuple[list[dict], bool]:
-    """The bank contexts to use and whether to add SQA, from options `kinds` / `lengths` (default: all)."""
+    """The bank contexts to use and whether to add SQA: options `kinds` / `lengths`, else the main setting (Section 3)."""
     bank = release.rows("contexts.jsonl")
     available_kinds = sorted({row["kind"] for row in bank})
     available_lengths = sorted({row["target_tokens"] for row in bank})
-    enough = len(entries) > opts.sqa_turns and all(e.record.answer is not None for e in entries)
-    kinds = opts.kinds if opts.kinds is not None else available_kinds + (["SQA"] if enough else [])
+    kinds = opts.kinds if opts.kinds is not None else [MAIN_KIND] if MAIN_KIND in available_kinds else available_kinds
     for kind in kinds:
         if kind != "SQA" and kind not in available_kinds:
             why = release.manifest.get("build_notes", {}).get("kinds_not_built", {}).get(kind, "not a context kind")
             raise CtxRobustError(f"kind {kind!r} is not in {release.path} ({why}); choose from {', '.join(available_kinds + ['SQA'])}")
-    lengths = opts.lengths if opts.lengths is not None else available_lengths
+    lengths = opts.lengths if opts.lengths is not None else available_lengths[-1:]
     for length in lengths:
         if length not in available_lengths:
             raise CtxRobustError(f"length {length} is not in {release.path}; choose from {', '.join(map(str, available_lengths))}")
+    chosen = sorted((row for row in bank if row["kind"] in kinds and row["target_tokens"] in lengths), key=lambda row: row["id"])
     if "SQA" in kinds:
-        if len(entries) <= opts.sqa_turns:
-            raise CtxRobustError(f"{path}: {len(entries)} questions; SQA histories of {opts.sqa_turns} other questions need at least {opts.sqa_turns + 1}")
+        if len(entries) <= SQA_TURNS:
+            raise CtxRobustError(f"{path}: {len(entries)} questions; SQA histories of {SQA_TURNS} other questions need at least {SQA_TURNS + 1}")
         for entry in entries:
             if entry.record.answer is None:
                 raise CtxRobustError(f'{path}:{entry.line}: no "answer"; SQA histories use reference answers, so add one (or leave SQA out of kinds)')
-    chosen = sorted((row for row in bank if row["kind"] in kinds and row["target_tokens"] in lengths), key=lambda row: row["id"])
+    elif not chosen:
+        raise CtxRobustError(f"{release.path} has no contexts of kinds {', '.join(kinds) or '(none)'} at lengths {', '.join(map(str, lengths)) or '(none)'}; choose --kinds and --lengths it has")
     return chosen, "SQA" in kinds
 
 
@@ -161,21 +172,22 @@ def prompts(release, options: dict) -> Iterator[dict]:
         opts = PromptOptions.model_validate(options)
     except ValidationError as exc:
         raise CtxRobustError(f"pseudowords prompts: option {_problem(exc)}") from None
+    if opts.prompt is not None or opts.instruction:
+        raise CtxRobustError("pseudowords prompts have one prompt (Appendix H.1); --prompt and --instruction are for gsm-ic and misleadqa")
     if opts.benchmark is None:
         raise CtxRobustError(f"pseudowords prompts need --benchmark FILE.jsonl (lines of {RECORD_SHAPE})")
     entries = read_benchmark(opts.benchmark)
     bank, with_sqa = _selection(release, opts, entries, opts.benchmark)
     seed = opts.seed if opts.seed is not None else int(release.config.get("seed", 0))
-    histories = int(release.config.get("contexts_per_length", 10))
-    orders = sqa_orders(len(entries), histories, opts.sqa_turns, seed) if with_sqa else []
+    histories = int(release.config.get("contexts_per_length", 10))  # M SQA histories, like M contexts per length
+    orders = sqa_orders(len(entries), histories, seed) if with_sqa else []
     questions = [render_question(entry.record) for entry in entries]
     answers = [str(entry.record.answer) for entry in entries]
     for target, entry in enumerate(entries):
         question = questions[target]
         conditions: list[tuple[str, list[dict]]] = [(row["id"], messages(question, context=row["text"])) for row in bank]
         for j, order in enumerate(orders):
-            history = sqa_history(questions, answers, order, target, opts.sqa_turns)
-            conditions.append((context_id("SQA", opts.sqa_turns, j), messages(question, history=history)))
+            conditions.append((context_id("SQA", SQA_TURNS, j), messages(question, history=sqa_history(questions, answers, order, target))))
         yield {"id": entry.record.key, "context": None, "request": {"messages": messages(question)}}
         for cid, msgs in sorted(conditions, key=lambda c: c[0]):
             yield {"id": entry.record.key, "context": cid, "request": {"messages": msgs}}

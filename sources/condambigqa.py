@@ -15,9 +15,9 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
-from ctxrobust.canonical import sha256_file
 from ctxrobust.errors import CtxRobustError
-from sources.facts import Fact, Provenance, Scope, json_records
+from sources.facts import Fact, Provenance, Scope
+from sources.records import Located, object_list, read_records, text_field
 
 
 class Property(BaseModel):
@@ -35,25 +35,14 @@ class Passage(BaseModel):
     text: str
 
 
-class CondAmbigQARecord(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-    snapshot: str
-    sha256: str
-    line: int | None
-    index: int | None
+class CondAmbigQARecord(Located):
     upstream_id: str
     question: str
     properties: tuple[Property, ...]
     ctxs: tuple[Passage, ...]
 
-
-def _text(obj: dict, field: str, where: str) -> str:
-    value = obj.get(field)
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        value = str(value)
-    if not isinstance(value, str) or not value.strip():
-        raise CtxRobustError(f"{where}: field {field!r} must be a non-empty string")
-    return value.strip()
+    def answer_provenance(self, prop: Property, answer: str) -> Provenance:
+        return self.provenance(self.upstream_id, f"properties[{prop.position}].groundtruth", answer)
 
 
 def _answers(value, where: str) -> tuple[str, ...]:
@@ -69,50 +58,28 @@ def _answers(value, where: str) -> tuple[str, ...]:
 
 def read_file(path: Path, snapshot: str | None = None, sha256: str | None = None) -> list[CondAmbigQARecord]:
     """Every record of a user-supplied CondAmbigQA file; errors name the file and line."""
-    path = Path(path)
-    snapshot = snapshot or path.name
-    sha256 = sha256 or sha256_file(path)
-    records = []
-    for line, index, obj in json_records(path, snapshot):
-        where = f"{snapshot}:{line}" if line is not None else f"{snapshot} record {index}"
-        props_raw = obj.get("properties")
-        if not isinstance(props_raw, list):
-            raise CtxRobustError(f"{where}: field 'properties' must be a list of {{condition, groundtruth, ...}}; not a CondAmbigQA record")
-        properties = []
-        for position, prop in enumerate(props_raw):
-            prop_where = f"{where}: properties[{position}]"
-            if not isinstance(prop, dict):
-                raise CtxRobustError(f"{prop_where}: must be an object")
-            properties.append(
+    return [
+        CondAmbigQARecord(
+            **located.model_dump(),
+            upstream_id=text_field(obj, "id", where),
+            question=text_field(obj, "question", where),
+            properties=tuple(
                 Property(
                     position=position,
-                    condition=_text(prop, "condition", prop_where),
+                    condition=text_field(prop, "condition", prop_where),
                     groundtruth=_answers(prop.get("groundtruth"), prop_where),
                     condition_citations=json.dumps(prop.get("condition_citations"), sort_keys=True),
                     answer_citations=json.dumps(prop.get("answer_citations"), sort_keys=True),
                 )
-            )
-        ctxs_raw = obj.get("ctxs", [])
-        if not isinstance(ctxs_raw, list):
-            raise CtxRobustError(f"{where}: field 'ctxs' must be a list of {{title, text}}")
-        ctxs = []
-        for position, ctx in enumerate(ctxs_raw):
-            if not isinstance(ctx, dict):
-                raise CtxRobustError(f"{where}: ctxs[{position}] must be an object")
-            ctxs.append(Passage(title=str(ctx.get("title", "")), text=str(ctx.get("text", ""))))
-        records.append(
-            CondAmbigQARecord(
-                snapshot=snapshot,
-                sha256=sha256,
-                line=line,
-                index=index,
-                upstream_id=_text(obj, "id", where),
-                question=_text(obj, "question", where),
-                properties=tuple(properties),
-                ctxs=tuple(ctxs),
-            )
+                for position, prop_where, prop in object_list(obj, "properties", where, "{condition, groundtruth, ...} (not a CondAmbigQA record?)")
+            ),
+            ctxs=tuple(
+                Passage(title=str(ctx.get("title", "")), text=str(ctx.get("text", "")))
+                for _, _, ctx in object_list(obj, "ctxs", where, "{title, text}", required=False)
+            ),
         )
-    return records
+        for located, where, obj in read_records(path, snapshot, sha256)
+    ]
 
 
 def facts(record: CondAmbigQARecord) -> list[Fact]:
@@ -124,15 +91,7 @@ def facts(record: CondAmbigQARecord) -> list[Fact]:
             scope=Scope(condition=prop.condition),
             value=prop.groundtruth[0],
             alternatives=prop.groundtruth[1:],
-            provenance=Provenance(
-                snapshot=record.snapshot,
-                sha256=record.sha256,
-                line=record.line,
-                index=record.index,
-                upstream_id=record.upstream_id,
-                field=f"properties[{prop.position}].groundtruth",
-                value=prop.groundtruth[0],
-            ),
+            provenance=record.answer_provenance(prop, prop.groundtruth[0]),
         )
         for prop in record.properties
     ]

@@ -62,38 +62,3 @@ class Fact(BaseModel):
     alternatives: tuple[str, ...] = ()
     provenance: Provenance
 
-
-def json_records(path, snapshot: str) -> list[tuple[int | None, int | None, dict]]:
-    """(line, index, object) for each record of a JSON Lines file or a JSON array file.
-
-    JSON Lines records carry their 1-based line, array records their 0-based
-    index: the locator a Provenance names.
-    """
-    import json
-
-    from ctxrobust.errors import CtxRobustError
-
-    text = open(path, encoding="utf-8").read()
-    if text.lstrip().startswith("["):
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise CtxRobustError(f"{snapshot}:{exc.lineno}: not valid JSON ({exc.msg})") from None
-        out = []
-        for index, obj in enumerate(data):
-            if not isinstance(obj, dict):
-                raise CtxRobustError(f"{snapshot}: record {index} is not a JSON object")
-            out.append((None, index, obj))
-        return out
-    out = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise CtxRobustError(f"{snapshot}:{number}: not valid JSON ({exc.msg}); fix or remove the line") from None
-        if not isinstance(obj, dict):
-            raise CtxRobustError(f"{snapshot}:{number}: not a JSON object")
-        out.append((number, None, obj))
-    return out

@@ -6,9 +6,9 @@ Two snapshots:
 - `gsm8k/train.jsonl`: GSM8K training split with worked solutions:
   {question, answer: "...#### <final answer>"}.
 A pool problem is joined to the training line whose question is the same string
-byte for byte. A pool question with no such line, with several, or whose
-solution's final answer differs from the pool's answer is reported as unjoined
-(never guessed) and is not a base problem.
+byte for byte. A pool question with no such line, with several, whose solution's
+final answer differs from the pool's answer, or that repeats an earlier pool
+question is reported as unjoined (never guessed) and is not a base problem.
 """
 from __future__ import annotations
 
@@ -111,16 +111,20 @@ def join(pool: list[PoolRecord], solutions: list[SolutionRecord], pool_name: str
     for record in solutions:
         by_question.setdefault(record.question, []).append(record)
     problems, unjoined = [], []
+    first_line: dict[str, int] = {}
     for record in pool:
         pool_prov = Provenance(snapshot=pool_name, sha256=pool_sha, line=record.line, field="answer", value=record.answer)
         matches = by_question.get(record.question, [])
         reason = None
-        if not matches:
+        if record.question in first_line:
+            reason = f"same question as {base_id(first_line[record.question])} of {pool_name}"
+        elif not matches:
             reason = f"question not found verbatim in {train_name}"
         elif len(matches) > 1:
             reason = f"question occurs on {len(matches)} lines of {train_name} ({', '.join(str(m.line) for m in matches)})"
         elif not _same_answer(matches[0].final_answer, record.answer):
             reason = f"{train_name}:{matches[0].line} gives answer {matches[0].final_answer!r}, the pool {record.answer!r}"
+        first_line.setdefault(record.question, record.line)
         if reason:
             unjoined.append(Unjoined(id=base_id(record.line), question=record.question, reason=reason, pool=pool_prov))
             continue

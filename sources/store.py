@@ -206,12 +206,19 @@ class SnapshotStore:
         os.close(handle)
         return Path(name)
 
-    def _install(self, snap: Snapshot, temp: Path, target: Path, where: str, failure: _Failure, actual: str) -> bool:
+    def _install(self, snap: Snapshot, temp: Path, target: Path, where: str, failure: _Failure, actual: str, mismatch: str) -> bool:
+        """Rename a verified temporary file into the cache; otherwise remove it and note why in `failure`."""
         if actual != snap.sha256:
             temp.unlink(missing_ok=True)
             failure.wrong = failure.wrong or (actual, where)
+            failure.tried.append(mismatch)
             return False
-        os.replace(temp, target)
+        try:
+            os.replace(temp, target)
+        except OSError as exc:  # e.g. a folder where the file belongs
+            temp.unlink(missing_ok=True)
+            failure.tried.append(f"cache {target}: could not be written ({exc.strerror or exc}); remove it or set {CACHE_ENV}=DIR")
+            return False
         self._remember(snap.name, target)
         return True
 
@@ -221,7 +228,7 @@ class SnapshotStore:
             return False
         source = self.mirror / snap.name
         if not source.is_file():
-            failure.tried.append(f"mirror {self.mirror}: not there")
+            failure.tried.append(f"mirror {self.mirror}: {'not there' if self.mirror.is_dir() else 'no such folder'}")
             return False
         temp = self._new_temp(target, failure)
         if temp is None:
@@ -232,10 +239,7 @@ class SnapshotStore:
             temp.unlink(missing_ok=True)
             failure.tried.append(f"mirror {source}: unreadable ({exc.strerror or exc})")
             return False
-        if self._install(snap, temp, target, "mirror", failure, actual):
-            return True
-        failure.tried.append(f"mirror {source}: sha256 {actual} (a different file from the pinned one)")
-        return False
+        return self._install(snap, temp, target, "mirror", failure, actual, f"mirror {source}: sha256 {actual} (a different file from the pinned one)")
 
     def _from_upstream(self, snap: Snapshot, target: Path, failure: _Failure) -> bool:
         from sources.fetch import fetch, upstream_remedy
@@ -258,9 +262,5 @@ class SnapshotStore:
             failure.tried.append(f"upstream: could not write {temp} ({exc.strerror or exc})")
             return False
         actual = sha256_file(temp)
-        if self._install(snap, temp, target, "upstream", failure, actual):
-            return True
-        failure.tried.append(
-            f"upstream: fetched bytes have sha256 {actual}; upstream data changed since it was pinned, use a mirror"
-        )
-        return False
+        mismatch = f"upstream: fetched bytes have sha256 {actual}; upstream data changed since it was pinned, use a mirror"
+        return self._install(snap, temp, target, "upstream", failure, actual, mismatch)

@@ -1,25 +1,36 @@
 """Releases for the publishing tests: a small pseudowords build, and hand-written release folders.
 
-A hand-written release is laid out exactly as `ctxrobust.release.build_release` lays one out
+A hand-written release is laid out as `ctxrobust.release.build_release` lays one out
 (canonical JSONL, Parquet copies, manifest.json, README.md card, SHA256SUMS), with rows the
-tests write themselves; it lets the publishing code be tested on nested fields and on
-manifests with sources, failed checks and exclusions, independently of any builder.
+tests write themselves; it lets the publishing code be tested on nested fields, empty files
+and manifests with sources, failed checks and exclusions, independently of any builder.
 """
 from __future__ import annotations
 
 from pathlib import Path
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
-from ctxrobust.canonical import dumps_pretty, iter_jsonl, sha256_file, write_jsonl
+from ctxrobust.canonical import dumps_pretty, sha256_file, write_jsonl
 from ctxrobust.card import render_card
-from ctxrobust.release import CARD, MANIFEST, build_release, write_parquet, write_sums
+from ctxrobust.release import CARD, MANIFEST, build_release, write_sums
 
 SMALL_PSEUDOWORDS = {"vocabulary_size": 2000, "lengths": [10, 40], "contexts_per_length": 3, "kinds": ["CHA", "TOK"]}
+PARQUET_OPTIONS = {"compression": "zstd", "write_statistics": False, "store_schema": False}
 
 
 def build_pseudowords(out_root: Path, version: str = "0.0.1", **overrides) -> Path:
     return build_release("pseudowords", version, {**SMALL_PSEUDOWORDS, **overrides}, out_root, None).path
+
+
+def write_parquet(rows: list[dict], path: Path, schema: pa.Schema | None) -> None:
+    """The Parquet copy; an empty one has the given columns and no row group (as `datasets` needs to read it)."""
+    if rows:
+        pq.write_table(pa.Table.from_pylist(rows, schema=schema), path, **PARQUET_OPTIONS)
+    else:
+        pq.ParquetWriter(path, schema, **PARQUET_OPTIONS).close()
 
 
 def write_release(
@@ -28,12 +39,14 @@ def write_release(
     version: str,
     files: dict[str, list[dict]],
     *,
+    columns: dict[str, pa.Schema] | None = None,
     notes: dict | None = None,
     validators: dict | None = None,
     sources: list[dict] | None = None,
     config: dict | None = None,
 ) -> Path:
-    """Write a release folder `root/<dataset>/<version>/` holding `files` ({"main.jsonl": rows, ...})."""
+    """Write a release folder `root/<dataset>/<version>/` holding `files` ({"main.jsonl": rows, ...});
+    `columns` gives the Arrow schema of a file's Parquet copy (needed for an empty file)."""
     folder = Path(root) / dataset / version
     folder.mkdir(parents=True)
     entries, parquet = [], []
@@ -42,7 +55,7 @@ def write_release(
         count = write_jsonl(path, rows)
         entries.append({"name": name, "sha256": sha256_file(path), "bytes": path.stat().st_size, "rows": count, "schema": f"{dataset}.{name[:-6]}"})
         pq_path = folder / (name[: -len(".jsonl")] + ".parquet")
-        write_parquet([row for _, row in iter_jsonl(path)], pq_path, name)
+        write_parquet(sorted(rows, key=lambda row: row["id"]), pq_path, (columns or {}).get(name))
         parquet.append({"name": pq_path.name, "sha256": sha256_file(pq_path), "bytes": pq_path.stat().st_size, "rows": count, "from": name})
     manifest = {
         "dataset": dataset,
@@ -88,7 +101,7 @@ def nested_rows(n: int, salt: str = "") -> list[dict]:
     return rows
 
 
-MISLEADQA_FILES = ("main.jsonl", "condition.jsonl", "audit_sample.jsonl")
+NESTED_COLUMNS = pa.Table.from_pylist(nested_rows(3)).schema  # the columns every nested file has, rows or not
 
 
 @pytest.fixture(scope="session")
@@ -98,13 +111,14 @@ def pseudowords_release(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="session")
 def nested_release(tmp_path_factory) -> Path:
-    """A hand-written misleadqa-named release with nested fields, a source snapshot and an exclusion note."""
+    """A hand-written misleadqa-named release with nested fields, an empty file, a source snapshot and an exclusion note."""
     root = tmp_path_factory.mktemp("nested-releases")
     return write_release(
         root,
         "misleadqa",
         "0.0.1",
-        {"main.jsonl": nested_rows(7), "condition.jsonl": nested_rows(3, "-c"), "audit_sample.jsonl": nested_rows(2, "-a")},
+        {"main.jsonl": nested_rows(7), "condition.jsonl": [], "audit_sample.jsonl": nested_rows(2, "-a")},
+        columns={"main.jsonl": NESTED_COLUMNS, "condition.jsonl": NESTED_COLUMNS, "audit_sample.jsonl": NESTED_COLUMNS},
         notes={"excluded": {"fred": 2, "situatedqa": 5}, "items": {"main": 7}},
         sources=[{"name": "fred/STTMINWGNE.csv", "sha256": "ab" * 32}],
         validators={"balance": {"passed": True, "failures": 0}, "span_replay": {"passed": True, "failures": 0}},

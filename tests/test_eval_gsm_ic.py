@@ -189,7 +189,7 @@ def test_summary_is_the_mean_over_models(mini_report):
 
 
 def test_report_shape_and_intervals(mini_report, mini):
-    assert set(mini_report) == {"dataset", "release", "predictions", "models", "summary"}
+    assert set(mini_report) == {"dataset", "release", "predictions", "settings", "models", "summary"}
     assert mini_report["dataset"] == "gsm-ic"
     assert mini_report["release"] == {"version": "0.0.1", "manifest_sha256": mini.manifest_sha256()}
     block = mini_report["predictions"]
@@ -206,6 +206,56 @@ def test_report_shape_and_intervals(mini_report, mini):
     assert mini_report["models"]["alpha"]["metrics"]["micro.number=out_range"]["ci"] == [1.0, 1.0]
 
 
+def test_settings_record_seed_replicates_and_variant_counts(mini_report):
+    settings = mini_report["settings"]
+    assert (settings["seed"], settings["replicates"]) == (0, 200)
+    assert settings["interval"]["level"] == 0.95 and settings["interval"]["resampled"] == "base problems"
+    # all variants: b1 3, b2 2, b3 4; GSM-IC-4K: b1 1 (v11), b2 2 (v21 v22), b3 2 (v31 v32)
+    assert settings["scopes"] == {
+        "all": {"metric_prefix": "", "variants": 9, "base_problems": 3, "variants_per_base": [2, 4], "macro_at_most_micro_guaranteed": False},
+        "4k": {"metric_prefix": "4k.", "variants": 5, "base_problems": 3, "variants_per_base": [1, 2], "macro_at_most_micro_guaranteed": False},
+    }
+
+
+def _percentile(values, p):
+    """Linear interpolation between order statistics (numpy's default), written out."""
+    ordered = sorted(values)
+    h = (len(ordered) - 1) * p
+    low = int(h)
+    high = min(low + 1, len(ordered) - 1)
+    return float(ordered[low] + (h - low) * (ordered[high] - ordered[low]))
+
+
+def test_bootstrap_intervals_worked_by_hand_with_an_undefined_replicate(mini, tmp_path):
+    # seed 1, 8 replicates: each replicate draws 3 base problems (0 = b1, 1 = b2, 2 = b3) with replacement
+    draws = [[1, 1, 2], [2, 0, 0], [2, 2, 0], [0, 2, 1], [0, 2, 0], [1, 1, 1], [0, 0, 2], [2, 2, 1]]
+    assert np.random.default_rng(1).integers(0, 3, size=(8, 3)).tolist() == draws  # the documented draw rule
+    report = score(mini, write_predictions(tmp_path / "p.jsonl", ALPHA), {"seed": 1, "replicates": 8})
+    metrics = report["models"]["alpha"]["metrics"]
+    # alpha per base problem (right, counted): micro (3, 3) (1, 2) (3, 4); base problems (1, 1) (1, 1) (0, 1);
+    # role=nonoverlapped macro: b1 solved (v12 v13), b2 has no such variant, b3 not solved (v33 wrong)
+    micro = {0: (3, 3), 1: (1, 2), 2: (3, 4)}
+    base = {0: (1, 1), 1: (1, 1), 2: (0, 1)}
+    nonoverlapped = {0: (1, 1), 1: (0, 0), 2: (0, 1)}
+
+    def replicate(counts, drawn):
+        num, den = sum(counts[b][0] for b in drawn), sum(counts[b][1] for b in drawn)
+        return F(num, den) if den else None
+
+    micro_reps = [replicate(micro, d) for d in draws]
+    assert micro_reps[:2] == [F(5, 8), F(9, 10)]  # b2 b2 b3: (1+1+3)/(2+2+4); b3 b1 b1: (3+3+3)/(4+3+3)
+    nonoverlapped_reps = [replicate(nonoverlapped, d) for d in draws]
+    assert nonoverlapped_reps[5] is None  # b2 three times: no nonoverlapped variant drawn, undefined
+    normalised = [None if replicate(base, d) in (None, 0) else replicate(micro, d) / replicate(base, d) for d in draws]
+    for name, reps in (("micro", micro_reps), ("macro.role=nonoverlapped", nonoverlapped_reps), ("normalised.micro", normalised)):
+        defined = [r for r in reps if r is not None]
+        assert metrics[name]["ci"] == pytest.approx([_percentile(defined, 0.025), _percentile(defined, 0.975)], abs=1e-12), name
+    # written out: b3 | b1 b1 b3 | b3 b3 b1 | b1 b3 | b1 b3 b1 | (none) | b1 b1 b3 | b3 b3
+    assert nonoverlapped_reps == [0, F(2, 3), F(1, 3), F(1, 2), F(2, 3), None, F(2, 3), 0]
+    # 7 defined replicates: 2.5% at position 0.15 -> 0; 97.5% at position 5.85 -> between 2/3 and 2/3
+    assert metrics["macro.role=nonoverlapped"]["ci"] == pytest.approx([0.0, 2 / 3], abs=1e-12)
+
+
 def test_no_replicates_gives_no_intervals(mini, tmp_path):
     predictions = write_predictions(tmp_path / "p.jsonl", ALPHA)
     report = score(mini, predictions, {"replicates": 0})
@@ -220,8 +270,8 @@ def test_same_inputs_and_seed_give_identical_bytes_whatever_the_row_order(mini, 
     shuffled = [rows[i] for i in np.random.default_rng(3).permutation(len(rows))]
     other = score(mini, write_predictions(tmp_path / "b.jsonl", shuffled), {"seed": 7, "replicates": 300})
     assert dumps(other["models"]) == dumps(first["models"])
-    reseeded = score(mini, write_predictions(tmp_path / "a.jsonl", rows), {"seed": 8, "replicates": 300})
-    assert dumps(reseeded["models"]) != dumps(first["models"])  # intervals move with the seed
+    few = [score(mini, write_predictions(tmp_path / "a.jsonl", rows), {"seed": seed, "replicates": 10})["models"] for seed in (7, 8)]
+    assert dumps(few[0]) != dumps(few[1])  # intervals move with the seed
 
 
 def test_report_bytes_do_not_depend_on_the_hash_seed(mini, tmp_path):
@@ -283,6 +333,13 @@ def test_tied_self_consistency_vote_is_seeded(mini, tmp_path):
     outcomes = {seed: round(base_accuracy(seed), 9) for seed in range(30)}
     assert set(outcomes.values()) == {round(1 / 3, 9), round(2 / 3, 9)}  # both tied answers win for some seeds
     assert all(round(base_accuracy(seed), 9) == outcomes[seed] for seed in range(5))
+    # a model's tie-breaks come from its own stream: other models in the file (sorting before it, with
+    # ties of their own) change nothing
+    others = _samples("aardvark", "b1", ["12", "11"]) + _samples("aardvark", "b2", ["1", "2", "3"])
+    crowded = write_predictions(tmp_path / "crowded.jsonl", others + rows)
+    for seed in range(8):
+        report = score(mini, crowded, {"seed": seed, "replicates": 0})
+        assert round(report["models"]["alpha"]["metrics"]["accuracy.base"]["estimate"], 9) == outcomes[seed]
 
 
 # ------------------------------------------------------------------ identities on random predictions
@@ -352,6 +409,9 @@ def test_macro_at_most_micro_when_base_problems_have_equal_variant_counts(tmp_pa
     rng = np.random.default_rng(seed)
     release, path, _, _ = _random_case(tmp_path, rng, balanced=True)
     report = score(release, path, {"seed": seed, "replicates": 0})
+    assert report["settings"]["scopes"]["all"]["variants_per_base"] == [6, 6]
+    assert report["settings"]["scopes"]["all"]["macro_at_most_micro_guaranteed"] is True
+    assert "Every base problem has 6 variant(s) here, so macro <= micro." in render_markdown(report)
     for model in report["models"].values():
         m = {k: v["estimate"] for k, v in model["metrics"].items()}
         assert m["macro"] <= m["micro"] + 1e-12
@@ -391,15 +451,14 @@ def test_every_bad_line_is_reported_by_number(mini, tmp_path, capsys):
     report = score(mini, path, {"replicates": 0})
     problems = report["predictions"]["problems"]
     by_line = {p["line"]: p["message"] for p in problems if p["line"] is not None}
-    assert sorted(by_line) == [2, 3, 4, 5, 6, 7, 8, 9]
-    assert "not valid JSON" in by_line[2]
-    assert "response" in by_line[3]
-    assert "unknown id 'nope'" in by_line[4]
-    assert "duplicate" in by_line[5] and "line 1" in by_line[5]
-    assert "missing field 'model'" in by_line[6]
-    assert "unknown field 'extra'" in by_line[7]
-    assert "exactly one" in by_line[8]
-    assert "sample" in by_line[9]
+    expected = {
+        2: "not valid JSON", 3: "field 'response': Input should be a valid string", 4: "unknown id 'nope'",
+        5: "duplicate row (same key as line 1)", 6: "missing field 'model'", 7: "unknown field 'extra'",
+        8: "exactly one of 'response' (raw text) or 'answer'", 9: "field 'sample': Input should be greater than or equal to 0",
+    }
+    assert sorted(by_line) == sorted(expected)
+    for line, message in expected.items():
+        assert message in by_line[line], line
     file_level = [p["message"] for p in problems if p["line"] is None]
     assert any("2 of 3 base problem(s)" in msg for msg in file_level)  # b2, b3 missing for alpha
     # only v11 (of GSM-IC-4K) answered: the model is scored on GSM-IC-4K, 4 of its 5 variants missing
@@ -451,16 +510,26 @@ def test_cli_writes_json_markdown_and_html(mini, tmp_path):
 # ------------------------------------------------------------------ renderings
 
 
-def test_markdown_lays_out_tables_3_and_4(mini_report):
+def test_markdown_lays_out_tables_2_3_and_4(mini_report):
     text = render_markdown(mini_report)
-    assert "| Model | Micro 2 | Micro >2 | Micro all | Micro Norm | Macro 2 | Macro >2 | Macro all | Macro Norm |" in text
+    # Table 2: one column per model
+    assert "|  | alpha | beta |\n|---|---|---|\n| Accuracy | 66.7 | 66.7 |\n| 95% CI | [0.0, 100.0] | [0.0, 100.0] |\n| n base problems | 3 | 3 |" in text
+    assert ("| Model | Micro 2 Steps | Micro >2 Steps | Micro Overall | Micro Norm | Macro 2 Steps | Macro >2 Steps | Macro Overall | Macro Norm |"
+            in text)
     # alpha on all variants, in percent: 80.0 75.0 77.8 116.7 | 50.0 0.0 33.3 50.0
     assert "| alpha | 80.0 | 75.0 | 77.8 | 116.7 | 50.0 | 0.0 | 33.3 | 50.0 |" in text
+    assert ("| Model | Micro Topic In | Micro Topic Off | Micro Role Overlap Yes | Micro Role Overlap No | Micro Num. Range In | Micro Num. Range Out "
+            "| Macro Topic In | Macro Topic Off | Macro Role Overlap Yes | Macro Role Overlap No | Macro Num. Range In | Macro Num. Range Out |") in text
     # alpha by factor on all variants: micro 80.0 75.0 80.0 75.0 60.0 100.0, macro 66.7 66.7 66.7 50.0 33.3 100.0
     assert "| alpha | 80.0 | 75.0 | 80.0 | 75.0 | 60.0 | 100.0 | 66.7 | 66.7 | 66.7 | 50.0 | 33.3 | 100.0 |" in text
     # beta on GSM-IC-4K: micro 66.7 0.0 40.0 60.0 | macro 50.0 0.0 33.3 50.0
     assert "| beta | 66.7 | 0.0 | 40.0 | 60.0 | 50.0 | 0.0 | 33.3 | 50.0 |" in text
-    assert "Mean over models" in text and "SC recall" in text
+    assert "SC recall" in text and "200 replicates, seed 0" in text
+    # the mean row only where several models have figures: GSM-IC-4K, not the all-variants tables (alpha only)
+    four_k, full = text.split("## GSM-IC, all variants")[0], text.split("## GSM-IC, all variants", 1)[1]
+    assert "Mean over models" in four_k and "Mean over models" not in full
+    assert "Base problems have 2 to 4 variants here, so macro <= micro is not guaranteed" in full
+    assert "Base problems have 1 to 2 variants here" in four_k
 
 
 def test_html_is_self_contained_with_plots(mini_report):
@@ -478,6 +547,7 @@ SCHEMA_EXAMPLES = [
     ({"model": "m", "id": "x", "answer": "3"}, True),
     ({"model": "m", "id": "x", "answer": 3}, True),
     ({"model": "m", "id": "x", "answer": 2.5, "sample": 4}, True),
+    ({"model": "m", "id": "x", "answer": 2.5, "sample": 4.0}, True),  # JSON Schema: 4.0 is an integer
     ({"model": "m", "id": "x", "answer": None}, True),
     ({"model": "m", "id": "x", "response": "", "sample": 0}, True),
     ({"model": "m", "id": "x"}, False),

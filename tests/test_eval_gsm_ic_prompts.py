@@ -90,3 +90,10 @@ def test_cli_writes_the_requests(release, tmp_path):
     again = tmp_path / "again.jsonl"
     assert main(["prompts", str(release.path), "--instruction", "-o", str(again)]) == 0
     assert again.read_bytes() == out.read_bytes()
+
+
+def test_a_malformed_release_is_one_clear_error(release):
+    variants = release.path / "variants.jsonl"
+    variants.write_text(variants.read_text(encoding="utf-8").replace('"new_question":"Variant 1 of b2. How many?",', ""), encoding="utf-8")
+    with pytest.raises(CtxRobustError, match=r"variants.jsonl: item 'b2-v1': no 'new_question' text; .* rebuild it"):
+        list(prompts(release, {}))

@@ -179,7 +179,7 @@ def test_point_estimates_by_hand(mini):
     assert est(s, "RLR.F") == pytest.approx((5 / 8 + 1) / 2)
     assert est(s, "delta.RLR") == pytest.approx((1 / 2 + 1 / 2) / 2)
     assert est(s, "group.situatedqa.time.LR.S") is None  # undefined for a model -> undefined mean
-    assert s["LR.S"]["ci"] is None and est(s, "bootstrap.replicates") == 0
+    assert s["LR.S"]["ci"] is None and report["parameters"]["replicates"] == 0
 
     # the condition supplement is scored separately, for m1 only (m2 has no row there)
     assert (est(m1, "supplement.size.B"), est(m1, "supplement.LR.S"), est(m1, "supplement.RLR.F")) == (1, 1, 0.5)
@@ -203,6 +203,97 @@ def test_point_estimates_by_hand(mini):
     assert report["predictions"]["excluded"] == 0 and report["predictions"]["rows"] == 48 + 48 + 8 + 47
 
 
+# each response classified by hand (g gold, l lure, a abstain E, o other distractor, i invalid or missing),
+# conditions in CONDS order; gold and lure letters as in MAIN / SUPPLEMENT
+HAND = {
+    ("m1", "original"): {"q1": "ggllglgl", "q2": "ggglggll", "q3": "gillgggl", "q4": "agllgggl", "q5": "ggalgggl", "q6": "ggoggggl",
+                         "c1": "ggllgggl"},
+    ("m1", "cf"): {"q1": "ggalgaal", "q2": "glalggaa", "q3": "ggalggaa", "q4": "agalggaa", "q5": "ogalggaa", "q6": "ggolgogg"},
+    ("m2", "original"): {"q1": "lgllgggl", "q2": "oiglggll", "q3": "igllgggl", "q4": "igllgggl", "q5": "agalgggl", "q6": "ggllglll"},
+}
+
+
+def hand_share(model: str, prompt: str, name: str) -> tuple[Fraction | None, int]:
+    """An outcome share "[supplement.][cf.]outcome.<all|B|A>.<condition>.<outcome>" counted from HAND."""
+    parts = name.split(".")
+    split = "condition" if parts[0] == "supplement" else "main"
+    parts = parts[1:] if split == "condition" else parts
+    subset, condition, outcome = parts[-3], parts[-2], parts[-1]
+    original = HAND[(model, "original")]
+    ids = [i for i in original if (i in SUPPLEMENT) == (split == "condition")]
+    b = [i for i in ids if original[i][0] == "g"]
+    members = {"all": ids, "B": b, "A": [i for i in b if original[i][1] == "g"]}[subset]
+    columns = {"S_with_G": ["G+S", "S+G"], "F_with_G": ["G+F", "F+G"]}.get(condition, [condition])
+    codes = [HAND[(model, prompt)][i][CONDS.index(c)] for i in members for c in columns]
+    if not codes:
+        return None, 0
+    return Fraction(codes.count("glaoi"["gold lure abstain other invalid".split().index(outcome)]), len(codes)), len(members)
+
+
+def test_every_outcome_share_against_hand_classified_responses(mini):
+    release, predictions = mini
+    report = misleadqa.score(release, predictions, {"replicates": 0, "min_clusters": 1})
+    checked = 0
+    for model in ("m1", "m2"):
+        for name, value in report["models"][model]["metrics"].items():
+            if ".outcome." in f".{name}":
+                prompt = "cf" if name.split(".")[0] == "cf" or name.startswith("supplement.cf.") else "original"
+                share, n = hand_share(model, prompt, name)
+                assert value["estimate"] == (None if share is None else pytest.approx(float(share), abs=1e-12)), (model, name)
+                assert value["n"] == n, (model, name)
+                checked += 1
+    assert checked == 2 * 5 * (2 + 4 + 6) + 5 * (1 + 2 + 6) + 5 * (2 + 4 + 6)  # main both models, m1 CF, m1 supplement
+    s = report["summary"]["metrics"]
+    for name in ("outcome.A.F+G.lure", "outcome.B.S.abstain", "outcome.all.none.invalid", "outcome.A.S_with_G.gold"):
+        both = [hand_share(m, "original", name)[0] for m in ("m1", "m2")]
+        assert est(s, name) == pytest.approx(float(sum(both) / 2), abs=1e-12) and s[name]["n"] == 2
+
+
+def test_cf_comparison_uses_the_same_models_for_both_prompts(mini):
+    release, predictions = mini
+    report = misleadqa.score(release, predictions, {"replicates": 0, "min_clusters": 1})
+    s, m1 = report["summary"]["metrics"], report["models"]["m1"]["metrics"]
+    # only m1 has CF rows: Table 21's original rows are m1's, not the two-model means of Table 14
+    assert est(s, "cf.original.outcome.B.S.lure") == pytest.approx(2 / 5) and s["cf.original.outcome.B.S.lure"]["n"] == 1
+    assert est(s, "outcome.B.S.lure") == pytest.approx((2 / 5 + 1) / 2)
+    assert est(s, "cf.original.outcome.A.F_with_G.lure") == pytest.approx(5 / 8) and est(s, "cf.outcome.A.F_with_G.lure") == pytest.approx(1 / 8)
+    assert est(m1, "cf.kept.A_common") == pytest.approx(3 / 4) and m1["cf.kept.A_common"]["n"] == 4  # Table 23
+    md = misleadqa.render_markdown(report)
+    table21 = md.split("## Table 21")[1].split("## ")[0]
+    assert "| S alone | Original | 20.00 | 40.00 | 20.00 | 20.00 | 0.00 |" in table21 and "1 model(s) with CF rows (m1)" in table21
+    assert "| m1 | 4 | 3 | 75.00 |" in md.split("## Table 23")[1]
+
+
+def test_cf_run_without_its_no_context_rerun(mini, tmp_path):
+    release, _ = mini
+    no_rerun = {i: [None] + r[1:] for i, r in M1_CF.items()}
+    partial = {**no_rerun, "q1": M1_CF["q1"]}
+    for table, problems in ((no_rerun, 0), (partial, 1)):
+        path = tmp_path / "cf.jsonl"
+        path.write_text("\n".join(prediction_lines("m1", M1) + prediction_lines("m1", table, "cf")) + "\n", encoding="utf-8")
+        report = misleadqa.score(release, path, {"replicates": 0, "min_clusters": 1})
+        assert len(report["predictions"]["problems"]) == problems  # the rerun is optional, but all or nothing (App. D.5)
+        assert est(report["models"]["m1"]["metrics"], "cf.outcome.B.S.abstain") == pytest.approx(4 / 5)
+    assert "5 (item, condition) pair(s) missing" in report["predictions"]["problems"][0]["message"]
+    assert est(report["models"]["m1"]["metrics"], "cf.none_agreement") == 1 and report["models"]["m1"]["metrics"]["cf.none_agreement"]["n"] == 1
+
+
+@pytest.mark.parametrize("options, message", [
+    ({"seed": -1}, "--seed -1: input should be greater than or equal to 0"),
+    ({"min_clusters": -3}, "--min-clusters -3: input should be greater than or equal to 0"),
+    ({"replicates": -1}, "--replicates -1: input should be greater than or equal to 0"),
+    ({"replicates": "many"}, "--replicates 'many': input should be a valid integer"),
+    ({"export": "out.csv"}, "--export applies to pseudowords releases only"),
+])
+def test_bad_options_are_one_clear_line(mini, options, message):
+    from ctxrobust.errors import CtxRobustError
+
+    release, predictions = mini
+    with pytest.raises(CtxRobustError) as caught:
+        misleadqa.score(release, predictions, options)
+    assert str(caught.value).startswith(message) and "\n" not in str(caught.value)
+
+
 def test_lenient_letters_change_subsets_and_are_counted(mini):
     release, predictions = mini
     strict = misleadqa.score(release, predictions, {"replicates": 0, "min_clusters": 1})
@@ -210,8 +301,8 @@ def test_lenient_letters_change_subsets_and_are_counted(mini):
     m2s, m2l = strict["models"]["m2"]["metrics"], lenient["models"]["m2"]["metrics"]
     assert est(m2s, "size.B") == 1 and est(m2l, "size.B") == 2  # "C." read as C, the gold of q3
     assert est(m2s, "responses.lenient_forms") == 0 and est(m2l, "responses.lenient_forms") == 1
-    assert est(lenient["summary"]["metrics"], "responses.lenient_letters") == 1.0
-    assert est(strict["summary"]["metrics"], "responses.lenient_letters") == 0.0
+    assert lenient["parameters"]["lenient_letters"] is True and strict["parameters"]["lenient_letters"] is False
+    assert "'B.' / '(B)'" in misleadqa.render_markdown(lenient) and "a single letter A-E only" in misleadqa.render_markdown(strict)
 
 
 # ------------------------------------------------------------------------------------------- bootstrap
@@ -312,15 +403,17 @@ def test_models_below_the_cluster_rule_leave_inference(mini):
     assert est(s, "inference.models") == 1 and s["LR.S"]["n"] == 1 and est(s, "LR.S") == pytest.approx(2 / 5)
     assert m2["LR.S"]["ci"] is None and m1["LR.S"]["ci"] is not None
     assert est(s, "bootstrap.undefined.LR.S") == 0  # m1 alone: its B_m spans four of the five clusters
+    md = misleadqa.render_markdown(report)
+    assert "| m2 * | 1 | 1 |" in md and "| m1 | 5 | 4 |" in md and "* A_m covers fewer than 2 source clusters" in md
 
 
 def test_default_settings_are_the_papers(mini):
     release, predictions = mini
     report = misleadqa.score(release, predictions, {"min_clusters": 1})
     s = report["summary"]["metrics"]
-    assert (est(s, "bootstrap.replicates"), est(s, "bootstrap.seed"), est(s, "bootstrap.units.clusters"), est(s, "bootstrap.units.dependency_groups")) == (10000, 2027, 5, 3)
-    assert (est(s, "bootstrap.level.primary"), est(s, "bootstrap.level.other")) == (0.975, 0.95)
-    assert est(s, "inference.min_clusters") == 1
+    assert report["parameters"] == {"replicates": 10000, "seed": 2027, "lenient_letters": False, "min_clusters": 1, "levels": {"primary": 0.975, "other": 0.95}}
+    assert (est(s, "bootstrap.units.clusters"), est(s, "bootstrap.units.dependency_groups")) == (5, 3)
+    assert "Cluster bootstrap: 10000 replicates, seed 2027, 5 source clusters" in misleadqa.render_markdown(report)
     # P(q6's cluster never drawn) = (4/5)^5: about a third of 10,000 replicates leave m2 undefined
     assert 3000 < est(s, "bootstrap.undefined.LR.S") < 3600
 
@@ -442,7 +535,8 @@ def test_clean_file_passes_strict_and_reports_are_byte_identical(mini, tmp_path)
         outputs.append(out.read_bytes())
     assert outputs[0] == outputs[1]
     report = json.loads(outputs[0])
-    assert set(report) == {"dataset", "release", "predictions", "models", "summary"}
+    assert set(report) == {"dataset", "release", "parameters", "predictions", "models", "summary"}
+    assert report["parameters"]["replicates"] == 300 and report["parameters"]["seed"] == 2027
     assert set(report["release"]) == {"version", "manifest_sha256"} and set(report["summary"]) == {"metrics"}
     for block in [report["summary"]] + list(report["models"].values()):
         for name, value in block["metrics"].items():
@@ -462,19 +556,10 @@ def test_markdown_and_html_reports(mini, tmp_path):
     assert "| m1 | 5 | 4 | 20.00 | 40.00 | 80.00 | 40.00 | 12.50 | 62.50 | 50.00 |" in md
     assert "| Mean |  |  | 10.00 | 70.00 | 90.00 | 20.00 | 31.25 | 81.25 | 50.00 |" in md
     assert "| B_m | S alone |" in md and "Table 21" in md and "Table 17" in md
+    assert "## Problems in the predictions file" in md and "1 (item, condition) pair(s) missing" in md.split("## Problems")[1]
     page = misleadqa.render_html(report)
     assert page.startswith("<!DOCTYPE html>") and "data:image/png;base64," in page and "Table 26" in page
     assert "http://" not in page and "https://" not in page  # self-contained
-
-
-def test_score_rejects_options_of_other_datasets(mini):
-    release, predictions = mini
-    from ctxrobust.errors import CtxRobustError
-
-    with pytest.raises(CtxRobustError, match="--export"):
-        misleadqa.score(release, predictions, {"export": "out.csv"})
-    with pytest.raises(CtxRobustError, match="--replicates"):
-        misleadqa.score(release, predictions, {"replicates": -1})
 
 
 def test_release_without_main_split_is_one_clear_error(tmp_path):

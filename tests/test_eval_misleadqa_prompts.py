@@ -193,3 +193,21 @@ def test_percentile_intervals_match_numpy_and_skip_undefined():
 def test_unit_index_is_sorted_and_stable():
     index, units = cb.unit_index([("fred", "NE"), ("ambigdocs", "9"), ("fred", "NE"), ("fred", "IA")])
     assert units == [("ambigdocs", "9"), ("fred", "IA"), ("fred", "NE")] and index.tolist() == [2, 0, 2, 1]
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"contexts": {"G": NEBRASKA["contexts"]["G"]}}, "item 'fred-time-ne-1997': contexts: must hold G, S and F; rebuild the release"),
+    ({"lure": "C"}, "item 'fred-time-ne-1997': gold and lure are both C; rebuild the release"),
+    ({"options": {k: v for k, v in NEBRASKA["options"].items() if k != "E"}}, "item 'fred-time-ne-1997': options: must be exactly A-E"),
+    ({"cluster_id": None}, "item 'fred-time-ne-1997': cluster_id: Input should be a valid string"),
+])
+def test_a_damaged_release_item_is_one_clear_line(tmp_path, capsys, change, message):
+    folder = tmp_path / "release"
+    folder.mkdir()
+    (folder / "main.jsonl").write_text(json.dumps({**NEBRASKA, **change}, sort_keys=True) + "\n", encoding="utf-8")
+    (folder / "manifest.json").write_text(json.dumps({"dataset": "misleadqa", "version": "0.0.1"}), encoding="utf-8")
+    (tmp_path / "p.jsonl").write_text("", encoding="utf-8")
+    for command in (["prompts", str(folder)], ["score", str(folder), str(tmp_path / "p.jsonl")]):
+        assert cli_main(command) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("error: ") and err.count("\n") == 1 and f"main.jsonl: {message}" in err, err

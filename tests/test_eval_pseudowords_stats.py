@@ -30,6 +30,9 @@ def test_ins_and_wtd_by_hand_with_n_not_divisible_by_ten():
     assert instability.wtd(delta) == pytest.approx(0.35)
     assert instability.weighted_wtd(ones(11), delta)[0] == pytest.approx(0.35)
     assert instability.weighted_ins(ones(11), delta)[0] == pytest.approx(1.85 / 11)
+    # rows of a 2-D array are separate experiments (the null experiments of the noise floor)
+    np.testing.assert_allclose(instability.wtd(np.vstack([delta, -delta])), [0.35, 0.35])  # -delta: -0.4, -0.3
+    np.testing.assert_allclose(instability.ins(np.vstack([delta, 2 * delta])), [1.85 / 11, 3.7 / 11])
 
 
 def test_wtd_with_ties_at_the_tail_boundary_is_the_order_statistic_sum():
@@ -58,7 +61,7 @@ def test_per_example_change_from_trials_by_hand():
     s_i0 = instability.condition_means(base_total, base_n)
     s_ij = instability.condition_means(ctx_total, ctx_n)
     assert np.isnan(s_ij[1, 1])
-    delta = instability.per_example_change(s_i0, s_ij)
+    delta = instability.context_mean(s_ij) - s_i0
     np.testing.assert_allclose(delta, [0.0, -0.25, 0.75])
     assert instability.ins(delta) == pytest.approx(1.0 / 3)
     assert instability.wtd(delta) == pytest.approx(0.25)  # m = ceil(0.3) = 1
@@ -144,11 +147,15 @@ def test_pruned_levels_give_the_same_answer_as_all_levels_including_the_fallback
 # --- noise floor (Section 2, "Noise Correction") --------------------------------------------------
 
 
+def binomial_pmf(n: int, p: float) -> np.ndarray:
+    return np.array([math.comb(n, k) * p**k * (1 - p) ** (n - k) for k in range(n + 1)])
+
+
 def exact_mean_abs_difference(p: float, n_base: int, n_ctx: int) -> float:
     """E|X / n_ctx - Y / n_base|, X ~ Bin(n_ctx, p), Y ~ Bin(n_base, p) independent."""
-    px = [math.comb(n_ctx, k) * p**k * (1 - p) ** (n_ctx - k) for k in range(n_ctx + 1)]
-    py = [math.comb(n_base, k) * p**k * (1 - p) ** (n_base - k) for k in range(n_base + 1)]
-    return sum(a * b * abs(i / n_ctx - j / n_base) for i, a in enumerate(px) for j, b in enumerate(py))
+    x, y = binomial_pmf(n_ctx, p), binomial_pmf(n_base, p)
+    gap = np.abs(np.arange(n_ctx + 1)[:, None] / n_ctx - np.arange(n_base + 1)[None, :] / n_base)
+    return float(x @ gap @ y)
 
 
 def test_noise_floor_ins_matches_the_exact_null_expectation():
@@ -162,43 +169,52 @@ def test_noise_floor_ins_matches_the_exact_null_expectation():
     assert floor.wtd > floor.ins > 0
 
 
-def test_null_changes_are_zero_for_questions_always_right_or_wrong_and_respect_group_sizes():
+def test_null_changes_resample_each_group_at_its_own_size():
     base_k, base_n = np.array([20, 0, 5]), np.array([20, 20, 10])
     context_n = np.array([[2, 2, 2], [2, 2, 0], [1, 3, 3]])
-    deltas = noise_floor.null_changes(base_k, base_n, context_n, 500, np.random.default_rng(2))
-    assert deltas.shape == (500, 3)
-    assert np.all(deltas[:, :2] == 0)
-    # question 2: contexts of sizes 1, 3, 3 -> s_ic takes values in multiples of 1/9 after averaging 1/1 and 2 x k/3
+    deltas = noise_floor.null_changes(base_k, base_n, context_n, 20000, np.random.default_rng(2))
+    assert deltas.shape == (20000, 3)
+    assert np.all(deltas[:, :2] == 0)  # always right / always wrong: nothing to resample
     sizes, counts = noise_floor.context_size_groups(context_n)
     assert sizes[2].tolist() == [1, 3] and counts[2].tolist() == [1, 2]
     assert sizes[1].tolist() == [2, 0] and counts[1].tolist() == [2, 0]
-    assert abs(deltas[:, 2].mean()) < 0.05
+    # question 2: pi = 5/10; a pseudo-baseline of 10 draws and pseudo-contexts of 1, 3 and 3 draws, so
+    # Var(Delta*) = pi (1 - pi) (1/10 + (1/1 + 1/3 + 1/3) / 3^2) = 0.25 (0.1 + 5/27)
+    assert deltas[:, 2].mean() == pytest.approx(0.0, abs=0.01)
+    assert deltas[:, 2].var() == pytest.approx(0.25 * (0.1 + 5 / 27), rel=0.03)
 
 
-def test_adjusted_metrics_centre_on_zero_when_context_has_no_effect():
+def test_null_simulation_adjusted_metrics_centre_where_the_papers_estimator_puts_them():
+    """Contexts have no effect (context trials drawn with the baseline's accuracy), 20 baseline trials
+    and 10 contexts x 2, as in Section 3. The floor resamples each question's observed baseline
+    (Section 2), whose spread p^(1 - p^) is on average (n - 1) / n of p (1 - p) and is 0 for a question
+    answered right every time, so E[INS.adjusted] is not 0 but E|Delta| - E[eta_INS], which the
+    binomial distributions give exactly; the paper calls its adjustment "a noise-floor correction
+    rather than an unbiased estimator". WTD.adjusted centres on zero."""
+    p = np.repeat([0.97, 0.9, 0.6, 0.3], [80, 40, 40, 40])  # mostly easy questions, as on MMLU-Pro
+    n = p.size
+    exact_ins = np.mean([exact_mean_abs_difference(x, 20, 20) for x in p])
+    exact_floor = np.mean([sum(w * exact_mean_abs_difference(k / 20, 20, 20) for k, w in enumerate(binomial_pmf(20, x))) for x in p])
     rng = np.random.default_rng(2024)
-    adjusted_ins, adjusted_wtd, floor_ins, floor_wtd = [], [], [], []
-    n = 200
-    for _ in range(30):
-        p = np.where(rng.random(n) < 0.5, rng.uniform(0.85, 1.0, n), rng.uniform(0, 1, n))
+    adjusted_ins, adjusted_wtd, floor_wtd = [], [], []
+    for _ in range(40):
         base_k = rng.binomial(20, p)
-        context_k = rng.binomial(2, p[:, None], size=(n, 10))  # context drawn from the same p: no effect
-        delta = context_k.sum(axis=1) / 20 - base_k / 20
-        floor = noise_floor.noise_floor(base_k, np.full(n, 20), np.full((n, 10), 2), rng, 300)
+        delta = rng.binomial(2, p[:, None], size=(n, 10)).mean(axis=1) / 2 - base_k / 20
+        floor = noise_floor.noise_floor(base_k, np.full(n, 20), np.full((n, 10), 2), rng, 200)
         adjusted_ins.append(instability.ins(delta) - floor.ins)
         adjusted_wtd.append(instability.wtd(delta) - floor.wtd)
-        floor_ins.append(floor.ins)
         floor_wtd.append(floor.wtd)
     adjusted_ins, adjusted_wtd = np.array(adjusted_ins), np.array(adjusted_wtd)
-    # WTD: centred on zero within sampling error
-    assert abs(adjusted_wtd.mean()) < 3 * adjusted_wtd.std(ddof=1) / np.sqrt(adjusted_wtd.size)
-    # INS: the floor removes ~90% of the null INS. The plug-in floor resamples from the observed
-    # baseline, whose spread p^(1 - p^) is on average (n - 1) / n of p(1 - p) and is 0 for a question
-    # answered right every time, so a small positive residual is the estimator's, not a fault
-    # (Section 2: "a noise-floor correction rather than an unbiased estimator").
-    assert np.mean(floor_ins) > 0.05
-    assert abs(adjusted_ins.mean()) < 0.12 * np.mean(floor_ins)
-    assert abs(adjusted_wtd.mean()) < 0.05 * np.mean(floor_wtd)
+    se_ins = adjusted_ins.std(ddof=1) / np.sqrt(adjusted_ins.size)
+    se_wtd = adjusted_wtd.std(ddof=1) / np.sqrt(adjusted_wtd.size)
+    # INS: the residual is the estimator's, about a tenth of the floor, and the simulation finds it
+    residual = exact_ins - exact_floor
+    assert residual == pytest.approx(0.0076, abs=0.0001) and residual / exact_floor == pytest.approx(0.11, abs=0.005)
+    assert abs(adjusted_ins.mean() - residual) < 3 * se_ins
+    assert adjusted_ins.mean() > 3 * se_ins
+    # WTD: centred on zero, at a resolution of 2% of its floor
+    assert abs(adjusted_wtd.mean()) < 3 * se_wtd
+    assert se_wtd < 0.02 * np.mean(floor_wtd)
 
 
 # --- split-sample WTD (Appendix A) ---------------------------------------------------------------
@@ -309,12 +325,22 @@ def test_jaccard_of_identical_and_disjoint_tails_and_the_random_baseline():
     assert cross_model.jaccard(ones(50), a, a, m)[0] == pytest.approx(1.0)
     b = cross_model.tail_membership(ones(50), -delta, m)
     assert cross_model.jaccard(ones(50), a, b, m)[0] == pytest.approx(0.0)
-    assert cross_model.jaccard_random_baseline(500) == pytest.approx(50 / 950)
-    # ties: every question tied -> membership m / N each, the expected overlap of random sets
+    # ties: every question tied -> membership m / N each; the overlap is its expectation m^2 / N = 0.5
     tied = cross_model.tail_membership(ones(50), np.zeros(50), m)
     assert tied[0].tolist() == list(range(50))
     np.testing.assert_allclose(tied[1], 0.1)
-    assert cross_model.jaccard(ones(50), tied, tied, m)[0] == pytest.approx(cross_model.jaccard_random_baseline(50))
+    assert cross_model.jaccard(ones(50), tied, tied, m)[0] == pytest.approx(0.5 / (10 - 0.5))
+
+
+def test_jaccard_random_baseline_is_the_expected_index_of_two_random_sets():
+    # N = 11, m = 2: overlap 0, 1, 2 with probabilities 36/55, 18/55, 1/55 -> E[J] = 18/55 * 1/3 + 1/55 * 1
+    assert cross_model.jaccard_random_baseline(11) == pytest.approx(7 / 55)
+    assert cross_model.jaccard_random_baseline(3) == pytest.approx(1 / 3)  # m = 1: the same question
+    assert cross_model.jaccard_random_baseline(500) == pytest.approx(0.053109, abs=1e-6)  # Section 3.2: "0.05"
+    rng = np.random.default_rng(0)
+    sets = np.argsort(rng.random((20000, 2, 11)), axis=2)[:, :, :2]
+    overlap = (sets[:, 0, :, None] == sets[:, 1, None, :]).sum(axis=(1, 2))
+    assert np.mean(overlap / (4 - overlap)) == pytest.approx(7 / 55, abs=0.005)
 
 
 def test_jaccard_with_pruned_candidates_matches_the_dense_computation():

@@ -11,6 +11,7 @@ from pydantic import ValidationError
 
 from builders.gsm_ic import GsmIcConfig
 from builders.gsm_ic.builder import build_from_pool
+from builders.gsm_ic.lexicon import load_templates
 from builders.gsm_ic.variants import CELLS
 from ctxrobust.canonical import dumps, write_jsonl
 from ctxrobust.errors import CtxRobustError
@@ -73,6 +74,16 @@ def test_adapter_joins_and_reports_unjoinable_questions(pool):
     assert first.solution.endswith("#### 37") and len(first.pool.sha256) == 64
 
 
+def test_adapter_reports_a_repeated_pool_question(tmp_path):
+    pool, train = tmp_path / "pool.jsonl", tmp_path / "train.jsonl"
+    question = "Nadia has 3 cats. How many cats does she have?"
+    pool.write_text((json.dumps({"question": question, "answer": "3", "n_steps": 2}) + "\n") * 2, encoding="utf-8")
+    train.write_text(json.dumps({"question": question, "answer": "Nadia has 3 cats.\n#### 3"}) + "\n", encoding="utf-8")
+    joined = gsm8k.load_files(pool, train)
+    assert [p.id for p in joined.problems] == ["pool-0001"]
+    assert [(u.id, u.reason) for u in joined.unjoined] == [("pool-0002", "same question as pool-0001 of gsm_ic/gsm8k_validation.jsonl")]
+
+
 def test_adapter_names_file_and_line_of_a_bad_record(tmp_path):
     bad = tmp_path / "pool.jsonl"
     bad.write_text('{"question": "Q?", "answer": "1", "n_steps": 2}\n{"question": "Q2?", "answer": 3, "n_steps": 2}\n', encoding="utf-8")
@@ -102,7 +113,10 @@ def test_build_selects_usable_problems_and_crosses_all_factors(pool):
         assert all(v["answer"] == base["answer"] and v["original_question"] == base["question"] for v in own)
     notes = output.notes
     assert notes["pool"]["skipped_unjoined"][0]["id"] == "pool-0008"
-    assert notes["pool"]["not_usable_by_reason"] == {"group_reference": 1, "no_person": 1}
+    assert notes["pool"]["excluded_by_reason"] == {"group_reference": 1, "no_person": 1}
+    assert [(e["id"], [r.split(":")[0] for r in e["reasons"]]) for e in notes["pool"]["excluded"]] == [
+        ("pool-0006", ["no_person"]), ("pool-0007", ["group_reference"])
+    ]
     assert sum(notes["cells"].values()) == 80 and notes["gsm_ic_4k"]["bases_covered"] == 5
     assert len(files["gsm-ic-4k.jsonl"]) == 10
 
@@ -117,11 +131,14 @@ def test_pronoun_before_the_inserted_sentence_is_reworded_and_recorded(pool):
     )
 
 
-def test_inserted_numbers_avoid_the_answer_and_problem_numbers(pool):
+def test_inserted_numbers_avoid_the_answer_and_problem_numbers_and_fit_their_template(pool):
     own_numbers = {"pool-0001": {4, 3, 25, 12, 37}, "pool-0002": {12.5, 8, 5, 100, 500}, "pool-0003": {3, 12, 6, 36, 42}}
+    templates = {t.id: t for t in load_templates().in_topic + load_templates().off_topic}
     for v in rows_of(build(pool))["variants.jsonl"]:
         assert v["number"] != v["answer"]
         assert int(v["number"]) not in own_numbers.get(v["base_id"], set())
+        template = templates[v["template_id"]]
+        assert template.min <= int(v["number"]) <= (template.max or 10**12), (v["id"], template.id)
 
 
 def test_same_seed_same_rows_other_seed_other_rows(pool):
@@ -171,6 +188,14 @@ def test_problem_whose_numbers_allow_no_in_range_whole_number_is_not_used():
     assert [kind for kind, _ in found.problems] == ["no_numbers"]
 
 
+def test_problem_whose_answer_is_not_a_number_is_not_used():
+    from builders.gsm_ic.analysis import analyse
+    from builders.gsm_ic.lexicon import load_lexicon
+
+    found = analyse("Lena has 3 pens. How many does she have?", "Lena has 3.\n#### three", "three", load_lexicon(), load_templates())
+    assert [kind for kind, _ in found.problems] == ["answer_not_a_number"]
+
+
 def test_config_refuses_unpopulated_cells():
     with pytest.raises(ValidationError, match="at least 8 per base problem"):
         GsmIcConfig(n_variants=100)
@@ -208,11 +233,18 @@ def test_validators_pass_on_a_fixture_build_and_catch_tampering(pool, tmp_path):
     wrong_number["number"] = "37"  # the answer, also breaks the sentence replay
     clone = dict(variants[-1], id=variants[-1]["id"][:-4] + "9999")
     variants.append(clone)
+    # a "non-overlapping" name that the problem uses, and a pronoun edit naming someone else
+    name_of_problem, stranger_edit = lena[3], lena[4]
+    name_of_problem.update(role="Lena", role_label="nonoverlapped")
+    stranger_edit["edits"] = [dict(stranger_edit["edits"][0], new="Nadia")]
     output.files[1].rows = variants
     (tmp_path / "bad").mkdir()
     found = run(make_release(tmp_path / "bad", output, config))
     assert [f.item for f in found["answer_matches_base"]] == [wrong_answer["id"]]
-    assert wrong_role["id"] in {f.item for f in found["factor_replay"]}
+    # the changed number may also have changed its range label
+    assert {wrong_role["id"], name_of_problem["id"]} <= {f.item for f in found["factor_replay"]} <= {wrong_role["id"], name_of_problem["id"], wrong_number["id"]}
+    assert any(f.item == name_of_problem["id"] and "neither" in f.message for f in found["factor_replay"])
     assert any(f.item == wrong_number["id"] and "is the answer" in f.message for f in found["inserted_number"])
     assert any(f.item == wrong_number["id"] and "not the template filled" in f.message for f in found["span_replay"])
+    assert any(f.item == stranger_edit["id"] and "does not replace a pronoun by a person" in f.message for f in found["span_replay"])
     assert [f.item for f in found["distinct_text"]] == [clone["id"]]

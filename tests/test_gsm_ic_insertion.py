@@ -89,6 +89,14 @@ def test_pronoun_resolved_by_gender_when_one_person_fits():
     assert edited.endswith("How many will Lena have after buying 4?")
 
 
+def test_a_person_of_unknown_gender_keeps_the_pronoun_ambiguous():
+    # Katelyn is not in the lexicon: she may be the "she" as well as Chloe, so nothing is guessed
+    question = "Chloe made 49 sandwiches; Katelyn made 47 more than Chloe. How many did she make?"
+    assert [p.name for p in find_people(question, "Katelyn made 49 + 47 = 96.", LEX)] == ["Chloe", "Katelyn"]
+    with pytest.raises(Unresolved, match="Chloe, Katelyn"):
+        pronoun_edits(question, find_people(question, "Katelyn made 49 + 47 = 96.", LEX))
+
+
 def test_apply_edits_rejects_stale_or_overlapping_edits():
     text = "How much does he get?"
     assert text[14:16] == "he"

@@ -13,6 +13,7 @@ from builders.gsm_ic.numbers import (
     numbers_in,
     parse_answer,
     pick_numbers,
+    readable,
     solution_text,
 )
 
@@ -98,7 +99,16 @@ def test_candidate_intervals_respect_the_rule():
         for lo, hi in candidate_intervals(known, label):
             for a in {lo, hi, (lo + hi) // 2}:
                 assert number_label(a, known) == label, (label, lo, hi, a)
-    assert candidate_intervals(known, "out_range")[-1] == (10001, 100000)
+    # out of range: the gap between the two clusters, then just past ten times the largest b
+    assert candidate_intervals(known, "out_range") == [(21, 99), (10001, 20000)]
+
+
+def test_readable_rounds_to_two_or_three_significant_digits_inside_the_interval():
+    assert readable(4227, 2, 10**6) == 4200
+    assert readable(24503, 20001, 40000) == 25000
+    assert readable(1167, 1151, 1199) == 1170  # 1200 is outside: three digits
+    assert readable(1167, 1161, 1169) == 1167  # neither fits: as drawn
+    assert readable(87, 2, 100) == 87
 
 
 def test_pick_numbers_excludes_forbidden_and_is_seeded():
@@ -110,6 +120,7 @@ def test_pick_numbers_excludes_forbidden_and_is_seeded():
     assert all(Fraction(a) not in forbidden and a >= 2 and is_in_range(a, known) for a in first)
     out = pick_numbers(known, "out_range", forbidden, 10, np.random.default_rng(5))
     assert len(out) == 10 and all(not is_in_range(a, known) for a in out)
+    assert all(a < 10 * 96 * 2 for a in out)  # just past the range: (10 max b, 20 max b]
 
 
 def test_numbers_in_a_question_with_money_and_time():

@@ -1,10 +1,13 @@
 """Context banks of exact token lengths: CHA, TOK, WEB (paper Sections 2, 3, 3.3)."""
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 import regex
 
@@ -131,18 +134,27 @@ def test_cha_fails_clearly_when_no_word_fits_the_remainder(tok):
         contexts.cha_text(words, first, rest, 1, np.random.default_rng(0))
 
 
+def copy_tree(source: Path, target: Path) -> Path:
+    for path in source.rglob("*.txt"):
+        (target / path.relative_to(source)).parent.mkdir(parents=True, exist_ok=True)
+        (target / path.relative_to(source)).write_bytes(path.read_bytes())
+    return target
+
+
 def test_web_corpus_directory_is_read_in_path_order_and_hashed(tmp_path):
     corpus = web.read_corpus(FIXTURES / "web_corpus")
-    assert corpus.source["format"] == "txt-directory"
+    assert corpus.source["format"] == "directory"
     assert corpus.source["documents"] == len(corpus.documents) == 6
     assert corpus.documents[0].startswith("How Bridges Carry Loads")
-    # the recorded sha256 changes when any document changes
-    copy = tmp_path / "corpus"
-    copy.mkdir()
-    for path in (FIXTURES / "web_corpus").rglob("*.txt"):
-        target = copy / path.relative_to(FIXTURES / "web_corpus")
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(path.read_bytes())
+    assert corpus.documents[-1] == (FIXTURES / "web_corpus" / "water-cycle.txt").read_text(encoding="utf-8")
+    # the recorded sha256 is that of the SHA256SUMS-style listing, and changes when any document changes
+    listing = "".join(f"{sha256_file(FIXTURES / 'web_corpus' / name)}  {name}\n" for name in
+                      ["bridges.txt", "maps.txt", "printing.txt", "science/photosynthesis.txt", "science/vaccines.txt", "water-cycle.txt"])
+    assert corpus.source["sha256"] == hashlib.sha256(listing.encode()).hexdigest()
+    copy = copy_tree(FIXTURES / "web_corpus", tmp_path / "corpus")
+    (copy / "README.md").write_text("not a document", encoding="utf-8")
+    (copy / ".cache").mkdir()
+    (copy / ".cache" / "partial.txt").write_text("a hidden download file", encoding="utf-8")
     assert web.read_corpus(copy).source["sha256"] == corpus.source["sha256"]
     (copy / "maps.txt").write_text("Changed.", encoding="utf-8")
     assert web.read_corpus(copy).source["sha256"] != corpus.source["sha256"]
@@ -154,18 +166,53 @@ def test_web_corpus_jsonl_records_file_hash():
     assert corpus.source == {"name": "web_corpus.jsonl", "format": "jsonl", "sha256": sha256_file(path), "documents": 4}
 
 
-def test_bad_corpus_lines_name_file_and_line(tmp_path):
+def test_web_corpus_parquet_like_a_fineweb_edu_download(tmp_path):
+    documents = web.read_corpus(FIXTURES / "web_corpus.jsonl").documents
+    folder = tmp_path / "fineweb-edu" / "sample"
+    folder.mkdir(parents=True)
+    table = pa.table({"text": documents[:3], "url": ["https://example.org/a", "https://example.org/b", "https://example.org/c"]})
+    pq.write_table(table, folder / "000_00000.parquet")
+    pq.write_table(pa.table({"text": documents[3:]}), folder / "001_00000.parquet")
+    single = web.read_corpus(folder / "000_00000.parquet")
+    assert single.documents == documents[:3]
+    assert single.source == {"name": "000_00000.parquet", "format": "parquet", "sha256": sha256_file(folder / "000_00000.parquet"), "documents": 3}
+    mixed = web.read_corpus(tmp_path / "fineweb-edu")
+    assert mixed.documents == documents and mixed.source["format"] == "directory"
+
+
+def test_bad_corpus_files_name_file_and_line(tmp_path):
     bad = tmp_path / "c.jsonl"
     bad.write_text(json.dumps({"text": "fine"}) + "\n" + json.dumps({"body": "no text"}) + "\n", encoding="utf-8")
-    with pytest.raises(CtxRobustError, match=r"c\.jsonl:2: expected an object"):
+    with pytest.raises(CtxRobustError, match=r'c\.jsonl:2: expected a "text" string'):
+        web.read_corpus(bad)
+    bad.write_text(json.dumps({"text": "fine"}) + "\n" + json.dumps({"text": "  "}) + "\n", encoding="utf-8")
+    with pytest.raises(CtxRobustError, match=r"c\.jsonl:2: empty document"):
         web.read_corpus(bad)
     bad.write_text("{not json\n", encoding="utf-8")
     with pytest.raises(CtxRobustError, match=r"c\.jsonl:1: not valid JSON"):
         web.read_corpus(bad)
+    bad.write_text('{"text": "half a pair \\ud800 of surrogates"}\n', encoding="utf-8")
+    with pytest.raises(CtxRobustError, match=r"c\.jsonl:1: the text holds an unpaired surrogate"):
+        web.read_corpus(bad)
+    bad.write_bytes(b'{"text": "caf\xe9"}\n')
+    with pytest.raises(CtxRobustError, match=r"web_corpus .*c\.jsonl: not UTF-8 text"):
+        web.read_corpus(bad)
+    pq.write_table(pa.table({"body": ["x"]}), tmp_path / "p.parquet")
+    with pytest.raises(CtxRobustError, match=r'p\.parquet: no "text" column of strings \(columns: body\)'):
+        web.read_corpus(tmp_path / "p.parquet")
+    pq.write_table(pa.table({"text": ["fine", None]}), tmp_path / "p.parquet")
+    with pytest.raises(CtxRobustError, match=r'p\.parquet: row 2: expected a "text" string'):
+        web.read_corpus(tmp_path / "p.parquet")
+    (tmp_path / "p.parquet").write_bytes(b"PAR1 not really")
+    with pytest.raises(CtxRobustError, match=r"p\.parquet: not readable as Parquet"):
+        web.read_corpus(tmp_path / "p.parquet")
+    (tmp_path / "c.csv").write_text("text\nx\n", encoding="utf-8")
+    with pytest.raises(CtxRobustError, match=r"c\.csv: unknown file type \.csv"):
+        web.read_corpus(tmp_path / "c.csv")
     with pytest.raises(CtxRobustError, match="not found"):
         web.read_corpus(tmp_path / "missing")
     (tmp_path / "empty").mkdir()
-    with pytest.raises(CtxRobustError, match="no .txt files"):
+    with pytest.raises(CtxRobustError, match=r"no \.txt, \.jsonl or \.parquet files"):
         web.read_corpus(tmp_path / "empty")
 
 

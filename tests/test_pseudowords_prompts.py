@@ -50,8 +50,17 @@ def benchmark(tmp_path) -> Path:
     return write_benchmark(tmp_path / "bench.jsonl", records)
 
 
-def test_one_request_per_question_and_condition_sorted(release, benchmark):
+EVERYTHING = {"kinds": ["CHA", "TOK", "SQA"], "lengths": [10, 100]}
+
+
+def test_default_is_the_main_setting_cha_at_the_longest_length(release, benchmark):
     out = list(prompts(release, {"benchmark": str(benchmark)}))
+    assert len(out) == N_QUESTIONS * (1 + 3)  # no-context baseline + M = 3 CHA contexts of 100 tokens
+    assert {r["context"] for r in out} == {None, "CHA-000100-000", "CHA-000100-001", "CHA-000100-002"}
+
+
+def test_one_request_per_question_and_condition_sorted(release, benchmark):
+    out = list(prompts(release, {"benchmark": str(benchmark), **EVERYTHING}))
     # none + 12 bank contexts + 3 SQA histories (one per context index) for each question
     assert len(out) == N_QUESTIONS * (1 + 12 + 3)
     keys = [(r["id"], r["context"] or "") for r in out]
@@ -61,7 +70,7 @@ def test_one_request_per_question_and_condition_sorted(release, benchmark):
 
 
 def test_context_is_its_own_user_message_between_system_and_question(release, benchmark):
-    out = {(r["id"], r["context"]): r["request"]["messages"] for r in prompts(release, {"benchmark": str(benchmark)})}
+    out = {(r["id"], r["context"]): r["request"]["messages"] for r in prompts(release, {"benchmark": str(benchmark), **EVERYTHING})}
     question = "Answer the following multiple-choice question. Give a brief explanation, then state the letter of your final answer.\n\n" \
                "Question: Question number 4?\n\nOptions:\nA. option 4a\nB. option 4b\nC. option 4c"
     assert out[("q04", None)] == [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": question}]
@@ -78,7 +87,7 @@ def test_sqa_history_has_20_turns_of_other_questions_with_reference_answers(rele
     records = {json.loads(line)["id"]: json.loads(line) for line in benchmark.read_text().splitlines()}
     rendered = {render_question_from(rec): rec for rec in records.values()}
     histories = []
-    for row in prompts(release, {"benchmark": str(benchmark)}):
+    for row in prompts(release, {"benchmark": str(benchmark), "kinds": ["SQA"]}):
         if not (row["context"] or "").startswith("SQA"):
             continue
         msgs = row["request"]["messages"]
@@ -107,9 +116,9 @@ def test_sqa_is_seeded_and_independent_of_file_order(release, benchmark, tmp_pat
     lines = benchmark.read_text().splitlines()
     shuffled = tmp_path / "shuffled.jsonl"
     shuffled.write_text("\n".join(reversed(lines)) + "\n", encoding="utf-8")
-    a = list(prompts(release, {"benchmark": str(benchmark), "seed": 4}))
-    b = list(prompts(release, {"benchmark": str(shuffled), "seed": 4}))
-    c = list(prompts(release, {"benchmark": str(benchmark), "seed": 5}))
+    a = list(prompts(release, {"benchmark": str(benchmark), "seed": 4, **EVERYTHING}))
+    b = list(prompts(release, {"benchmark": str(shuffled), "seed": 4, **EVERYTHING}))
+    c = list(prompts(release, {"benchmark": str(benchmark), "seed": 5, **EVERYTHING}))
     assert a == b
     assert a != c
 
@@ -128,12 +137,25 @@ def test_unbuilt_kind_or_length_is_a_clear_error(release, benchmark):
         list(prompts(release, {"benchmark": str(benchmark), "lengths": [1000]}))
 
 
-def test_sqa_without_answers_is_left_out_by_default_and_refused_when_asked(release, tmp_path):
+def test_sqa_without_answers_is_refused(release, tmp_path):
     bench = write_benchmark(tmp_path / "b.jsonl", [{"id": f"q{k}", "question": f"Q{k}?"} for k in range(25)])
-    out = list(prompts(release, {"benchmark": str(bench)}))
-    assert not any((r["context"] or "").startswith("SQA") for r in out)
     with pytest.raises(CtxRobustError, match=r"b\.jsonl:1: no \"answer\""):
-        list(prompts(release, {"benchmark": str(bench), "kinds": ["SQA"]}))
+        list(prompts(release, {"benchmark": str(bench), "kinds": ["CHA", "SQA"]}))
+
+
+def test_other_datasets_prompt_options_are_refused(release, benchmark):
+    with pytest.raises(CtxRobustError, match="one prompt .*--prompt and --instruction are for gsm-ic and misleadqa"):
+        list(prompts(release, {"benchmark": str(benchmark), "prompt": "cot"}))
+    with pytest.raises(CtxRobustError, match="--prompt and --instruction"):
+        list(prompts(release, {"benchmark": str(benchmark), "instruction": True}))
+    assert list(prompts(release, {"benchmark": str(benchmark), "instruction": False}))  # the command line's default
+    with pytest.raises(CtxRobustError, match="option field 'turns'"):
+        list(prompts(release, {"benchmark": str(benchmark), "turns": 5}))
+
+
+def test_a_selection_without_contexts_is_refused(release, benchmark):
+    with pytest.raises(CtxRobustError, match="has no contexts of kinds \\(none\\)"):
+        list(prompts(release, {"benchmark": str(benchmark), "kinds": []}))
 
 
 def test_sqa_needs_more_questions_than_turns(release, tmp_path):
@@ -149,6 +171,7 @@ def test_sqa_needs_more_questions_than_turns(release, tmp_path):
         (json.dumps({"id": "x"}), r"bench\.jsonl:2: missing field 'question'"),
         (json.dumps({"id": "x", "question": "Q?", "options": "A or B"}), r"bench\.jsonl:2: field 'options"),
         (json.dumps({"id": "q0", "question": "Q?"}), r"bench\.jsonl:2: id 'q0' already used on line 1"),
+        ('{"id": "x", "question": "half a pair \\udc80"}', r"bench\.jsonl:2: field 'question': .*unicode string"),
     ],
 )
 def test_bad_benchmark_line_is_one_error_naming_file_and_line(release, tmp_path, line, message):
@@ -158,11 +181,15 @@ def test_bad_benchmark_line_is_one_error_naming_file_and_line(release, tmp_path,
         list(prompts(release, {"benchmark": str(path)}))
 
 
-def test_missing_benchmark_option_or_file(release, tmp_path):
+def test_missing_benchmark_option_or_file_or_not_utf8(release, tmp_path):
     with pytest.raises(CtxRobustError, match="need --benchmark"):
         list(prompts(release, {}))
     with pytest.raises(CtxRobustError, match="no such benchmark file"):
         list(prompts(release, {"benchmark": str(tmp_path / "nope.jsonl")}))
+    latin1 = tmp_path / "latin1.jsonl"
+    latin1.write_bytes(b'{"id": "q0", "question": "Caf\xe9?"}\n')
+    with pytest.raises(CtxRobustError, match=r"latin1\.jsonl: not UTF-8 text"):
+        list(prompts(release, {"benchmark": str(latin1)}))
 
 
 def test_options_as_object_are_rendered_in_letter_order(release, tmp_path):

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 import wordfreq
 
+from builders.pseudowords import PseudowordsBuilder, PseudowordsConfig
 from ctxrobust.canonical import sha256_file
 from ctxrobust.cli import main, validate_main
 from ctxrobust.release import Release
@@ -58,6 +59,9 @@ def test_manifest_says_web_was_not_built_and_records_versions(default_release):
     assert notes["tokenizer"] == {"name": "o200k_base", "model": "gpt-oss-120b", "package": notes["tokenizer"]["package"]}
     assert notes["tokenizer"]["package"].startswith("bpe-openai ")
     assert notes["wordfreq"].startswith("wordfreq ")
+    assert notes["tok_pool"]["tokens"] == 198_424 and notes["tok_pool"]["of"] == 199_998  # Section 3.3 departure, recorded
+    assert "the paper samples the whole vocabulary" in notes["tok_pool"]["rule"]
+    assert "reference answers where the paper has the model answer them" in notes["sqa"]
     assert manifest["sources"] == []
     assert manifest["config"]["zipf_threshold"] == 1.5 and manifest["config"]["vocabulary_size"] == 10_000
 
@@ -91,16 +95,30 @@ def test_bad_configuration_is_one_line(tmp_path, capsys):
     assert "web_corpus /nonexistent/corpus: not found" in capsys.readouterr().err
     assert main(["build", "pseudowords", "--version", "z", "--out", str(tmp_path), "--set", "web_corpus=c", "--set", 'kinds=["CHA"]']) == 2
     assert "kinds leaves out WEB" in capsys.readouterr().err
+    assert main(["build", "pseudowords", "--version", "w", "--out", str(tmp_path), "--set", "zipf_language=xx"]) == 2
+    assert "wordfreq has no 'best' word list for zipf_language 'xx'" in capsys.readouterr().err
+    assert main(["build", "pseudowords", "--version", "n", "--out", str(tmp_path), "--set", "zipf_threshold=NaN"]) == 2
+    assert "zipf_threshold: Input should be a finite number" in capsys.readouterr().err
+    assert not (tmp_path / "pseudowords").exists()
+
+
+def test_notes_name_the_model_of_the_chosen_tokenizer():
+    config = PseudowordsConfig(tokenizer="cl100k_base", vocabulary_size=1000, kinds=("CHA",), lengths=(10,), contexts_per_length=2)
+    output = PseudowordsBuilder(config).build()
+    assert output.notes["tokenizer"]["name"] == "cl100k_base" and output.notes["tokenizer"]["model"] == "gpt-4"
+    assert {row["tokenizer"] for row in output.files[1].rows} == {"cl100k_base"}
+    assert "tok_pool" not in output.notes
 
 
 def test_bytes_do_not_depend_on_pythonhashseed(tmp_path):
-    sums = []
-    for hashseed in ("1", "2"):
-        out = tmp_path / hashseed
-        env = {**os.environ, "PYTHONHASHSEED": hashseed}
-        args = [sys.executable, "-m", "ctxrobust.cli", "build", "pseudowords", "--version", "v", "--out", str(out),
-                "--set", "vocabulary_size=800", "--set", "lengths=[10,300]", "--set", "contexts_per_length=3",
-                "--set", f"web_corpus={FIXTURES / 'web_corpus'}"]
-        subprocess.run(args, check=True, cwd=REPO, env=env, capture_output=True)
-        sums.append((out / "pseudowords" / "v" / "SHA256SUMS").read_bytes())
+    args = [sys.executable, "-m", "ctxrobust.cli", "build", "pseudowords", "--version", "v",
+            "--set", "vocabulary_size=800", "--set", "lengths=[10,300]", "--set", "contexts_per_length=3",
+            "--set", f"web_corpus={FIXTURES / 'web_corpus'}"]
+    runs = {seed: subprocess.Popen([*args, "--out", str(tmp_path / seed)], cwd=REPO, env={**os.environ, "PYTHONHASHSEED": seed},
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+            for seed in ("1", "2")}
+    for seed, run in runs.items():
+        assert run.wait() == 0, run.stderr.read().decode()
+        run.stderr.close()
+    sums = [(tmp_path / seed / "pseudowords" / "v" / "SHA256SUMS").read_bytes() for seed in runs]
     assert sums[0] == sums[1]

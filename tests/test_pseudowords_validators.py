@@ -1,7 +1,9 @@
 """Each pseudowords check catches the condition it names, reporting the item id."""
 from __future__ import annotations
 
+import json
 import shutil
+from importlib import metadata
 from pathlib import Path
 
 import pytest
@@ -52,7 +54,7 @@ def by_id(rows: list[dict], item: str) -> dict:
 def test_built_release_passes_every_check(built):
     results = run_checks(Release(built))
     assert {name for name, found in results.items() if found} == set()
-    for name in ("zipf_replay", "vocabulary_alphabet", "vocabulary_unique", "vocabulary_size", "cha_vocabulary",
+    for name in ("build_config", "zipf_replay", "vocabulary_alphabet", "vocabulary_unique", "vocabulary_size", "cha_vocabulary",
                  "token_count_replay", "contexts_distinct", "context_bank"):
         assert name in results
     kinds = {r["kind"] for r in Release(built).rows("contexts.jsonl")}
@@ -63,6 +65,16 @@ def test_zipf_replay_catches_a_wrong_recorded_value(copy):
     word = read_jsonl(copy / "vocabulary.jsonl")[5]["id"]
     edit(copy, "vocabulary.jsonl", lambda rows: by_id(rows, word).update(zipf=1.23))
     assert ("vocabulary.jsonl", word) in failures(copy, "zipf_replay")
+
+
+def test_zipf_replay_names_both_wordfreq_versions_when_they_differ(copy):
+    word = read_jsonl(copy / "vocabulary.jsonl")[7]["id"]
+    edit(copy, "vocabulary.jsonl", lambda rows: by_id(rows, word).update(zipf=1.01))
+    manifest = json.loads((copy / "manifest.json").read_text(encoding="utf-8"))
+    manifest["build_notes"]["wordfreq"] = "wordfreq 0.0.1"
+    found = run_checks(Release(copy, manifest=manifest))["zipf_replay"]
+    assert [f.item for f in found] == [word]
+    assert f"(built with wordfreq 0.0.1, replayed with wordfreq {metadata.version('wordfreq')})" in found[0].message
 
 
 def test_zipf_replay_catches_a_frequent_english_word(copy):
@@ -136,6 +148,48 @@ def test_contexts_distinct_catches_a_repeated_context(copy):
 def test_context_bank_catches_a_missing_context(copy):
     edit(copy, "contexts.jsonl", lambda rows: rows.remove(by_id(rows, "WEB-001000-002")))
     assert failures(copy, "context_bank") == [("contexts.jsonl", "WEB-001000-002")]
+
+
+def test_a_configuration_the_builder_refuses_is_named(copy):
+    manifest = json.loads((copy / "manifest.json").read_text(encoding="utf-8"))
+    manifest["config"]["lengths"] = [0]
+    found = run_checks(Release(copy, manifest=manifest))["build_config"]
+    assert [(f.file, f.item) for f in found] == [("manifest.json", None)] and "config lengths" in found[0].message
+
+
+def test_rows_of_the_wrong_shape_are_left_to_the_schema_check(copy):
+    def damage(rows):
+        by_id(rows, "CHA-000010-000")["text"] = 12345
+        del by_id(rows, "TOK-000010-000")["tokenizer"]
+
+    edit(copy, "contexts.jsonl", damage)
+    edit(copy, "vocabulary.jsonl", lambda rows: rows[0].update(word=None))
+    results = run_checks(Release(copy))
+    crashed = [f for found in results.values() for f in found if "could not run" in f.message]
+    assert crashed == []
+    assert {f.item for f in results["schema"]} >= {"CHA-000010-000", "TOK-000010-000"}
+    assert ("contexts.jsonl", "TOK-000010-000") in failures(copy, "token_count_replay")
+
+
+@pytest.mark.parametrize("name", ["contexts.jsonl", "contexts.parquet", "vocabulary.jsonl", "vocabulary.parquet", "README.md", "SHA256SUMS"])
+def test_one_changed_byte_in_any_release_file_is_reported_by_file_name(copy, capsys, name):
+    path = copy / name
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0x01
+    path.write_bytes(bytes(data))
+    assert validate_main([str(copy)]) == 1
+    lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith("FAIL")]
+    assert lines and all(line.startswith(f"FAIL pseudowords {VERSION} ") for line in lines)
+    assert any(name in line for line in lines)
+
+
+def test_one_changed_byte_in_the_manifest_is_reported_by_file_name(copy, capsys):
+    path = copy / "manifest.json"
+    text = path.read_text(encoding="utf-8")
+    position = text.index('"code_sha256": "') + len('"code_sha256": "')  # a byte of a value: still valid JSON
+    path.write_text(text[:position] + ("1" if text[position] != "1" else "2") + text[position + 1 :], encoding="utf-8")
+    assert validate_main([str(copy)]) == 1
+    assert f"FAIL pseudowords {VERSION} manifest.json - hashes:" in capsys.readouterr().out
 
 
 def test_validate_command_names_dataset_version_file_item_and_check(copy, capsys):

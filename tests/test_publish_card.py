@@ -10,7 +10,7 @@ import yaml
 
 import builders
 from ctxrobust import card
-from ctxrobust.card import front_matter, hub_configs, release_licence, render_card, size_category
+from ctxrobust.card import front_matter, hub_configs, read_manifest, release_licence, render_card, size_category
 from ctxrobust.errors import CtxRobustError
 from ctxrobust.release import Release
 from publish_releases import nested_release, pseudowords_release  # noqa: F401  (fixtures)
@@ -20,6 +20,14 @@ EXPECTED_CONFIGS = {
     "misleadqa": {"main", "condition", "audit_sample", "exclusions"},
     "pseudowords": {"vocabulary", "contexts"},
 }
+
+
+def bare_manifest(dataset: str, **fields) -> dict:
+    """A manifest with no files: what the card says of the sources and settings alone."""
+    return {
+        "dataset": dataset, "version": "1.0.0", "builder": {"package_version": "0.1.0", "code_sha256": "0" * 64},
+        "config": {}, "sources": [], "files": [], "parquet": [], "build_notes": {}, "validators": {}, **fields,
+    }
 
 
 def header_of(text: str) -> dict:
@@ -41,7 +49,7 @@ def test_header_declares_one_config_per_parquet_file(pseudowords_release):
         {"config_name": "contexts", "data_files": [{"split": "test", "path": "contexts.parquet"}], "default": True},
         {"config_name": "vocabulary", "data_files": [{"split": "test", "path": "vocabulary.parquet"}]},
     ]
-    assert header["configs"] == hub_configs(release.manifest)
+    assert header["configs"] == hub_configs(read_manifest(release.manifest))
     assert header["license"] == "cc0-1.0"
     assert header["language"] == ["en"]
     assert header["pretty_name"].startswith("Pseudowords")
@@ -106,25 +114,17 @@ def test_long_note_lists_are_summarised_not_dumped(nested_release):
     ],
 )
 def test_licence_follows_the_sources(dataset, sources, user_sources, expected):
-    manifest = {
-        "dataset": dataset,
-        "version": "1.0.0",
-        "sources": [{"name": n, "sha256": "0" * 64} for n in sources],
-        "build_notes": {"user_sources": user_sources},
-        "files": [],
-        "parquet": [],
-    }
+    manifest = read_manifest(bare_manifest(dataset, sources=[{"name": n, "sha256": "0" * 64} for n in sources], build_notes={"user_sources": user_sources}))
     assert release_licence(manifest) == expected
     assert front_matter(manifest)["license"] == expected
 
 
 def test_user_sources_recorded_as_a_mapping_are_listed_with_their_licence():
-    manifest = {
-        "dataset": "misleadqa", "version": "1.0.0", "config": {"ambigdocs_path": "/data/ambigdocs.json", "condambigqa_path": None},
-        "sources": [{"name": "fred/STTMINWGNE.csv", "sha256": "0" * 64}],
-        "build_notes": {"user_sources": {"ambigdocs": {"file": "ambigdocs.json", "sha256": "1" * 64}}},
-        "files": [], "parquet": [], "validators": {},
-    }
+    manifest = bare_manifest(
+        "misleadqa", config={"ambigdocs_path": "/data/ambigdocs.json", "condambigqa_path": None},
+        sources=[{"name": "fred/STTMINWGNE.csv", "sha256": "0" * 64}],
+        build_notes={"user_sources": {"ambigdocs": {"file": "ambigdocs.json", "sha256": "1" * 64}}},
+    )
     text = render_card(manifest)
     assert "| `ambigdocs/` | 1 | AmbigDocs (Lee et al., 2024) | Apache 2.0; its documents are Wikipedia excerpts (CC BY-SA) |" in text
     assert "No AmbigDocs file was given" not in text  # the limit applies only when the setting is null
@@ -179,4 +179,54 @@ def test_a_dataset_without_card_text_gets_a_bare_card_and_no_licence_claim(neste
     assert header["license"] == "other" and header["pretty_name"] == "toy"
     assert [c["config_name"] for c in header["configs"]] == ["audit_sample", "condition", "main"]
     assert "No licence is stated for this dataset" in text
-    assert "## Citation" not in text and "| `balance` | passed | 0 |" in text
+    assert "| `balance` | passed | 0 |" in text
+    citations = text[text.index("## Citation"):]
+    assert "@misc{usdol_fred," in citations and "MisleadQA" not in citations  # its FRED source is cited, nothing else
+
+
+def test_an_empty_file_is_declared_and_said_to_be_empty(nested_release):
+    text = (nested_release / "README.md").read_text(encoding="utf-8")
+    assert {"config_name": "condition", "data_files": [{"split": "test", "path": "condition.parquet"}]} in header_of(text)["configs"]
+    assert "| `condition` | test | condition.parquet | 0 |" in text and "Empty in this build." in text
+    assert "`condition` has no rows in this build: its configuration is declared with its columns, and its `test` split is empty." in text
+    assert 'load_dataset(REPO, "condition", split="test", streaming=True)` gives its columns and no rows' in text
+    assert "### `condition`" in text  # its fields are listed like those of any configuration
+
+
+def test_a_release_is_cited_with_the_sources_it_was_built_from():
+    manifest = bare_manifest(
+        "misleadqa",
+        sources=[{"name": "fred/STTMINWGNE.csv", "sha256": "0" * 64}, {"name": "situatedqa/temp.dev.jsonl", "sha256": "1" * 64}],
+        build_notes={"user_sources": {"ambigdocs": {"file": "dev.json", "sha256": "2" * 64}}},
+    )
+    text = render_card(manifest)
+    citations = text[text.index("## Citation"):]
+    keys = re.findall(r"^@\w+\{([^,]+),", citations, flags=re.M)
+    assert keys == ["misleadqa", "usdol_fred", "zhang2021situatedqa", "lee2024ambigdocs"]  # no CondAmbigQA: not used
+    gsm_ic = render_card(bare_manifest("gsm-ic", sources=[{"name": "gsm8k/train.jsonl", "sha256": "0" * 64}, {"name": "gsm_ic/gsm8k_validation.jsonl", "sha256": "1" * 64}]))
+    assert re.findall(r"^@\w+\{([^,]+),", gsm_ic, flags=re.M) == ["shi2023distracted", "cobbe2021gsm8k"]
+
+
+def test_the_licence_section_gives_the_reason_and_every_source_licence():
+    text = render_card(bare_manifest("misleadqa", sources=[{"name": "fred/STTMINWGNE.csv", "sha256": "0" * 64}], build_notes={"user_sources": {"condambigqa": {"file": "c.jsonl", "sha256": "1" * 64}}}))
+    licence = text[text.index("## Licence"): text.index("## Known limits")]
+    assert "distributed under [CC BY-SA 4.0](https://creativecommons.org/licenses/by-sa/4.0/)" in licence
+    assert "Because some contexts come from Wikipedia, we release the dataset under CC BY-SA 4.0" in licence  # the paper's reason
+    assert "- `fred/`: public domain (U.S. Department of Labor data)" in licence
+    assert "- `condambigqa/`: MIT; its contexts are Wikipedia passages (CC BY-SA)" in licence
+    assert "- none" in render_card(bare_manifest("pseudowords"))  # generated from a seed: no source to name
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (lambda m: m.pop("version"), r"manifest\.json: version: Field required"),
+        (lambda m: m["parquet"][0].pop("from"), r"manifest\.json: parquet\.0\.from: Field required"),
+        (lambda m: m["validators"].update(balance="yes"), r"manifest\.json: validators\.balance: Input should be a valid dictionary"),
+    ],
+)
+def test_a_malformed_manifest_is_one_clear_error(nested_release, change, message):
+    manifest = copy.deepcopy(Release(nested_release).manifest)
+    change(manifest)
+    with pytest.raises(CtxRobustError, match=message + ".*rebuild it$"):
+        render_card(manifest)

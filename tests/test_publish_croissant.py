@@ -9,6 +9,7 @@ import mlcroissant as mlc
 import pytest
 
 from ctxrobust.canonical import sha256_file
+from ctxrobust.card import read_manifest
 from ctxrobust.croissant import CONFORMS_TO, croissant, date_published
 from ctxrobust.errors import CtxRobustError
 from ctxrobust.hub import stage
@@ -42,13 +43,12 @@ def test_valid_and_every_record_set_matches_the_release(which, release_fixture, 
     document = json.loads((folder / "croissant.json").read_text(encoding="utf-8"))
     dataset = load(folder)  # raises mlcroissant.ValidationError on any error
     assert dataset.metadata.ctx.issues.errors == set()
-    published = [p for p in release.manifest["parquet"] if p["rows"]]
-    assert {rs.uuid for rs in dataset.metadata.record_sets} == {p["name"][: -len(".parquet")] for p in published}
+    published = read_manifest(release.manifest).published
+    assert {rs.uuid for rs in dataset.metadata.record_sets} == {entry.config for entry in published}
     for entry in published:
-        name = entry["name"][: -len(".parquet")]
-        records = list(dataset.records(name))
-        assert len(records) == entry["rows"]
-        assert assert_records_match(document, name, records, release.rows(entry["from"])) >= entry["rows"]
+        records = list(dataset.records(entry.config))
+        assert len(records) == entry.rows
+        assert assert_records_match(document, entry.config, records, release.rows(entry.copy_of)) >= entry.rows
 
 
 def test_only_warning_is_the_missing_date(staged_pseudowords):
@@ -66,6 +66,11 @@ def test_every_file_is_described_with_its_sha256(staged_nested):
         assert described[name]["contentUrl"] == name
         assert described[name]["contentSize"] == f"{path.stat().st_size} B"
     assert described["main.parquet"]["encodingFormat"] == "application/x-parquet"
+    assert described["condition.parquet"]["description"].startswith("Configuration `condition`, split `test`: The condition supplement")
+    assert described["condition.parquet"]["description"].endswith(" Empty in this build.")
+    condition = next(rs for rs in document["recordSet"] if rs["@id"] == "condition")
+    main = next(rs for rs in document["recordSet"] if rs["@id"] == "main")
+    assert [f["name"] for f in condition["field"]] == [f["name"] for f in main["field"]]  # an empty file keeps its columns
     assert document["conformsTo"] == CONFORMS_TO
     assert document["url"] == "https://huggingface.co/datasets/my-org/misleadqa"
     assert document["license"] == "https://creativecommons.org/licenses/by-sa/4.0/"
@@ -105,7 +110,7 @@ def test_a_list_of_lists_is_refused(tmp_path):
 
     pq.write_table(pa.Table.from_pylist([{"id": "a", "grid": [[1, 2], [3]]}]), tmp_path / "t.parquet")
     with pytest.raises(CtxRobustError, match="a list of lists has no Croissant description"):
-        record_set(tmp_path / "t.parquet", {}, "t")
+        record_set(tmp_path / "t.parquet", "t", {}, "t")
 
 
 def test_field_descriptions_come_from_the_card_text(staged_pseudowords):
@@ -119,7 +124,7 @@ def test_source_date_epoch_sets_date_published(staged_pseudowords, tmp_path, mon
     monkeypatch.setenv("SOURCE_DATE_EPOCH", "1767225600")
     assert date_published() == "2026-01-01"
     manifest = json.loads((staged_pseudowords / "manifest.json").read_text(encoding="utf-8"))
-    document = croissant(manifest, staged_pseudowords, "https://huggingface.co/datasets/o/n")
+    document = croissant(read_manifest(manifest), staged_pseudowords, "https://huggingface.co/datasets/o/n")
     assert document["datePublished"] == "2026-01-01"
     (tmp_path / "croissant.json").write_text(json.dumps(document), encoding="utf-8")
     for path in staged_pseudowords.iterdir():

@@ -10,23 +10,28 @@ import mlcroissant as mlc
 import pyarrow.parquet as pq
 import pytest
 
-from ctxrobust.card import config_fields, config_name, dataset_text, published_files
+from ctxrobust.card import config_fields, dataset_text, read_manifest
 from ctxrobust.hub import stage
 from ctxrobust.release import Release, build_release
 from croissant_records import assert_records_match
-from publish_releases import pseudowords_release  # noqa: F401  (fixture)
+from publish_releases import nested_release, pseudowords_release  # noqa: F401  (fixtures)
 
+FIXTURES = Path(__file__).parent / "fixtures"
 # small builds: a few base problems / items per group, the paper's structure otherwise
 GSM_IC_SMALL = {"n_two_step": 3, "n_more_steps": 2, "n_variants": 80, "eval_size": 20}
 MISLEADQA_SMALL = {
     "fred_time_n": 8, "fred_location_n": 8, "situatedqa_time_n": 8, "situatedqa_location_n": 8,
-    "audit_sizes": {"fred/time": 2, "fred/location": 2, "situatedqa/time": 2, "situatedqa/location": 2},
+    "audit_sizes": {"fred/time": 2, "fred/location": 2, "situatedqa/time": 2, "situatedqa/location": 2, "ambigdocs/entity": 1},
+    # the project-written AmbigDocs and CondAmbigQA samples: every split has rows, and the Wikipedia-text sources are in the card
+    "ambigdocs_path": str(FIXTURES / "ambigdocs_sample.jsonl"), "condambigqa_path": str(FIXTURES / "condambigqa_sample.jsonl"),
 }
 EXPECTED_CONFIGS = {
     "pseudowords": {"vocabulary", "contexts"},
     "gsm-ic": {"variants", "base", "gsm-ic-4k"},
-    "misleadqa": {"main", "audit_sample", "exclusions"},  # condition is empty without a CondAmbigQA file
+    "misleadqa": {"main", "condition", "audit_sample", "exclusions"},
 }
+# the requirement's licences: GSM8K is MIT; MisleadQA with AmbigDocs (Wikipedia text) is CC BY-SA 4.0; pseudowords are generated
+EXPECTED_LICENCE = {"pseudowords": "cc0-1.0", "gsm-ic": "mit", "misleadqa": "cc-by-sa-4.0"}
 
 
 @pytest.fixture(scope="session")
@@ -49,49 +54,63 @@ def staged(request, tmp_path_factory) -> tuple[Release, Path]:
 
 def test_every_config_loads_with_datasets_equal_to_the_jsonl(staged, tmp_path):
     release, folder = staged
-    published = published_files(release.manifest)
-    assert {config_name(p["name"]) for p in published} == EXPECTED_CONFIGS[release.dataset]
-    for entry in published:
-        name = config_name(entry["name"])
-        loaded = datasets.load_dataset(str(folder), name, cache_dir=str(tmp_path / "cache"))
+    manifest = read_manifest(release.manifest)
+    assert {entry.config for entry in manifest.published} == EXPECTED_CONFIGS[release.dataset]
+    for entry in manifest.published:
+        assert entry.rows > 0 and entry.rows == next(f.rows for f in manifest.files if f.name == entry.copy_of)
+        loaded = datasets.load_dataset(str(folder), entry.config, cache_dir=str(tmp_path / "cache"))
         assert list(loaded) == ["test"]
         split = loaded["test"]
-        assert split.num_rows == entry["rows"] == next(f["rows"] for f in release.files if f["name"] == entry["from"])
-        expected = release.rows(entry["from"])
-        for number, (got, want) in enumerate(zip(split, expected), start=1):
-            assert got == want, f"{entry['name']} row {number} ({want.get('id')}) differs from {entry['from']}"
+        assert split.num_rows == entry.rows
+        for number, (got, want) in enumerate(zip(split, release.rows(entry.copy_of), strict=True), start=1):
+            assert got == want, f"{entry.name} row {number} ({want.get('id')}) differs from {entry.copy_of}"
 
 
 def test_every_record_set_iterates_in_mlcroissant(staged):
     release, folder = staged
+    manifest = read_manifest(release.manifest)
     document = json.loads((folder / "croissant.json").read_text(encoding="utf-8"))
     dataset = mlc.Dataset(jsonld=str(folder / "croissant.json"))
-    assert {rs.uuid for rs in dataset.metadata.record_sets} == {config_name(p["name"]) for p in published_files(release.manifest)}
-    for entry in published_files(release.manifest):
-        name = config_name(entry["name"])
-        records = list(dataset.records(name))
-        assert len(records) == entry["rows"]
-        assert assert_records_match(document, name, records, release.rows(entry["from"])) >= entry["rows"]
+    assert {rs.uuid for rs in dataset.metadata.record_sets} == EXPECTED_CONFIGS[release.dataset]
+    for entry in manifest.published:
+        records = list(dataset.records(entry.config))
+        assert len(records) == entry.rows
+        assert assert_records_match(document, entry.config, records, release.rows(entry.copy_of)) >= entry.rows
 
 
 def test_every_column_has_a_description(staged):
     release, folder = staged
     text = dataset_text(release.dataset)
-    for entry in published_files(release.manifest):
-        columns = pq.read_schema(folder / entry["name"]).names
-        described = config_fields(text, config_name(entry["name"]))
-        assert set(columns) <= set(described), f"{release.dataset} {entry['name']}: no description for {sorted(set(columns) - set(described))}"
+    for entry in read_manifest(release.manifest).published:
+        columns = pq.read_schema(folder / entry.name).names
+        described = config_fields(text, entry.config)
+        assert set(columns) <= set(described), f"{release.dataset} {entry.name}: no description for {sorted(set(columns) - set(described))}"
 
 
-def test_the_card_header_matches_the_published_files(staged):
+def test_the_card_header_declares_every_staged_parquet_file_and_the_licence(staged):
     release, folder = staged
     card = (folder / "README.md").read_text(encoding="utf-8")
-    for entry in published_files(release.manifest):
-        assert f"    path: {entry['name']}\n" in card
-    for entry in release.manifest["parquet"]:
-        if not entry["rows"]:
-            assert not (folder / entry["name"]).exists()
-            assert f"`{config_name(entry['name'])}` has no rows in this build" in card
+    assert f"\nlicense: {EXPECTED_LICENCE[release.dataset]}\n" in card.split("\n---\n", 1)[0]
+    parquet = sorted(p.name for p in folder.glob("*.parquet"))
+    assert parquet == sorted(entry.name for entry in read_manifest(release.manifest).published)
+    for name in parquet:
+        assert f"    path: {name}\n" in card
+
+
+def test_an_empty_file_is_a_configuration_with_its_columns_and_no_rows(nested_release, tmp_path):
+    """datasets 5.2 streams an empty split but refuses to materialise it; the card says both."""
+    folder = tmp_path / "staged"
+    stage(Release(nested_release), "my-org/mq", folder, "https://huggingface.co")
+    streamed = datasets.load_dataset(str(folder), "condition", split="test", streaming=True)
+    assert list(streamed) == []
+    assert list(streamed.features) == pq.read_schema(folder / "main.parquet").names
+    assert streamed.features == datasets.load_dataset(str(folder), "main", split="test", cache_dir=str(tmp_path / "c")).features
+    with pytest.raises(ValueError, match="corresponds to no data"):
+        datasets.load_dataset(str(folder), "condition", split="test", cache_dir=str(tmp_path / "c"))
+    card = (folder / "README.md").read_text(encoding="utf-8")
+    assert 'load_dataset(REPO, "condition", split="test", streaming=True)` gives its columns and no rows' in card
+    assert "`condition` has no rows in this build" in card
+    assert list(mlc.Dataset(jsonld=str(folder / "croissant.json")).records("condition")) == []
 
 
 @pytest.fixture(autouse=True)

@@ -1,6 +1,7 @@
 """`ctxrobust push`: the staged folder, the upload to a local Hub server, and one-line errors."""
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import socket
@@ -9,6 +10,8 @@ import sys
 from pathlib import Path
 
 import huggingface_hub.constants
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from ctxrobust.canonical import sha256_file
@@ -17,7 +20,8 @@ from ctxrobust.errors import CtxRobustError
 from ctxrobust.hub import check_repo_id, push_release, stage
 from ctxrobust.release import Release
 from hub_server import HubServer, git_blob_oid
-from publish_releases import build_pseudowords, nested_release, pseudowords_release, write_release, nested_rows  # noqa: F401
+from ctxrobust.release import write_sums
+from publish_releases import NESTED_COLUMNS, build_pseudowords, nested_release, nested_rows, pseudowords_release, write_release  # noqa: F401
 
 TOKEN = "hf_test_token_do_not_print_1234567890"
 REPO = Path(__file__).resolve().parent.parent
@@ -67,25 +71,51 @@ def test_dry_run_refuses_a_non_empty_folder(pseudowords_release, tmp_path):
     assert [p.name for p in out.iterdir()] == ["keep.txt"]
 
 
-def test_a_changed_file_is_refused_before_anything_is_staged(pseudowords_release, tmp_path):
+def flip_a_byte(folder: Path) -> None:
+    data = bytearray((folder / "contexts.parquet").read_bytes())
+    data[-20] ^= 1
+    (folder / "contexts.parquet").write_bytes(bytes(data))
+
+
+def card_without_configs(folder: Path) -> None:
+    (folder / "README.md").write_text("# pseudowords\n", encoding="utf-8")
+    write_sums(folder)
+
+
+def manifest_without_a_hash(folder: Path) -> None:
+    manifest = json.loads((folder / "manifest.json").read_text())
+    del manifest["parquet"][1]["sha256"]
+    (folder / "manifest.json").write_text(json.dumps(manifest))
+
+
+@pytest.mark.parametrize(
+    ("tamper", "message"),
+    [
+        (flip_a_byte, r"contexts\.parquet: sha256 differs from SHA256SUMS; the file changed after the release was frozen"),
+        (card_without_configs, r"README\.md: its YAML header does not declare one Hub configuration per Parquet file"),
+        (manifest_without_a_hash, r"manifest\.json: parquet\.1\.sha256: Field required; the release is corrupted"),
+    ],
+)
+def test_a_tampered_release_is_refused_before_anything_is_staged(pseudowords_release, tmp_path, tamper, message):
     copy = tmp_path / "release"
     shutil.copytree(pseudowords_release, copy)
-    data = bytearray((copy / "contexts.parquet").read_bytes())
-    data[-20] ^= 1
-    (copy / "contexts.parquet").write_bytes(bytes(data))
-    with pytest.raises(CtxRobustError, match=r"contexts\.parquet: sha256 differs from SHA256SUMS"):
+    tamper(copy)
+    with pytest.raises(CtxRobustError, match=message):
         push_release(copy, "my-org/pw", tmp_path / "out")
     assert not (tmp_path / "out").exists()
 
 
-def test_a_card_without_hub_configs_is_refused(pseudowords_release, tmp_path):
-    copy = tmp_path / "release"
-    shutil.copytree(pseudowords_release, copy)
-    (copy / "README.md").write_text("# pseudowords\n", encoding="utf-8")
-    lines = [line if not line.endswith("  README.md") else f"{sha256_file(copy / 'README.md')}  README.md" for line in (copy / "SHA256SUMS").read_text().splitlines()]
-    (copy / "SHA256SUMS").write_text("\n".join(lines) + "\n")
-    with pytest.raises(CtxRobustError, match="does not declare one Hub configuration per Parquet file"):
-        push_release(copy, "my-org/pw", tmp_path / "out")
+def test_an_empty_parquet_copy_with_a_row_group_is_refused(tmp_path):
+    """`datasets` cannot read an empty row group (its batch size would be 0): such a file cannot be a configuration."""
+    folder = write_release(tmp_path, "misleadqa", "0.0.1", {"main.jsonl": nested_rows(2), "condition.jsonl": []}, columns={"condition.jsonl": NESTED_COLUMNS})
+    pq.write_table(pa.Table.from_pylist([], schema=NESTED_COLUMNS), folder / "condition.parquet")
+    manifest = json.loads((folder / "manifest.json").read_text())
+    manifest["parquet"][0]["sha256"] = sha256_file(folder / "condition.parquet")
+    (folder / "manifest.json").write_text(json.dumps(manifest))
+    write_sums(folder)
+    with pytest.raises(CtxRobustError, match=r"condition\.parquet: has no rows but an empty row group, which `datasets` cannot read"):
+        push_release(folder, "my-org/mq", tmp_path / "out")
+    assert not (tmp_path / "out").exists()
 
 
 def test_not_a_release_folder(tmp_path):
@@ -233,6 +263,16 @@ def free_port() -> int:
 def test_cli_missing_token(pseudowords_release, tmp_path):
     result = run_cli(["push", str(pseudowords_release), "--repo", "my-org/pw"], {"HF_HOME": str(tmp_path / "hf-home")})
     assert_one_line_error(result, "no Hugging Face token: set HF_TOKEN or log in")
+
+
+def test_cli_pushes_with_the_stored_login(hub, pseudowords_release, tmp_path):
+    """No HF_TOKEN: the token `hf auth login` stored under HF_HOME is used, and printed nowhere."""
+    (tmp_path / "hf-home").mkdir()
+    (tmp_path / "hf-home" / "token").write_text(TOKEN)
+    result = run_cli(["push", str(pseudowords_release), "--repo", "my-org/stored"], {"HF_HOME": str(tmp_path / "hf-home"), "HF_ENDPOINT": hub.url})
+    assert result.returncode == 0, result.stderr
+    assert "tagged v0.0.1" in result.stdout and TOKEN not in result.stdout + result.stderr
+    assert sorted(files_at(hub, "my-org/stored", "v0.0.1")) == [".gitattributes", *STAGED]
 
 
 def test_cli_unreachable_endpoint(pseudowords_release, tmp_path):

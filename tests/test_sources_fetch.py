@@ -23,6 +23,7 @@ from sources.fetch import (
 )
 from sources.lock import Snapshot
 from sources.store import SnapshotStore, SourceError
+from test_sources_store import snapshot
 
 Route = Callable[[dict], tuple[int, dict, bytes]]
 
@@ -82,17 +83,6 @@ def server(monkeypatch):
     local.httpd.server_close()
 
 
-def _snapshot(name: str, content: bytes, upstream: dict) -> Snapshot:
-    return Snapshot(
-        name=name,
-        sha256=hashlib.sha256(content).hexdigest(),
-        bytes=len(content),
-        licence="test",
-        retrieved="2024-01-01",
-        upstream=upstream,
-    )
-
-
 def _store(tmp_path: Path, *snapshots: Snapshot) -> SnapshotStore:
     return SnapshotStore(cache_dir=tmp_path / "cache", mirror=None, allow_upstream=True, lock={s.name: s for s in snapshots})
 
@@ -107,7 +97,7 @@ POOL = (
 
 def test_https_upstream_fills_the_cache_with_verified_bytes(server, tmp_path):
     server.serve("/org/repo/abc123/pool.jsonl", POOL)
-    snap = _snapshot("pool/pool.jsonl", POOL, {"kind": "https", "url": f"{server.url}/org/repo/abc123/pool.jsonl"})
+    snap = snapshot("pool/pool.jsonl", POOL, {"kind": "https", "url": f"{server.url}/org/repo/abc123/pool.jsonl"})
     store = _store(tmp_path, snap)
     assert store.fill() == [("pool/pool.jsonl", "upstream")]
     assert (tmp_path / "cache" / "pool" / "pool.jsonl").read_bytes() == POOL
@@ -126,7 +116,7 @@ def test_fetch_https_streams_to_the_given_path(server, tmp_path):
 def test_changed_upstream_bytes_are_refused_with_both_hashes(server, tmp_path):
     changed = POOL.replace(b'"7"', b'"8"')
     server.serve("/pool.jsonl", changed)
-    snap = _snapshot("pool/pool.jsonl", POOL, {"kind": "https", "url": f"{server.url}/pool.jsonl"})
+    snap = snapshot("pool/pool.jsonl", POOL, {"kind": "https", "url": f"{server.url}/pool.jsonl"})
     with pytest.raises(SourceError) as caught:
         _store(tmp_path, snap).path(snap.name)
     message = str(caught.value)
@@ -139,7 +129,7 @@ def test_changed_upstream_bytes_are_refused_with_both_hashes(server, tmp_path):
 
 
 def test_http_errors_and_unreachable_hosts_name_the_url(server, tmp_path):
-    snap = _snapshot("pool/pool.jsonl", POOL, {"kind": "https", "url": f"{server.url}/gone.jsonl"})
+    snap = snapshot("pool/pool.jsonl", POOL, {"kind": "https", "url": f"{server.url}/gone.jsonl"})
     with pytest.raises(SourceError) as caught:
         _store(tmp_path, snap).path(snap.name)
     assert f"{server.url}/gone.jsonl: HTTP 404" in str(caught.value)
@@ -227,7 +217,7 @@ def test_fred_through_the_store_with_the_key_from_the_environment(server, tmp_pa
     _serve_fred(server, {"STTMINWGZZ": WAGES})
     monkeypatch.setattr(fredapi.Fred, "root_url", f"{server.url}/fred")
     monkeypatch.setenv("FRED_API_KEY", "test-key")
-    snap = _snapshot("fred/STTMINWGZZ.csv", WAGES_CSV.encode("utf-8"), {"kind": "fred", "series_id": "STTMINWGZZ"})
+    snap = snapshot("fred/STTMINWGZZ.csv", WAGES_CSV.encode("utf-8"), {"kind": "fred", "series_id": "STTMINWGZZ"})
     store = _store(tmp_path, snap)
     assert store.fill() == [("fred/STTMINWGZZ.csv", "upstream")]
     assert store.path(snap.name).read_text(encoding="utf-8") == WAGES_CSV
@@ -237,7 +227,7 @@ def test_fred_without_an_api_key_says_so(tmp_path, monkeypatch):
     monkeypatch.delenv("FRED_API_KEY", raising=False)
     with pytest.raises(SourceError, match=r"FRED series STTMINWGZZ: FRED_API_KEY is not set"):
         fetch_fred("STTMINWGZZ", tmp_path / "zz.csv")
-    snap = _snapshot("fred/STTMINWGZZ.csv", WAGES_CSV.encode("utf-8"), {"kind": "fred", "series_id": "STTMINWGZZ"})
+    snap = snapshot("fred/STTMINWGZZ.csv", WAGES_CSV.encode("utf-8"), {"kind": "fred", "series_id": "STTMINWGZZ"})
     with pytest.raises(SourceError) as caught:
         _store(tmp_path, snap).path(snap.name)
     message = str(caught.value)
@@ -325,8 +315,8 @@ def test_hf_fetcher_downloads_through_hf_endpoint(server, tmp_path, monkeypatch)
 def test_hf_through_the_store_and_a_missing_hub_file(server, tmp_path, monkeypatch):
     monkeypatch.setenv("HF_ENDPOINT", server.url)
     _serve_hub_file(server, "ctx-org/pool", COMMIT, "pool.jsonl", POOL)
-    good = _snapshot("hub/pool.jsonl", POOL, {"kind": "hf", "repo_id": "ctx-org/pool", "filename": "pool.jsonl", "revision": COMMIT})
-    gone = _snapshot("hub/gone.jsonl", POOL, {"kind": "hf", "repo_id": "ctx-org/pool", "filename": "gone.jsonl", "revision": COMMIT})
+    good = snapshot("hub/pool.jsonl", POOL, {"kind": "hf", "repo_id": "ctx-org/pool", "filename": "pool.jsonl", "revision": COMMIT})
+    gone = snapshot("hub/gone.jsonl", POOL, {"kind": "hf", "repo_id": "ctx-org/pool", "filename": "gone.jsonl", "revision": COMMIT})
     store = _store(tmp_path, good, gone)
     assert store.fill(["hub/pool.jsonl"]) == [("hub/pool.jsonl", "upstream")]
     assert store.path("hub/pool.jsonl").read_bytes() == POOL

@@ -16,7 +16,8 @@ from sources.store import SnapshotStore, SourceError
 FEDERAL_FILES = {"AL", "LA", "MS", "SC", "TN"}
 
 
-def _snapshot(name: str, content: bytes, **upstream) -> Snapshot:
+def snapshot(name: str, content: bytes, upstream: dict | None = None) -> Snapshot:
+    """A lock entry pinning `content` (test_sources_fetch uses it too)."""
     return Snapshot(
         name=name,
         sha256=hashlib.sha256(content).hexdigest(),
@@ -104,7 +105,7 @@ def test_a_broken_lock_is_one_clear_error(tmp_path, text, message):
 
 
 def test_lock_entries_must_be_sorted_and_unique(tmp_path):
-    b, a = _snapshot("b.txt", b"b"), _snapshot("a.txt", b"a")
+    b, a = snapshot("b.txt", b"b"), snapshot("a.txt", b"a")
     for entries, message in (([b, a], "sorted by name"), ([a, a], "repeated: a.txt")):
         path = tmp_path / "lock.json"
         path.write_text(json.dumps({"snapshots": [s.model_dump(mode="json") for s in entries]}), encoding="utf-8")
@@ -115,7 +116,7 @@ def test_lock_entries_must_be_sorted_and_unique(tmp_path):
 def test_snapshot_names_must_stay_inside_the_cache():
     for bad in ("/etc/passwd", "../x.csv", "fred/../../x", "a\\b"):
         with pytest.raises(ValueError):
-            _snapshot(bad, b"x")
+            snapshot(bad, b"x")
 
 
 # --- filling the cache from the real mirror ------------------------------------
@@ -176,7 +177,7 @@ def test_a_corrupted_cached_file_is_detected_and_obtained_again(mirror, tmp_path
 
 
 def test_a_corrupted_cached_file_with_nowhere_to_refill_is_discarded(tmp_path):
-    snap = _snapshot("gsm8k/LICENSE", b"the pinned text\n")
+    snap = snapshot("gsm8k/LICENSE", b"the pinned text\n")
     (tmp_path / "gsm8k").mkdir()
     (tmp_path / "gsm8k" / "LICENSE").write_bytes(b"tampered text\n")
     store = SnapshotStore(cache_dir=tmp_path, mirror=None, allow_upstream=False, lock={snap.name: snap})
@@ -206,7 +207,7 @@ def test_a_mismatching_mirror_file_names_expected_and_actual(tmp_path):
     (mirror / "situatedqa").mkdir(parents=True)
     served = b'{"question": "q", "id": 1}\n'
     (mirror / "situatedqa" / "geo.dev.jsonl").write_bytes(served)
-    snap = _snapshot("situatedqa/geo.dev.jsonl", b'{"question": "pinned", "id": 1}\n')
+    snap = snapshot("situatedqa/geo.dev.jsonl", b'{"question": "pinned", "id": 1}\n')
     store = SnapshotStore(cache_dir=tmp_path / "cache", mirror=mirror, allow_upstream=False, lock={snap.name: snap})
     with pytest.raises(SourceError) as caught:
         store.path(snap.name)
@@ -220,7 +221,7 @@ def test_a_mismatching_mirror_file_names_expected_and_actual(tmp_path):
 
 
 def test_several_unavailable_snapshots_are_named_in_one_error(tmp_path):
-    lock = {s.name: s for s in (_snapshot("a/one.txt", b"1"), _snapshot("b/two.txt", b"2"), _snapshot("c/three.txt", b"3"))}
+    lock = {s.name: s for s in (snapshot("a/one.txt", b"1"), snapshot("b/two.txt", b"2"), snapshot("c/three.txt", b"3"))}
     mirror = tmp_path / "mirror"
     (mirror / "a").mkdir(parents=True)
     (mirror / "a" / "one.txt").write_bytes(b"1")
@@ -243,7 +244,7 @@ def test_unknown_names_are_refused(tmp_path):
 
 
 def test_store_accepts_a_lock_path(tmp_path):
-    snap = _snapshot("x/y.txt", b"y")
+    snap = snapshot("x/y.txt", b"y")
     path = tmp_path / "lock.json"
     path.write_text(json.dumps({"snapshots": [snap.model_dump(mode="json")]}), encoding="utf-8")
     store = SnapshotStore(cache_dir=tmp_path / "c", mirror=None, allow_upstream=False, lock=path)
@@ -260,3 +261,15 @@ def test_an_unwritable_cache_is_reported_not_raised_as_a_traceback(mirror, tmp_p
     message = str(caught.value)
     assert "\n" not in message
     assert f"cache {blocker / 'cache'}: not writable" in message and "CTXROBUST_CACHE=DIR" in message
+
+
+def test_a_mirror_that_is_not_a_folder_and_a_blocked_cache_path_are_named(mirror, tmp_path):
+    missing = tmp_path / "no-mirror"
+    with pytest.raises(SourceError, match=rf"mirror {missing}: no such folder"):
+        SnapshotStore(cache_dir=tmp_path / "cache", mirror=missing, allow_upstream=False).path("gsm8k/LICENSE")
+    (tmp_path / "cache" / "gsm8k" / "LICENSE").mkdir(parents=True)  # a folder where the file belongs
+    with pytest.raises(SourceError) as caught:
+        SnapshotStore(cache_dir=tmp_path / "cache", mirror=mirror, allow_upstream=False).path("gsm8k/LICENSE")
+    message = str(caught.value)
+    assert "\n" not in message and f"cache {tmp_path / 'cache' / 'gsm8k' / 'LICENSE'}: could not be written" in message
+    assert not list((tmp_path / "cache").rglob("*.part"))

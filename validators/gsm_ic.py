@@ -5,12 +5,13 @@ before the question), Appendix A (pronoun rewording), Section 5 (GSM-IC-4K).
 """
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from fractions import Fraction
 from typing import Iterable
 
-from builders.gsm_ic.insertion import apply_edits, insert_sentence, question_sentence_start
-from builders.gsm_ic.numbers import known_numbers, number_label, numbers_in, parse_answer
+from builders.gsm_ic.insertion import PRONOUNS, apply_edits, insert_sentence, possessive, question_sentence_start
+from builders.gsm_ic.numbers import known_numbers, number_label, numbers_in, parse_answer, solution_text
 from builders.gsm_ic.roles import role_label
 from builders.gsm_ic.topics import sentence_label
 from builders.gsm_ic.variants import CELLS, cell_key, render
@@ -27,16 +28,24 @@ def _bases(release) -> dict[str, dict]:
 
 @check("gsm-ic", "span_replay")
 def span_replay(release) -> Iterable[Failure]:
-    """Edits applied to original_question, then sentence + ' ' inserted at insert_offset, give new_question
-    byte for byte; the offset is the start of the question sentence [tab. 1] [app. A]."""
-    question_start: dict[tuple, int] = {}
+    """Edits (each a he/she/him/his/her replaced by the name of a person of the problem [app. A]) applied to
+    original_question, then sentence + ' ' inserted at insert_offset, give new_question byte for byte; the
+    offset is the start of the question sentence [tab. 1]."""
+    names = {base_id: {form for name in base["people"] for form in (name, possessive(name))} for base_id, base in _bases(release).items()}
+    question_start: dict[str, int] = {}
     for row in release.iter_rows(VARIANTS):
+        for edit in row["edits"]:
+            if edit["old"].lower() not in PRONOUNS or edit["new"] not in names.get(row["base_id"], ()):
+                yield Failure(VARIANTS, row["id"], f"edit {edit['old']!r} -> {edit['new']!r} does not replace a pronoun by a person of the problem")
         try:
             edited = apply_edits(row["original_question"], row["edits"])
         except ValueError as exc:
             yield Failure(VARIANTS, row["id"], f"edits do not apply to original_question: {exc}")
             continue
-        expected_sentence = render(row["sentence_template"], row["role"], row["number"])
+        try:
+            expected_sentence = render(row["sentence_template"], row["role"], row["number"])
+        except (KeyError, IndexError, ValueError) as exc:
+            expected_sentence = f"<sentence_template does not format: {exc!r}>"
         if row["sentence"] != expected_sentence:
             yield Failure(VARIANTS, row["id"], f"sentence {row['sentence']!r} is not the template filled with role and number ({expected_sentence!r})")
         offset = row["insert_offset"]
@@ -47,11 +56,15 @@ def span_replay(release) -> Iterable[Failure]:
         if rebuilt != row["new_question"]:
             at = next((i for i, (a, b) in enumerate(zip(rebuilt, row["new_question"])) if a != b), min(len(rebuilt), len(row["new_question"])))
             yield Failure(VARIANTS, row["id"], f"new_question differs from the replayed insertion at character {at}")
-        key = (row["original_question"], tuple(sorted((e["start"], e["end"], e["new"]) for e in row["edits"])))
-        if key not in question_start:
-            question_start[key] = question_sentence_start(edited)
-        if offset != question_start[key]:
-            yield Failure(VARIANTS, row["id"], f"insert_offset {offset} is not the start of the question sentence ({question_start[key]})")
+        if edited not in question_start:
+            question_start[edited] = question_sentence_start(edited)
+        if offset != question_start[edited]:
+            yield Failure(VARIANTS, row["id"], f"insert_offset {offset} is not the start of the question sentence ({question_start[edited]})")
+
+
+def _number(row: dict) -> Fraction | None:
+    """The inserted number, or None when the row does not hold a whole number (reported by the caller)."""
+    return Fraction(int(row["number"])) if isinstance(row["number"], str) and row["number"].isdigit() else None
 
 
 @check("gsm-ic", "factor_replay")
@@ -59,24 +72,29 @@ def factor_replay(release) -> Iterable[Failure]:
     """number_label, role_label and sentence_label recomputed from the item and its base problem [§3.1]."""
     bases = _bases(release)
     known: dict[str, list[Fraction]] = {}
-    number_labels: dict[tuple[str, int], str] = {}
-    role_labels: dict[tuple[str, str], str] = {}
+    number_labels: dict[tuple[str, Fraction], str] = {}
+    role_labels: dict[tuple[str, str], str | None] = {}
     for row in release.iter_rows(VARIANTS):
         base = bases.get(row["base_id"])
         if base is None:
             continue  # reported by answer_matches_base
-        if row["base_id"] not in known:
-            known[row["base_id"]] = known_numbers(base["question"], base["solution"])
-        number = int(row["number"])
-        if (row["base_id"], number) not in number_labels:
-            number_labels[row["base_id"], number] = number_label(number, known[row["base_id"]])
-        expected = number_labels[row["base_id"], number]
-        if row["number_label"] != expected:
-            yield Failure(VARIANTS, row["id"], f"number_label {row['number_label']!r}, but {number} is {expected} for the problem's numbers")
-        if (row["role"], row["original_question"]) not in role_labels:
-            role_labels[row["role"], row["original_question"]] = role_label(row["role"], row["original_question"])
-        expected = role_labels[row["role"], row["original_question"]]
-        if row["role_label"] != expected:
+        number = _number(row)
+        if number is None:
+            yield Failure(VARIANTS, row["id"], f"number {row['number']!r} is not a whole number")
+        else:
+            if base["id"] not in known:
+                known[base["id"]] = known_numbers(base["question"], base["solution"])
+            if (base["id"], number) not in number_labels:
+                number_labels[base["id"], number] = number_label(number, known[base["id"]])
+            expected = number_labels[base["id"], number]
+            if row["number_label"] != expected:
+                yield Failure(VARIANTS, row["id"], f"number_label {row['number_label']!r}, but {number} is {expected} for the numbers of the problem and its solution")
+        if (base["id"], row["role"]) not in role_labels:
+            role_labels[base["id"], row["role"]] = role_label(row["role"], base["people"], base["question"], base["solution"])
+        expected = role_labels[base["id"], row["role"]]
+        if expected is None:
+            yield Failure(VARIANTS, row["id"], f"role {row['role']!r} is neither a relation of a person of the problem nor a name absent from it")
+        elif row["role_label"] != expected:
             yield Failure(VARIANTS, row["id"], f"role_label {row['role_label']!r}, but role {row['role']!r} is {expected}")
         if row["topic"] != base["topic"]:
             yield Failure(VARIANTS, row["id"], f"topic {row['topic']!r}, but the base problem's topic is {base['topic']!r}")
@@ -101,18 +119,25 @@ def answer_matches_base(release) -> Iterable[Failure]:
 
 @check("gsm-ic", "inserted_number")
 def inserted_number(release) -> Iterable[Failure]:
-    """The inserted number is not the answer and not a number of the problem, and appears in the sentence."""
+    """The inserted number is not the answer, not a number of the problem or its solution, and appears in the sentence."""
+    bases = _bases(release)
     problem_numbers: dict[str, set[Fraction]] = {}
     for row in release.iter_rows(VARIANTS):
-        number = Fraction(int(row["number"]))
-        if number == parse_answer(row["answer"]):
+        number, base = _number(row), bases.get(row["base_id"])
+        if number is None or base is None:
+            continue  # reported by factor_replay / answer_matches_base
+        if base["id"] not in problem_numbers:
+            problem_numbers[base["id"]] = numbers_in(base["question"]) | numbers_in(solution_text(base["solution"]))
+        try:
+            is_answer = number == parse_answer(row["answer"])
+        except ValueError:
+            yield Failure(VARIANTS, row["id"], f"answer {row['answer']!r} is not a number")
+            is_answer = False
+        if is_answer:
             yield Failure(VARIANTS, row["id"], f"inserted number {row['number']} is the answer")
-        question = row["original_question"]
-        if question not in problem_numbers:
-            problem_numbers[question] = numbers_in(question)
-        if number in problem_numbers[question]:
-            yield Failure(VARIANTS, row["id"], f"inserted number {row['number']} is a number of the problem")
-        if row["number"] not in row["sentence"]:
+        elif number in problem_numbers[base["id"]]:
+            yield Failure(VARIANTS, row["id"], f"inserted number {row['number']} is a number of the problem or its solution")
+        if not re.search(r"(?<![\d.,])" + row["number"] + r"(?![\d]|[.,]\d)", row["sentence"]):
             yield Failure(VARIANTS, row["id"], f"inserted number {row['number']} does not appear in the sentence")
 
 

@@ -11,7 +11,7 @@ from collections import Counter, defaultdict
 from decimal import Decimal, InvalidOperation
 from fractions import Fraction
 from pathlib import Path
-from typing import Iterable
+from typing import Callable, Iterable
 
 from builders.misleadqa.scopes import scopes_overlap
 from builders.misleadqa.substitution import ReplayError, replay
@@ -24,8 +24,6 @@ ITEM_SCHEMA = "misleadqa.item"
 SUBSTANTIVE = ("A", "B", "C", "D")
 ABSTAIN = "Insufficient information"
 CONTEXTS = ("G", "S", "F")
-DEFAULT_MAX_RATIO = 1.35  # Appendix A.1: longest / shortest context in words
-DEFAULT_MAX_DIFF = 25  # Appendix A.1: longest - shortest context in words
 
 
 # --- item-level checks -------------------------------------------------------
@@ -128,7 +126,7 @@ def _overlap(question: set[str], context: set[str]) -> tuple[Fraction, Fraction]
     return jaccard, recall
 
 
-def comparability_problems(item: dict, max_ratio: float = DEFAULT_MAX_RATIO, max_diff: int = DEFAULT_MAX_DIFF) -> list[str]:
+def comparability_problems(item: dict, max_ratio: float, max_diff: int) -> list[str]:
     """Appendix A.1 "Context comparability": lengths close; S no closer to the question than G and F."""
     problems = []
     counts = {name: word_count(item["contexts"][name]["text"]) for name in CONTEXTS}
@@ -193,26 +191,21 @@ def fred_pair_problems(item: dict, max_gap_years: int, first_year: int, last_yea
     return problems
 
 
-ITEM_CHECKS = {
-    "span_replay": span_replay_problems,
-    "answer_isolation": answer_isolation_problems,
-    "distractor_leakage": distractor_leakage_problems,
-    "gold_mention_in_f": gold_mention_problems,
-    "distinctness": distinctness_problems,
-    "scope_design": scope_design_problems,
-}
+def item_checks(config: dict) -> dict[str, Callable[[dict], list[str]]]:
+    """Every item-level check by name, thresholds from the build configuration (the paper's by default)."""
+    from builders.misleadqa.builder import MisleadQAConfig
 
-
-def screen(item: dict, max_ratio: float = DEFAULT_MAX_RATIO, max_diff: int = DEFAULT_MAX_DIFF) -> tuple[str, str] | None:
-    """The first (check name, message) an item fails, or None; comparability last."""
-    for name, fn in ITEM_CHECKS.items():
-        problems = fn(item)
-        if problems:
-            return name, problems[0]
-    problems = comparability_problems(item, max_ratio, max_diff)
-    if problems:
-        return "comparability", problems[0]
-    return None
+    cfg = {**MisleadQAConfig().model_dump(), **config}
+    return {
+        "span_replay": span_replay_problems,
+        "answer_isolation": answer_isolation_problems,
+        "distractor_leakage": distractor_leakage_problems,
+        "gold_mention_in_f": gold_mention_problems,
+        "distinctness": distinctness_problems,
+        "scope_design": lambda item: scope_design_problems(item)
+        + fred_pair_problems(item, cfg["fred_max_gap_years"], cfg["fred_first_year"], cfg["fred_last_year"]),
+        "comparability": lambda item: comparability_problems(item, cfg["comparability_max_ratio"], cfg["comparability_max_diff"]),
+    }
 
 
 # --- release-level checks ----------------------------------------------------
@@ -228,54 +221,21 @@ def _items(release) -> Iterable[tuple[str, dict]]:
             yield name, row
 
 
-def _per_item(release, fn) -> Iterable[Failure]:
-    for name, row in _items(release):
-        try:
-            problems = fn(row)
-        except (KeyError, TypeError, ValueError) as exc:
-            problems = [f"item is malformed ({type(exc).__name__}: {exc})"]
-        for message in problems:
-            yield Failure(name, str(row.get("id")), message)
+def _register_item_check(name: str) -> None:
+    @check(DATASET, name)
+    def run(release) -> Iterable[Failure]:
+        fn = item_checks(release.config)[name]
+        for file, row in _items(release):
+            try:
+                problems = fn(row)
+            except (KeyError, TypeError, ValueError) as exc:
+                problems = [f"item is malformed ({type(exc).__name__}: {exc})"]
+            for message in problems:
+                yield Failure(file, str(row.get("id")), message)
 
 
-@check(DATASET, "span_replay")
-def check_span_replay(release) -> Iterable[Failure]:
-    yield from _per_item(release, span_replay_problems)
-
-
-@check(DATASET, "answer_isolation")
-def check_answer_isolation(release) -> Iterable[Failure]:
-    yield from _per_item(release, answer_isolation_problems)
-
-
-@check(DATASET, "distractor_leakage")
-def check_distractor_leakage(release) -> Iterable[Failure]:
-    yield from _per_item(release, distractor_leakage_problems)
-
-
-@check(DATASET, "gold_mention_in_f")
-def check_gold_mention(release) -> Iterable[Failure]:
-    yield from _per_item(release, gold_mention_problems)
-
-
-@check(DATASET, "distinctness")
-def check_distinctness(release) -> Iterable[Failure]:
-    yield from _per_item(release, distinctness_problems)
-
-
-@check(DATASET, "scope_design")
-def check_scope_design(release) -> Iterable[Failure]:
-    config = release.config
-    gap = config.get("fred_max_gap_years", 8)
-    first, last = config.get("fred_first_year", 1990), config.get("fred_last_year", 2024)
-    yield from _per_item(release, lambda item: scope_design_problems(item) + fred_pair_problems(item, gap, first, last))
-
-
-@check(DATASET, "comparability")
-def check_comparability(release) -> Iterable[Failure]:
-    ratio = release.config.get("comparability_max_ratio", DEFAULT_MAX_RATIO)
-    diff = release.config.get("comparability_max_diff", DEFAULT_MAX_DIFF)
-    yield from _per_item(release, lambda item: comparability_problems(item, ratio, diff))
+for _name in item_checks({}):
+    _register_item_check(_name)
 
 
 def _fact_key(item: dict, scope: dict) -> tuple:
@@ -342,14 +302,14 @@ def check_balance(release) -> Iterable[Failure]:
 @check(DATASET, "audit_sample")
 def check_audit_sample(release) -> Iterable[Failure]:
     """The audit sample is the SHA-256 ranking of main items under the recorded seed (Appendix B.2)."""
-    from builders.misleadqa.audit import audit_sample
+    from builders.misleadqa.audit import AUDIT_SEED, audit_sample
 
     names = {entry["name"] for entry in release.files}
     if "audit_sample.jsonl" not in names or "main.jsonl" not in names:
         yield Failure("audit_sample.jsonl", None, "missing from the release; rebuild it")
         return
     config = release.config
-    expected = audit_sample(release.rows("main.jsonl"), config.get("audit_seed", 20261007), config.get("audit_sizes"))
+    expected = audit_sample(release.rows("main.jsonl"), config.get("audit_seed", AUDIT_SEED), config.get("audit_sizes"))
     actual = {row["id"]: row for row in release.rows("audit_sample.jsonl")}
     wanted = {row["id"]: row for row in expected}
     for item_id in sorted(set(actual) - set(wanted)):

@@ -99,11 +99,13 @@ def content_tokens(text: str) -> set[str]:
 
 
 def _iso_date(toks: list[str]) -> str | None:
-    """'december 14 2020' / '14 december 2020' / 'december 2020' -> ISO form, else None."""
+    """'december 14 2020' / '14 december 2020' / '2020 jun 05' / 'december 2020' -> ISO form, else None."""
     if len(toks) == 3 and toks[0] in MONTHS and toks[1].isdigit() and len(toks[2]) == 4 and toks[2].isdigit():
         return f"{toks[2]}-{MONTHS[toks[0]]:02d}-{int(toks[1]):02d}"
     if len(toks) == 3 and toks[1] in MONTHS and toks[0].isdigit() and len(toks[2]) == 4 and toks[2].isdigit():
         return f"{toks[2]}-{MONTHS[toks[1]]:02d}-{int(toks[0]):02d}"
+    if len(toks) == 3 and toks[1] in MONTHS and len(toks[0]) == 4 and toks[0].isdigit() and toks[2].isdigit():
+        return f"{toks[0]}-{MONTHS[toks[1]]:02d}-{int(toks[2]):02d}"
     if len(toks) == 2 and toks[0] in MONTHS and len(toks[1]) == 4 and toks[1].isdigit():
         return f"{toks[1]}-{MONTHS[toks[0]]:02d}"
     return None
@@ -125,7 +127,8 @@ def is_numeric_key(key: str) -> bool:
 
 
 def same_answer(a: str, b: str) -> bool:
-    """Equal after normalisation, or near-duplicate text (rapidfuzz) when neither is a number or date."""
+    """Equal after normalisation; for text that is not a number or date, also near-duplicates (rapidfuzz)
+    and one answer containing the other's words ('Toronto Raptors' in 'Golden State Warriors, Toronto Raptors')."""
     ka, kb = answer_key(a), answer_key(b)
     if ka == kb:
         return True
@@ -133,7 +136,8 @@ def same_answer(a: str, b: str) -> bool:
         return False
     if any(ch.isdigit() for ch in ka + kb) and re.sub(r"\D", "", ka) != re.sub(r"\D", "", kb):
         return False  # "Super Bowl LII 2018" vs "... 2019": the numbers differ, so the answers do
-    return fuzz.ratio(ka, kb) >= NEAR_DUPLICATE_RATIO
+    words_a, words_b = set(ka.split()), set(kb.split())
+    return words_a <= words_b or words_b <= words_a or fuzz.ratio(ka, kb) >= NEAR_DUPLICATE_RATIO
 
 
 def mentions(haystack: str, needle: str) -> bool:

@@ -8,7 +8,8 @@ only problems where its automatic steps are safe. A pool problem is usable when
   (they, them, their, we, us, our, everyone, everybody, people, persons);
 - a he/she/him/his/her opening the question sentence can be tied to one person
   (insertion.pronoun_edits);
-- some whole number >= 2 is in range and some is out of range (numbers.py).
+- the final answer is a number, and some whole number >= 2 is in range and some is
+  out of range (numbers.py).
 """
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from fractions import Fraction
 
 from builders.gsm_ic.insertion import Edit, Unresolved, apply_edits, pronoun_edits, question_sentence_start
 from builders.gsm_ic.lexicon import Lexicon, Templates
-from builders.gsm_ic.numbers import candidate_intervals, numbers_in, parse_answer, solution_text
+from builders.gsm_ic.numbers import candidate_intervals, known_numbers, parse_answer, solution_text
 from builders.gsm_ic.roles import Person, find_people
 from builders.gsm_ic.topics import assign_topic
 
@@ -31,15 +32,13 @@ GROUP_WORDS = re.compile(r"\b(they|them|their|theirs|we|us|our|everyone|everybod
 class Analysis:
     question: str
     solution: str
-    answer: Fraction
+    answer: Fraction | None
     people: list[Person] = field(default_factory=list)
     topic: str | None = None
     topic_keywords: list[str] = field(default_factory=list)
     edits: list[Edit] = field(default_factory=list)
     insert_offset: int = 0
-    known: list[Fraction] = field(default_factory=list)
-    problem_numbers: set[Fraction] = field(default_factory=set)
-    solution_numbers: set[Fraction] = field(default_factory=set)
+    known: list[Fraction] = field(default_factory=list)  # the positive numbers b of the problem and its solution [§3.1]
     problems: list[tuple[str, str]] = field(default_factory=list)  # (kind, message): why it cannot be used
 
     @property
@@ -49,10 +48,14 @@ class Analysis:
 
 def analyse(question: str, solution: str, answer: str, lexicon: Lexicon, templates: Templates) -> Analysis:
     worked = solution_text(solution)
-    result = Analysis(question=question, solution=solution, answer=parse_answer(answer))
-    result.problem_numbers = numbers_in(question)
-    result.solution_numbers = numbers_in(worked)
-    result.known = sorted(v for v in result.problem_numbers | result.solution_numbers if v > 0)  # = known_numbers()
+    try:
+        value = parse_answer(answer)
+    except ValueError:
+        value = None
+    result = Analysis(question=question, solution=solution, answer=value)
+    if value is None:
+        result.problems.append(("answer_not_a_number", f"the final answer {answer!r} is not a number"))
+    result.known = known_numbers(question, solution)
     result.people = find_people(question, worked, lexicon)
     if not result.people:
         result.problems.append(("no_person", "no person named in the question to derive an overlapping role from"))

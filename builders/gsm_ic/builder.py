@@ -8,9 +8,9 @@ from pydantic import model_validator
 
 from builders.base import Builder, BuildConfig, BuildOutput, DataFile
 from builders.gsm_ic.analysis import Analysis, analyse
-from builders.gsm_ic.lexicon import load_lexicon, load_templates
+from builders.gsm_ic.lexicon import Lexicon, Templates, load_lexicon, load_templates
 from builders.gsm_ic.selection import select_default, select_listed
-from builders.gsm_ic.variants import CELLS, NUMBER_LABELS, ROLE_LABELS, SENTENCE_LABELS, cell_key, make_variants, slots_for
+from builders.gsm_ic.variants import CELLS, Slots, cell_key, make_variants, slots_for
 from ctxrobust.errors import CtxRobustError
 from sources import gsm8k
 
@@ -96,20 +96,46 @@ class GsmIcBuilder(Builder):
         return build_from_pool(gsm8k.load(self.store), self.config)
 
 
+def usability(pool: gsm8k.GsmPool, analyses: dict[str, Analysis], config: GsmIcConfig, lexicon: Lexicon, templates: Templates):
+    """Why each joined pool problem cannot be a base problem (empty: it can), and the slots of those that can.
+
+    Besides the analysis: 2..max_steps reasoning steps, and enough distinct sentences in every cell
+    for the largest cell quota the configuration asks for.
+    """
+    n_base = len(config.base_ids) if config.base_ids is not None else config.n_two_step + config.n_more_steps
+    largest_quota = -(-config.n_variants // (n_base * len(CELLS)))
+    reasons: dict[str, list[tuple[str, str]]] = {}
+    prepared: dict[str, tuple[Slots, np.random.Generator]] = {}
+    for problem in pool.problems:
+        found = list(analyses[problem.id].problems)
+        if not 2 <= problem.n_steps <= config.max_steps:
+            found.append(("n_steps", f"{problem.n_steps} reasoning steps, outside 2..{config.max_steps}"))
+        if not found:
+            rng = _rng(config.seed, VARIANT_STREAM, problem.pool.line)
+            slots = slots_for(analyses[problem.id], lexicon, templates, config.numbers_per_label, rng)
+            short = [cell_key(cell) for cell in CELLS if len(slots.candidates(cell)) < largest_quota]
+            if short:
+                found.append(("few_sentences", f"{len(short)} of its cells ({short[0]}, ...) have fewer than {largest_quota} distinct sentences, "
+                              "the variants per cell asked for (lower n_variants or raise numbers_per_label)"))
+            else:
+                prepared[problem.id] = (slots, rng)
+        reasons[problem.id] = found
+    return reasons, prepared
+
+
 def build_from_pool(pool: gsm8k.GsmPool, config: GsmIcConfig) -> BuildOutput:
     lexicon, templates = load_lexicon(), load_templates()
     analyses = {p.id: analyse(p.question, p.solution, p.answer, lexicon, templates) for p in pool.problems}
-    unjoined = {u.id: u.reason for u in pool.unjoined}
+    reasons, prepared = usability(pool, analyses, config, lexicon, templates)
     if config.base_ids is not None:
-        chosen = select_listed(pool.problems, analyses, config.base_ids, unjoined, config.max_steps)
+        chosen = select_listed(pool.problems, reasons, config.base_ids, {u.id: u.reason for u in pool.unjoined})
     else:
-        chosen = select_default(pool.problems, analyses, config.n_two_step, config.n_more_steps, config.max_steps, _rng(config.seed, SELECTION_STREAM))
+        chosen = select_default(pool.problems, reasons, config.n_two_step, config.n_more_steps, config.max_steps, _rng(config.seed, SELECTION_STREAM))
     bases = [base_row(p, analyses[p.id]) for p in chosen]
     quotas = cell_quotas(len(chosen), config.n_variants, _rng(config.seed, QUOTA_STREAM))
     variants: list[dict] = []
     for problem, base, quota in zip(chosen, bases, quotas):
-        rng = _rng(config.seed, VARIANT_STREAM, problem.pool.line)
-        slots = slots_for(analyses[problem.id], lexicon, templates, config.numbers_per_label, rng)
+        slots, rng = prepared[problem.id]
         variants.extend(make_variants(base, analyses[problem.id], slots, quota, rng))
     eval_rows, attempt = draw_eval(variants, config.eval_size, config.eval_seed)
     return BuildOutput(
@@ -118,32 +144,33 @@ def build_from_pool(pool: gsm8k.GsmPool, config: GsmIcConfig) -> BuildOutput:
             DataFile("variants.jsonl", variants, schema="gsm-ic.variant"),
             DataFile("gsm-ic-4k.jsonl", eval_rows, schema="gsm-ic.gsm-ic-4k"),
         ],
-        notes=_notes(pool, analyses, chosen, bases, variants, eval_rows, attempt, config),
+        notes=_notes(pool, reasons, chosen, bases, variants, eval_rows, attempt, config),
     )
 
 
-def _notes(pool, analyses, chosen, bases, variants, eval_rows, attempt, config) -> dict:
-    not_usable = Counter(kind for p in pool.problems for kind, _ in analyses[p.id].problems)
-    usable = [p for p in pool.problems if analyses[p.id].usable]
+def _count(rows: list[dict], key) -> dict[str, int]:
+    return dict(sorted(Counter(key(row) for row in rows).items()))
+
+
+def _notes(pool, reasons, chosen, bases, variants, eval_rows, attempt, config) -> dict:
+    usable = [p for p in pool.problems if not reasons[p.id]]
+    excluded = [{"id": p.id, "reasons": [f"{kind}: {message}" for kind, message in reasons[p.id]]} for p in pool.problems if reasons[p.id]]
     return {
         "pool": {
             "problems": len(pool.problems) + len(pool.unjoined),
             "joined": len(pool.problems),
             "skipped_unjoined": [{"id": u.id, "reason": u.reason} for u in pool.unjoined],
             "usable": len(usable),
-            "usable_by_steps": dict(sorted(Counter(str(p.n_steps) for p in usable).items())),
-            "not_usable_by_reason": dict(sorted(not_usable.items())),
+            "usable_by_steps": _count(usable, lambda p: str(p.n_steps)),
+            "excluded": excluded,
+            "excluded_by_reason": dict(sorted(Counter(kind for p in pool.problems for kind, _ in reasons[p.id]).items())),
         },
         "base_problems": len(chosen),
-        "base_by_steps": dict(sorted(Counter(str(p.n_steps) for p in chosen).items())),
-        "base_by_topic": dict(sorted(Counter(b["topic"] for b in bases).items())),
-        "bases_with_pronoun_edit": sum(1 for p in chosen if analyses[p.id].edits),
+        "base_by_steps": _count(bases, lambda b: str(b["n_steps"])),
+        "base_by_topic": _count(bases, lambda b: b["topic"]),
+        "bases_with_pronoun_edit": sum(1 for v in variants if v["id"].endswith("-v0001") and v["edits"]),
         "variants": len(variants),
-        "cells": {cell_key(cell): sum(1 for v in variants if (v["sentence_label"], v["role_label"], v["number_label"]) == cell) for cell in CELLS},
-        "factors": {
-            "sentence_label": {k: sum(1 for v in variants if v["sentence_label"] == k) for k in SENTENCE_LABELS},
-            "role_label": {k: sum(1 for v in variants if v["role_label"] == k) for k in ROLE_LABELS},
-            "number_label": {k: sum(1 for v in variants if v["number_label"] == k) for k in NUMBER_LABELS},
-        },
+        "cells": _count(variants, lambda v: cell_key((v["sentence_label"], v["role_label"], v["number_label"]))),
+        "factors": {label: _count(variants, lambda v, label=label: v[label]) for label in ("sentence_label", "role_label", "number_label")},
         "gsm_ic_4k": {"size": len(eval_rows), "seed": config.eval_seed, "attempt": attempt, "bases_covered": len({r["base_id"] for r in eval_rows})},
     }

@@ -119,8 +119,7 @@ def pronoun_edits(question: str, people: list) -> list[Edit]:
     replace that pronoun by the person's name (one edit); otherwise no edit.
 
     The person: the only one named before the question sentence whose gender (from the
-    lexicon or a title; unknown counts as compatible) fits the pronoun; if several fit,
-    the only one whose gender is known to fit. Otherwise Unresolved.
+    lexicon or a title; unknown counts as compatible) fits the pronoun. Otherwise Unresolved.
     """
     start = question_sentence_start(question)
     end = sentence_end(question, start)
@@ -134,8 +133,6 @@ def pronoun_edits(question: str, people: list) -> list[Edit]:
     gender = PRONOUNS[pronoun.group(1).lower()]
     before = [p for p in people if p.first < start]
     fitting = [p for p in before if p.gender in (None, gender)]
-    if len(fitting) > 1:
-        fitting = [p for p in fitting if p.gender == gender]
     if len(fitting) != 1:
         who = ", ".join(p.name for p in before) or "nobody"
         raise Unresolved(f"cannot tell whom {pronoun.group(1)!r} in the question refers to (named before it: {who})")

@@ -53,11 +53,15 @@ class Template(BaseModel):
     id: str
     text: str
     topics: list[str]  # topics for which the sentence is in-topic
+    min: int = 2  # the numbers the sentence reads naturally with ("is 40 years old", not "is 4000")
+    max: int | None = None  # None: no upper bound
 
     @model_validator(mode="after")
     def _slots(self) -> "Template":
         if self.text.count("{role}") != 1 or self.text.count("{number}") != 1:
             raise ValueError(f"template {self.id}: needs exactly one {{role}} and one {{number}} slot")
+        if self.min < 2 or (self.max is not None and self.max < self.min):
+            raise ValueError(f"template {self.id}: needs 2 <= min <= max")
         return self
 
 

@@ -174,7 +174,8 @@ def candidate_intervals(known: list[Fraction], label: str) -> list[tuple[int, in
 
     in_range: for each b, [ceil(b/10), b] and [b, 10b] as separate intervals, so that
     draws spread over both sides of every known number.
-    out_range: the gaps between the in-range intervals, plus (10*max b, 100*max b].
+    out_range: the gaps between the in-range intervals, plus (10*max b, 20*max b]
+    (just past the range, so the numbers stay as small as the rule allows).
     """
     if label == "in_range":
         out = []
@@ -190,16 +191,26 @@ def candidate_intervals(known: list[Fraction], label: str) -> list[tuple[int, in
         if cursor < lo:
             gaps.append((cursor, lo - 1))
         cursor = max(cursor, hi + 1)
-    top = int(max(known) * 100) if known else 1000
+    top = int(max(known) * 20) if known else 1000
     if cursor <= top:
         gaps.append((cursor, max(cursor, top)))
     return gaps
 
 
+def readable(value: int, lo: int, hi: int) -> int:
+    """`value` rounded to 2 (else 3) significant digits if that stays in [lo, hi], as counts are written ("4,227" -> 4200)."""
+    for digits in (2, 3):
+        scale = 10 ** max(0, len(str(value)) - digits)
+        rounded = (value + scale // 2) // scale * scale
+        if lo <= rounded <= hi:
+            return rounded
+    return value
+
+
 def pick_numbers(known: list[Fraction], label: str, forbidden: set[Fraction], count: int, rng: np.random.Generator) -> list[int]:
     """Up to `count` distinct integers >= 2 with the given label and not in `forbidden`, sorted.
 
-    Draw: an interval uniformly, then an integer uniformly inside it; integer arithmetic only.
+    Draw: an interval uniformly, then an integer uniformly inside it, made readable; integer arithmetic only.
     """
     intervals = candidate_intervals(known, label)
     if not intervals:
@@ -209,8 +220,8 @@ def pick_numbers(known: list[Fraction], label: str, forbidden: set[Fraction], co
         if len(chosen) == count:
             break
         lo, hi = intervals[int(rng.integers(len(intervals)))]
-        value = int(rng.integers(lo, hi + 1))
-        if Fraction(value) in forbidden or value in chosen:
+        value = readable(int(rng.integers(lo, hi + 1)), lo, hi)
+        if value in forbidden or value in chosen:  # an int equals (and hashes as) the same Fraction
             continue
         if number_label(value, known) != label:  # guard: the rule, not the intervals, decides
             continue

@@ -1,19 +1,21 @@
 """The people of a problem, and the {role} slot: overlapping roles and non-overlapping names [§3.1] [app. A].
 
-A person is a capitalised word of the question, not in the lexicon's not_names, that is
+A person is a capitalised word of the question (Latin-1 letters: "Méliès"), not in the
+lexicon's not_names, that is
 - a title plus a name: "Mr. Smith", "Aunt Sally" (gender from the title); or
 - a first name of the lexicon (gender from the lexicon); an ambiguous name
   ("Mark", "Bill") only with the evidence below; or
-- a word the lexicon does not know, used like a person in the question or its
-  worked solution (followed by "'s" and a lower-case word or digit, "Teairra's
-  shirts"; by a verb of person_verbs or one ending in -ed, "Grover bought"; by
-  ", who"; or after an auxiliary, "does Bret spend"), never written in lower
-  case in the problem, not ending in "ing", in a question that uses he/she or
-  the word's possessive;
-and is never used like a place or a thing anywhere in the problem: after a
-determiner, quantifier or number ("the Ferris wheel", "3 Oreos"), after a place
-preposition without a possessive ("in Salem"), or inside a run of capitalised
-words ("Cape Town").
+- a word the lexicon does not know (gender unknown), used like a person in the
+  question or its worked solution (followed by "'s" and a lower-case word or digit,
+  "Teairra's shirts"; by a verb of person_verbs or one ending in -ed, "Grover
+  bought"; by ", who"; or after an auxiliary, "does Bret spend"), never written in
+  lower case in the problem, not ending in "ing", and either used so at least twice
+  or in a problem that uses he/she or the word's possessive;
+and is never used like a place or a thing anywhere in the problem: right after a
+determiner, quantifier or number ("the Ferris wheel", "3 Oreos"; a solution line
+that ends in a number does not count for the name opening the next line), after a
+place preposition without a possessive ("in Salem"), before ", which has/is"
+("Greenville, which has"), or inside a run of capitalised words ("Cape Town").
 """
 from __future__ import annotations
 
@@ -32,6 +34,7 @@ _PREV_WORD = re.compile(r"([A-Za-z]+)\.?\s+$")  # the word just before, across s
 _NEXT_WORD = re.compile(r"\s+([A-Za-z]+)")
 _POSSESSIVE = re.compile(r"(?:'s|’s|')\s+[a-z0-9]")
 _WHO = re.compile(r",\s+who\b")
+_WHICH = re.compile(r",\s+which\s+(?:has|had|is|was)\b")  # "Greenville, which has": a place
 _INVERTING = {"does", "did", "do", "will", "would", "can", "could", "should", "must", "has", "had", "is", "was", "may", "might"}
 _SINGULAR_PRONOUN = re.compile(r"\b(?:he|she|him|his|her)\b", re.IGNORECASE)
 _TITLE_NAME = re.compile(rf"\.?\s+([{_UPPER}][{_LOWER}]+(?:[{_UPPER}][{_LOWER}]+)?)\b")
@@ -104,7 +107,7 @@ def _collect(text: str, lexicon: Lexicon, evidence: dict[str, _Evidence]) -> Non
         if (prev in _DETERMINERS or re.search(r"\d\s+$", text[:token.start])) and not token.initial:
             found.thing = True
             continue
-        if prev in _PLACE_PREPOSITIONS and not token.initial and not possessive:
+        if (prev in _PLACE_PREPOSITIONS and not token.initial and not possessive) or _WHICH.match(text, token.end):
             found.thing = True
             continue
         nxt = _NEXT_WORD.match(text, token.end)
@@ -166,19 +169,21 @@ def overlapping_roles(people: list[Person], lexicon: Lexicon) -> list[str]:
     return sorted(f"{person.name}'s {relation}" for person in people for relation in lexicon.relations)
 
 
+def _words(text: str) -> set[str]:
+    return {w.lower() for w in re.findall(r"[A-Za-z]+", text)}
+
+
 def nonoverlapping_names(question: str, solution: str, lexicon: Lexicon) -> list[str]:
     """Names that occur nowhere in the problem or its solution (case-insensitive, whole word)."""
-    words = {w.lower() for w in re.findall(r"[A-Za-z]+", question + " " + solution)}
+    words = _words(question + " " + solution)
     return sorted(n for n in lexicon.insertable_names if n.lower() not in words)
 
 
-def role_owner(role: str) -> str:
-    """The person a role is derived from ("Jewel" for "Jewel's neighbor"), or the bare name."""
-    owner, sep, _ = role.partition("'s ")
-    return owner if sep else role
-
-
-def role_label(role: str, question: str) -> str:
-    """overlapped iff the role names a person of the problem: its owner occurs in the question [§3.1]."""
-    owner = role_owner(role)
-    return "overlapped" if re.search(r"(?<![A-Za-z])" + re.escape(owner) + r"(?![A-Za-z])", question) else "nonoverlapped"
+def role_label(role: str, people: list[str], question: str, solution: str) -> str | None:
+    """[§3.1] [app. A] overlapped: "<person>'s <relation>" for a person of the problem named in its question;
+    nonoverlapped: a bare name that occurs nowhere in the problem or its solution; None: neither."""
+    owner, possessive, _ = role.partition("'s ")
+    if possessive:
+        named = re.search(r"(?<![A-Za-z])" + re.escape(owner) + r"(?![A-Za-z])", question)
+        return "overlapped" if owner in people and named else None
+    return None if _words(role) & _words(question + " " + solution) else "nonoverlapped"

@@ -3,32 +3,31 @@
 Default: a seeded uniform draw of `n_two_step` usable problems with two steps and
 `n_more_steps` usable problems with three to `max_steps` steps (the paper's base
 problems need two to seven steps, 60 of them two). Alternatively a list of base
-ids chosen by the user, each of which must be usable.
+ids chosen by the user, each of which must be usable. `reasons` maps every joined
+pool id to why it cannot be used (empty: usable).
 """
 from __future__ import annotations
 
+from collections import Counter
+
 import numpy as np
 
-from builders.gsm_ic.analysis import Analysis
 from ctxrobust.errors import CtxRobustError
 from sources.gsm8k import BaseProblem
 
 
-def steps_ok(problem: BaseProblem, max_steps: int) -> bool:
-    return 2 <= problem.n_steps <= max_steps
-
-
 def select_default(
-    problems: list[BaseProblem], analyses: dict[str, Analysis], n_two: int, n_more: int, max_steps: int, rng: np.random.Generator
+    problems: list[BaseProblem], reasons: dict[str, list[tuple[str, str]]], n_two: int, n_more: int, max_steps: int, rng: np.random.Generator
 ) -> list[BaseProblem]:
-    ordered = sorted(problems, key=lambda p: p.id)
-    usable = [p for p in ordered if analyses[p.id].usable and steps_ok(p, max_steps)]
+    usable = [p for p in sorted(problems, key=lambda p: p.id) if not reasons[p.id]]
     two = [p for p in usable if p.n_steps == 2]
     more = [p for p in usable if p.n_steps > 2]
     for group, wanted, what in ((two, n_two, "two steps"), (more, n_more, f"3 to {max_steps} steps")):
         if len(group) < wanted:
+            excluded = Counter(kind for p in problems for kind, _ in reasons[p.id])
             raise CtxRobustError(
-                f"gsm-ic: only {len(group)} usable pool problems with {what}, {wanted} requested; lower the count in the build configuration"
+                f"gsm-ic: only {len(group)} usable pool problems with {what}, {wanted} requested (pool problems excluded by reason: "
+                f"{', '.join(f'{kind} {n}' for kind, n in sorted(excluded.items()))}); lower the count in the build configuration"
             )
     picked_two = [two[i] for i in sorted(rng.choice(len(two), size=n_two, replace=False))]
     picked_more = [more[i] for i in sorted(rng.choice(len(more), size=n_more, replace=False))]
@@ -36,7 +35,7 @@ def select_default(
 
 
 def select_listed(
-    problems: list[BaseProblem], analyses: dict[str, Analysis], base_ids: list[str], unjoined: dict[str, str], max_steps: int
+    problems: list[BaseProblem], reasons: dict[str, list[tuple[str, str]]], base_ids: list[str], unjoined: dict[str, str]
 ) -> list[BaseProblem]:
     by_id = {p.id: p for p in problems}
     if len(set(base_ids)) != len(base_ids):
@@ -47,11 +46,7 @@ def select_listed(
             raise CtxRobustError(f"gsm-ic: base id {base}: {unjoined[base]}; choose another base problem")
         if base not in by_id:
             raise CtxRobustError(f"gsm-ic: base id {base} is not in the pool (ids run pool-0001 to pool-{len(problems) + len(unjoined):04d})")
-        problem = by_id[base]
-        if not steps_ok(problem, max_steps):
-            raise CtxRobustError(f"gsm-ic: base id {base} has {problem.n_steps} steps, outside 2..{max_steps}; choose another base problem")
-        reasons = analyses[base].problems
-        if reasons:
-            raise CtxRobustError(f"gsm-ic: base id {base} cannot be used: {reasons[0][1]}; choose another base problem")
-        chosen.append(problem)
+        if reasons[base]:
+            raise CtxRobustError(f"gsm-ic: base id {base} cannot be used: {reasons[base][0][1]}; choose another base problem")
+        chosen.append(by_id[base])
     return sorted(chosen, key=lambda p: p.id)

@@ -1,11 +1,13 @@
 """Variants of one base problem: one irrelevant sentence per variant, factors crossed [§3.1] [fig. 1].
 
 For each of the 8 cells (topic x role x number) the candidates are every
-(template, role, number) of that cell; the cell's quota of variants is drawn from
-them uniformly without replacement with the problem's own seeded generator.
+(template, role, number) of that cell whose number lies in the template's bounds;
+the cell's quota of variants is drawn from them uniformly without replacement with
+the problem's own seeded generator.
 """
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 from fractions import Fraction
 from itertools import product
@@ -37,6 +39,27 @@ def render(template_text: str, role: str, number: str) -> str:
 
 
 @dataclass(frozen=True)
+class Candidates:
+    """The (template, role, number) triples of one cell, in template, role, number order, indexed without listing them."""
+
+    templates: list[Template]
+    roles: list[str]
+    numbers: list[list[int]]  # per template: the cell's numbers within its bounds
+
+    def __len__(self) -> int:
+        return len(self.roles) * sum(len(n) for n in self.numbers)
+
+    def pick(self, indices: np.ndarray) -> list[tuple[Template, str, int]]:
+        ends = np.cumsum([len(self.roles) * len(n) for n in self.numbers])
+        out = []
+        for index in indices.tolist():
+            t = int(np.searchsorted(ends, index, side="right"))
+            r, n = divmod(index - (int(ends[t - 1]) if t else 0), len(self.numbers[t]))
+            out.append((self.templates[t], self.roles[r], self.numbers[t][n]))
+        return out
+
+
+@dataclass(frozen=True)
 class Slots:
     """What may fill each factor level for one base problem."""
 
@@ -44,10 +67,16 @@ class Slots:
     roles: dict[str, list[str]]
     numbers: dict[str, list[int]]
 
+    def candidates(self, cell: tuple[str, str, str]) -> Candidates:
+        sentence_label, role_label, number_label = cell
+        templates, numbers = self.templates[sentence_label], self.numbers[number_label]  # numbers: sorted
+        fitting = [numbers[bisect_left(numbers, t.min):bisect_right(numbers, t.max) if t.max is not None else None] for t in templates]
+        return Candidates(templates, self.roles[role_label], fitting)
+
 
 def slots_for(analysis: Analysis, lexicon: Lexicon, templates: Templates, numbers_per_label: int, rng: np.random.Generator) -> Slots:
-    # the inserted number is never the answer, nor a number of the problem or its solution
-    forbidden: set[Fraction] = analysis.problem_numbers | analysis.solution_numbers | {analysis.answer}
+    # the inserted number (a whole number >= 2) is never the answer, nor a number of the problem or its solution
+    forbidden: set[Fraction] = set(analysis.known) | {analysis.answer}
     return Slots(
         templates={"in_topic": in_topic_templates(analysis.topic, templates), "off_topic": off_topic_templates(analysis.topic, templates)},
         roles={
@@ -66,18 +95,13 @@ def make_variants(base: dict, analysis: Analysis, slots: Slots, quotas: dict[tup
     rows: list[dict] = []
     for cell in CELLS:
         sentence_label, role_label, number_label = cell
-        templates, roles, numbers = slots.templates[sentence_label], slots.roles[role_label], slots.numbers[number_label]
-        size, quota = len(templates) * len(roles) * len(numbers), quotas[cell]
-        if size < quota:
+        candidates, quota = slots.candidates(cell), quotas[cell]
+        if len(candidates) < quota:
             raise CtxRobustError(
-                f"base problem {base['id']}: only {size} distinct sentences for cell {cell_key(cell)} but {quota} "
+                f"base problem {base['id']}: only {len(candidates)} distinct sentences for cell {cell_key(cell)} but {quota} "
                 "are needed; lower n_variants or raise numbers_per_label"
             )
-        # index i of the product templates x roles x numbers, in that order (itertools.product order)
-        for index in np.sort(rng.choice(size, size=quota, replace=False)).tolist():
-            rest, n = divmod(index, len(numbers))
-            t, r = divmod(rest, len(roles))
-            template, role, number = templates[t], roles[r], numbers[n]
+        for template, role, number in candidates.pick(np.sort(rng.choice(len(candidates), size=quota, replace=False))):
             sentence = render(template.text, role, str(number))
             rows.append(
                 {

@@ -6,7 +6,7 @@ audit sample). Files: main.jsonl (FRED, SituatedQA, AmbigDocs), condition.jsonl
 """
 from __future__ import annotations
 
-from collections import Counter, defaultdict
+from collections import Counter
 from pathlib import Path
 
 from pydantic import Field
@@ -15,6 +15,7 @@ from builders.base import Builder, BuildConfig, BuildOutput, DataFile
 from builders.misleadqa import condition_items, entity_items, fred_items, situatedqa_items
 from builders.misleadqa.audit import AUDIT_SEED, AUDIT_SIZES, audit_sample
 from builders.misleadqa.candidate import Candidate, Excluded
+from builders.misleadqa.groups import dependency_groups
 from builders.misleadqa.options import balanced_letters, provisional_letters
 from builders.misleadqa.selection import Selected, SelectionState, select
 from ctxrobust.canonical import sha256_file
@@ -22,6 +23,7 @@ from ctxrobust.errors import CtxRobustError
 
 FRED_PREFIX = "fred/"
 SITUATEDQA_PREFIX = "situatedqa/"
+USER_SOURCES = ("ambigdocs", "condambigqa")  # files the user supplies: config fields <source>_path
 
 
 class MisleadQAConfig(BuildConfig):
@@ -57,6 +59,7 @@ class MisleadQAConfig(BuildConfig):
 class MisleadQABuilder(Builder):
     dataset = "misleadqa"
     Config = MisleadQAConfig
+    _checks = None  # item checks, read from validators.misleadqa at the first screening
 
     def required_snapshots(self) -> list[str]:
         from sources.lock import load_lock
@@ -66,13 +69,14 @@ class MisleadQABuilder(Builder):
 
     # --- sources ---------------------------------------------------------------
 
-    def _snapshot(self, name: str) -> tuple[Path, str]:
-        return self.store.path(name), self.store.snapshot(name).sha256
+    def _snapshots(self, prefix: str) -> list[tuple[str, Path, str]]:
+        """(lock name, verified path, sha256) of every pinned snapshot under `prefix`, in name order."""
+        return [(n, self.store.path(n), self.store.snapshot(n).sha256) for n in self.required_snapshots() if n.startswith(prefix)]
 
-    def _user_file(self, field: str) -> tuple[Path, str] | None:
+    def _user_file(self, field: str) -> tuple[Path | None, str | None]:
         value = getattr(self.config, field)
         if value is None:
-            return None
+            return None, None
         path = Path(value)
         if not path.is_file():
             raise CtxRobustError(f"{field}={value}: file not found; give the path of the downloaded file, or leave {field} unset")
@@ -81,30 +85,39 @@ class MisleadQABuilder(Builder):
     # --- build -----------------------------------------------------------------
 
     def build(self) -> BuildOutput:
-        from sources import ambigdocs, condambigqa, situatedqa
-        from sources.fred import read_series
-
         if self.store is None:
             raise CtxRobustError("misleadqa needs the FRED and SituatedQA snapshots: set SOURCES_MIRROR=DIR or run `ctxrobust sources`")
-        cfg = self.config
-        names = self.required_snapshots()
-        fred_names = [n for n in names if n.startswith(FRED_PREFIX)]
-        sqa_names = [n for n in names if n.startswith(SITUATEDQA_PREFIX)]
-        if not fred_names or not sqa_names:
+        if not self._snapshots(FRED_PREFIX) or not self._snapshots(SITUATEDQA_PREFIX):
             raise CtxRobustError("sources/lock.json pins no fred/ or situatedqa/ snapshots; regenerate it from a mirror (python -m sources.lock --regenerate-from DIR)")
-
+        cfg = self.config
+        supplied = {source: self._user_file(f"{source}_path") for source in USER_SOURCES}  # a missing file fails first
+        notes: dict = {"user_sources": {source: {"file": path.name, "sha256": sha} for source, (path, sha) in sorted(supplied.items()) if path}}
         exclusions: list[dict] = []
-        selections: dict[tuple[str, str], Selected] = {}
-        notes: dict = {"user_sources": {}}
+        selections = self._fred(notes, exclusions) | self._situatedqa() | self._user_sources(supplied)
+        main, condition = self._items(selections)
+        for selected in selections.values():
+            exclusions.extend(selected.exclusions)
+        notes.update(self._notes(selections, exclusions, main, condition))
+        notes["departures_from_paper"] = departures(notes)
+        return BuildOutput(
+            files=[
+                DataFile("main.jsonl", main, schema="misleadqa.item"),
+                DataFile("condition.jsonl", condition, schema="misleadqa.item"),
+                DataFile("audit_sample.jsonl", audit_sample(main, cfg.audit_seed, cfg.audit_sizes), schema="misleadqa.audit"),
+                DataFile("exclusions.jsonl", exclusions, schema="misleadqa.exclusion"),
+            ],
+            notes=notes,
+        )
 
-        # FRED: only files holding their own state series (Appendix A "Sources")
-        series = []
-        for n in fred_names:
-            path, sha = self._snapshot(n)
-            series.append(read_series(path, n, sha))
+    def _fred(self, notes: dict, exclusions: list[dict]) -> dict[tuple[str, str], Selected]:
+        """FRED time and location items, from files holding their own state series only (Appendix A "Sources")."""
+        from sources.fred import read_series
+
+        cfg = self.config
+        series = [read_series(path, name, sha) for name, path, sha in self._snapshots(FRED_PREFIX)]
         for s in series:
             if not s.holds_own_series:
-                why = "federal minimum-wage series (the state has no minimum-wage law)" if s.is_federal else f"series {s.series_id}, not the state's own"
+                why = "the federal minimum-wage series (the state has no minimum-wage law)" if s.is_federal else f"series {s.series_id}, not the state's own"
                 exclusions.append({
                     "id": f"excl-fred-{s.file_series}", "source": "fred", "scope_dimension": None,
                     "cluster_id": f"fred-{s.code}", "reason": "federal_series" if s.is_federal else "not_own_series",
@@ -116,57 +129,55 @@ class MisleadQABuilder(Builder):
             "monthly_series_january_values": sorted(s.series_id for s in series if s.frequency == "monthly" and s.holds_own_series),
             "excluded_files": sorted(s.snapshot for s in series if not s.holds_own_series),
         }
-        fred_state = SelectionState()
-        selections[("fred", "time")] = self._select(fred_items.time_specs(ff, cfg.seed, cfg.fred_max_gap_years), cfg.fred_time_n, cfg.fred_per_jurisdiction, fred_state)
-        selections[("fred", "location")] = self._select(fred_items.location_specs(ff, cfg.seed), cfg.fred_location_n, cfg.fred_per_jurisdiction, fred_state)
+        state = SelectionState()  # a target fact is used once across both scope dimensions
+        return {
+            ("fred", "time"): self._select(fred_items.time_specs(ff, cfg.seed, cfg.fred_max_gap_years), cfg.fred_time_n, cfg.fred_per_jurisdiction, state),
+            ("fred", "location"): self._select(fred_items.location_specs(ff, cfg.seed), cfg.fred_location_n, cfg.fred_per_jurisdiction, state),
+        }
 
-        # SituatedQA: time from temp.*, location from geo.*
+    def _situatedqa(self) -> dict[tuple[str, str], Selected]:
+        """SituatedQA items: time from temp.*, location from geo.*."""
+        from sources import situatedqa
+
+        cfg = self.config
         records = {"temp": [], "geo": []}
-        for n in sqa_names:
-            path, sha = self._snapshot(n)
-            for record in situatedqa.read_file(path, n, sha):
+        for name, path, sha in self._snapshots(SITUATEDQA_PREFIX):
+            for record in situatedqa.read_file(path, name, sha):
                 records[record.kind].append(record)
-        sqa_state = SelectionState()
-        for kind, dimension, count in (("temp", "time", cfg.situatedqa_time_n), ("geo", "location", cfg.situatedqa_location_n)):
+        state, out = SelectionState(), {}
+        for kind, dimension, n in (("temp", "time", cfg.situatedqa_time_n), ("geo", "location", cfg.situatedqa_location_n)):
             pool = situatedqa_items.SituatedQAPool(records[kind])
-            selections[("situatedqa", dimension)] = self._select(situatedqa_items.specs(pool, cfg.seed, cfg.situatedqa_fallback_min_similarity), count, cfg.situatedqa_per_question, sqa_state)
+            specs = situatedqa_items.specs(pool, cfg.seed, cfg.situatedqa_fallback_min_similarity)
+            out[("situatedqa", dimension)] = self._select(specs, n, cfg.situatedqa_per_question, state)
+        return out
 
-        # AmbigDocs (entity) and CondAmbigQA (condition supplement), when supplied
-        supplied = self._user_file("ambigdocs_path")
-        if supplied is not None:
-            path, sha = supplied
-            notes["user_sources"]["ambigdocs"] = {"file": path.name, "sha256": sha}
-            docs = ambigdocs.read_file(path, path.name, sha)
-            selections[("ambigdocs", "entity")] = self._select(entity_items.specs(docs, cfg.seed), cfg.ambigdocs_n, cfg.ambigdocs_per_question, SelectionState())
-        supplied = self._user_file("condambigqa_path")
-        if supplied is not None:
-            path, sha = supplied
-            notes["user_sources"]["condambigqa"] = {"file": path.name, "sha256": sha}
-            conds = condambigqa.read_file(path, path.name, sha)
-            selections[("condambigqa", "condition")] = self._select(condition_items.specs(conds, cfg.seed), cfg.condambigqa_n, cfg.condambigqa_per_question, SelectionState())
+    def _user_sources(self, supplied: dict[str, tuple[Path | None, str | None]]) -> dict[tuple[str, str], Selected]:
+        """AmbigDocs (entity) and CondAmbigQA (the condition supplement), from the files supplied."""
+        from sources import ambigdocs, condambigqa
 
-        main, condition = self._items(selections)
-        for selected in selections.values():
-            exclusions.extend(selected.exclusions)
-        notes.update(self._notes(selections, exclusions, main, condition))
-        return BuildOutput(
-            files=[
-                DataFile("main.jsonl", main, schema="misleadqa.item"),
-                DataFile("condition.jsonl", condition, schema="misleadqa.item"),
-                DataFile("audit_sample.jsonl", audit_sample(main, cfg.audit_seed, cfg.audit_sizes), schema="misleadqa.audit"),
-                DataFile("exclusions.jsonl", exclusions, schema="misleadqa.exclusion"),
-            ],
-            notes=notes,
-        )
+        cfg, out = self.config, {}
+        for source, dimension, module, items, n, per_question in (
+            ("ambigdocs", "entity", ambigdocs, entity_items, cfg.ambigdocs_n, cfg.ambigdocs_per_question),
+            ("condambigqa", "condition", condambigqa, condition_items, cfg.condambigqa_n, cfg.condambigqa_per_question),
+        ):
+            path, sha = supplied[source]
+            if path is not None:
+                specs = items.specs(module.read_file(path, path.name, sha), cfg.seed)
+                out[(source, dimension)] = self._select(specs, n, per_question, SelectionState())
+        return out
 
     def _screen(self, candidate: Candidate) -> None:
-        """Construction rules checked with the validators' own item checks (Appendix B.1)."""
-        from validators.misleadqa import screen  # validators.misleadqa imports this package's scope rules
+        """Construction rules checked with the validators' own item checks (Appendix B.1): every released
+        item passes them by construction, and `validate` proves it again."""
+        from validators.misleadqa import item_checks  # validators.misleadqa imports this package's scope rules
 
+        if self._checks is None:
+            self._checks = item_checks(self.config.model_dump())
         item = candidate.item(*provisional_letters(self.config.seed, candidate.id))
-        found = screen(item, self.config.comparability_max_ratio, self.config.comparability_max_diff)
-        if found is not None:
-            raise Excluded(*found)
+        for name, check in self._checks.items():
+            problems = check(item)
+            if problems:
+                raise Excluded(name, problems[0])
 
     def _select(self, specs, n, per_cluster, state) -> Selected:
         return select(specs, n, per_cluster, self.config.seed, state, self._screen)
@@ -187,61 +198,54 @@ class MisleadQABuilder(Builder):
         return sorted(main, key=lambda i: i["id"]), sorted(condition, key=lambda i: i["id"])
 
     def _notes(self, selections, exclusions, main, condition) -> dict:
-        requested = {
-            ("fred", "time"): self.config.fred_time_n, ("fred", "location"): self.config.fred_location_n,
-            ("situatedqa", "time"): self.config.situatedqa_time_n, ("situatedqa", "location"): self.config.situatedqa_location_n,
-            ("ambigdocs", "entity"): self.config.ambigdocs_n, ("condambigqa", "condition"): self.config.condambigqa_n,
-        }
         groups = {}
-        for key, selected in sorted(selections.items()):
-            label = "/".join(key)
-            items = [i for i in main + condition if (i["source"], i["scope_dimension"]) == key]
-            groups[label] = {
-                "requested": requested[key],
+        for (source, dimension), selected in sorted(selections.items()):
+            items = [i for i in main + condition if (i["source"], i["scope_dimension"]) == (source, dimension)]
+            groups[f"{source}/{dimension}"] = {
+                "requested": selected.requested,
                 "items": len(items),
-                "shortfall": max(0, requested[key] - len(items)),
+                "shortfall": max(0, selected.requested - len(items)),
                 "clusters": len({i["cluster_id"] for i in items}),
                 "candidates_available": selected.available,
                 "candidates_examined": selected.examined,
             }
-        by_reason: dict[str, Counter] = defaultdict(Counter)
+        by_reason: dict[str, Counter] = {}
         for row in exclusions:
-            by_reason[row["source"] + (f"/{row['scope_dimension']}" if row["scope_dimension"] else "")][row["reason"]] += 1
+            group = row["source"] + (f"/{row['scope_dimension']}" if row["scope_dimension"] else "")
+            by_reason.setdefault(group, Counter())[row["reason"]] += 1
         return {
             "groups": groups,
-            "splits": {
-                "main": {"items": len(main), "clusters": len({i["cluster_id"] for i in main}), "dependency_groups": len({i["dependency_group_id"] for i in main})},
-                "condition": {"items": len(condition), "clusters": len({i["cluster_id"] for i in condition}), "dependency_groups": len({i["dependency_group_id"] for i in condition})},
-            },
+            "splits": {name: _split_counts(items) for name, items in (("main", main), ("condition", condition))},
             "exclusions_by_reason": {group: dict(sorted(c.items())) for group, c in sorted(by_reason.items())},
         }
 
 
-def dependency_groups(candidates: list[Candidate]) -> dict[str, str]:
-    """cluster_id -> dependency_group_id (Appendix A.4): clusters linked by shared documents or
-    distractor sources are merged; all FRED clusters form one group."""
-    parent: dict[str, str] = {}
+def _split_counts(items: list[dict]) -> dict[str, int]:
+    return {
+        "items": len(items),
+        "clusters": len({i["cluster_id"] for i in items}),
+        "dependency_groups": len({i["dependency_group_id"] for i in items}),
+    }
 
-    def find(x: str) -> str:
-        parent.setdefault(x, x)
-        while parent[x] != x:
-            parent[x] = parent[parent[x]]
-            x = parent[x]
-        return x
 
-    def union(a: str, b: str) -> None:
-        ra, rb = find(a), find(b)
-        if ra != rb:
-            parent[max(ra, rb)] = min(ra, rb)
-
-    for candidate in sorted(candidates, key=lambda c: c.id):
-        find(candidate.cluster_id)
-        if candidate.source == "fred":
-            union(candidate.cluster_id, "fred")
-        for linked in sorted(candidate.linked_clusters):
-            union(candidate.cluster_id, linked)
-    out = {}
-    for candidate in candidates:
-        root = find(candidate.cluster_id)
-        out[candidate.cluster_id] = "group-fred" if root == "fred" else f"group-{root}"
+def departures(notes: dict) -> dict[str, str]:
+    """Where this build differs from the paper's release, and why (recorded in the build notes, shown on the card)."""
+    fred, groups = notes["fred"], notes["groups"]
+    monthly = "".join(f"; {series} is monthly and read at its January observations" for series in fred["monthly_series_january_values"])
+    out = {
+        "fred_jurisdictions": f"{len(fred['jurisdictions'])} jurisdictions hold their own series in the pinned snapshot (the "
+        f"{len(fred['excluded_files'])} files holding the federal series are left out{monthly}); the paper used 44 annual series "
+        f"(43 states and DC), so FRED has up to {len(fred['jurisdictions'])} clusters, not 44.",
+        "situatedqa_answers": "answers are the qa_data annotations as given; the paper also checked each against archived passages.",
+        "situatedqa_question_types": "the cap of twenty items per question type is not applied: the qa_data files carry no question-type labels.",
+        "screening": "the validators' rule-based checks replace the paper's model screening and human adjudication (Appendix B.1), "
+        "so each group is filled to its requested size rather than thinned by screening (paper: 183 SituatedQA time and 184 "
+        "location items).",
+        "dependency_groups": "clusters are merged when they share distractor sources, AmbigDocs documents or reworded SituatedQA "
+        "questions; the archived passages behind the paper's groups are not available, so groups are finer than the paper's 132.",
+    }
+    if "ambigdocs/entity" not in groups:
+        out["ambigdocs"] = "no file supplied (ambigdocs_path), so the main split has no entity items (paper: 192)."
+    if "condambigqa/condition" not in groups:
+        out["condambigqa"] = "no file supplied (condambigqa_path), so condition.jsonl is empty (paper: 25 items)."
     return out

@@ -7,6 +7,7 @@ it; a candidate that breaks a construction rule raises `Excluded`.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -20,6 +21,16 @@ LETTERS = ("A", "B", "C", "D")
 
 def templates() -> dict:
     return json.loads(_TEMPLATES.read_text(encoding="utf-8"))
+
+
+def safe_id(text: str) -> str:
+    """An upstream id as an id part: a leading minus sign becomes 'n', other punctuation '_'."""
+    return re.sub(r"[^A-Za-z0-9_.]+", "_", re.sub(r"^-(?=\d)", "n", text))
+
+
+def cluster_id(source: str, upstream_id: str) -> str:
+    """Items derived from one upstream question share a source cluster (paper Section 3.2, Appendix A.4)."""
+    return f"{source}-{safe_id(upstream_id)}"
 
 
 ABSTAIN = templates()["abstain"]
@@ -58,9 +69,9 @@ class Candidate:
     registered: list[tuple[str, str]]  # gold expression -> lure expression
     provenance_g: Provenance
     provenance_s: Provenance
-    distractors: list[Distractor]
-    construction: dict[str, str]  # how G and S were written: template | extract
-    linked_clusters: set[str] = field(default_factory=set)  # clusters sharing documents with this item
+    construction: dict[str, str]  # how G and S were written: template | extract | restatement
+    distractors: list[Distractor] = field(default_factory=list)  # chosen by distractors.with_distractors
+    linked_clusters: set[str] = field(default_factory=set)  # clusters sharing source documents or distractor sources
 
     def f_text_and_edits(self) -> tuple[str, list[dict]]:
         return substitute(self.g_text, self.registered)

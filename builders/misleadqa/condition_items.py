@@ -8,53 +8,37 @@ question; items go to condition.jsonl, never the main split.
 """
 from __future__ import annotations
 
-from builders.misleadqa.candidate import Candidate, Distractor, Excluded, Spec, templates
-from builders.misleadqa.distractors import Pool, choose, item_rng
-from builders.misleadqa.entity_items import safe_id
+from itertools import permutations
+
+from builders.misleadqa.candidate import Candidate, Distractor, Excluded, Spec, cluster_id, safe_id, templates
+from builders.misleadqa.distractors import Pool, with_distractors
 from builders.misleadqa.scopes import canonical_condition
-from builders.misleadqa.substitution import substitute
 from sources.condambigqa import CondAmbigQARecord, Property
-from sources.facts import Provenance, Scope
+from sources.facts import Scope
 from validators.normalise import answer_key, same_answer, word_count
 
 MAX_ANSWER_WORDS = 12  # options are short answers; a sentence-long groundtruth cannot be an option
 
 
-def cluster_id(upstream_id: str) -> str:
-    return f"condambigqa-{safe_id(upstream_id)}"
-
-
-def _provenance(record: CondAmbigQARecord, prop: Property, answer: str) -> Provenance:
-    return Provenance(
-        snapshot=record.snapshot, sha256=record.sha256, line=record.line, index=record.index,
-        upstream_id=record.upstream_id, field=f"properties[{prop.position}].groundtruth", value=answer,
-    )
-
-
-def _unique(prop: Property) -> bool:
-    return len({answer_key(a) for a in prop.groundtruth}) == 1
-
-
 def specs(records: list[CondAmbigQARecord], seed: int) -> list[Spec]:
     out = []
     for record in sorted(records, key=lambda r: (r.line or 0, r.index or 0, r.upstream_id)):
-        for t in record.properties:
-            for a in record.properties:
-                if a is t or same_answer(t.groundtruth[0], a.groundtruth[0]):
-                    continue
-                cid = f"condambigqa-condition-{safe_id(record.upstream_id)}-{t.position}-{a.position}"
-                out.append(Spec(
-                    id=cid, source="condambigqa", scope_dimension="condition", cluster_id=cluster_id(record.upstream_id),
-                    target_key=f"condambigqa:{record.upstream_id}@{canonical_condition(t.condition)}",
-                    alt_key=f"condambigqa:{record.upstream_id}@{canonical_condition(a.condition)}",
-                    make=lambda record=record, t=t, a=a, cid=cid: build(record, t, a, cid, seed),
-                ))
+        for t, a in permutations(record.properties, 2):
+            if same_answer(t.groundtruth[0], a.groundtruth[0]):
+                continue
+            cid = f"condambigqa-condition-{safe_id(record.upstream_id)}-{t.position}-{a.position}"
+            out.append(Spec(
+                id=cid, source="condambigqa", scope_dimension="condition", cluster_id=cluster_id("condambigqa", record.upstream_id),
+                target_key=f"condambigqa:{record.upstream_id}@{canonical_condition(t.condition)}",
+                alt_key=f"condambigqa:{record.upstream_id}@{canonical_condition(a.condition)}",
+                make=lambda record=record, t=t, a=a, cid=cid: build(record, t, a, cid, seed),
+            ))
     return out
 
 
 def build(record: CondAmbigQARecord, t: Property, a: Property, cid: str, seed: int) -> Candidate:
     for role, prop in (("target", t), ("alternative", a)):
-        if not _unique(prop):
+        if len({answer_key(answer) for answer in prop.groundtruth}) > 1:
             raise Excluded("multiple_answers", f"{role} condition {prop.position} gives {len(prop.groundtruth)} different answers")
         if word_count(prop.groundtruth[0]) > MAX_ANSWER_WORDS:
             raise Excluded("long_answer", f"{role} answer has more than {MAX_ANSWER_WORDS} words")
@@ -62,33 +46,28 @@ def build(record: CondAmbigQARecord, t: Property, a: Property, cid: str, seed: i
         raise Excluded("scope_overlap", "the two conditions are the same after normalisation")
     gold, lure = t.groundtruth[0], a.groundtruth[0]
     tpl = templates()["condambigqa"]
-    question_text = record.question.strip()
-    question = tpl["question"].format(question=question_text, condition=t.condition)
-    g_text = tpl["context"].format(condition=t.condition, question=question_text, value=gold)
-    s_text = tpl["context"].format(condition=a.condition, question=question_text, value=lure)
-    registered = [(gold, lure)]
-    f_text, _ = substitute(g_text, registered)
-    preferred = [
-        Distractor(text=answer, provenance=_provenance(record, prop, answer), cluster_id=cluster_id(record.upstream_id))
-        for prop in record.properties if prop is not t and prop is not a for answer in prop.groundtruth
-    ]
-    distractors = choose(Pool(preferred, []), [gold, lure], [question, g_text, s_text, f_text], item_rng(seed, cid, "distractors"))
-    return Candidate(
+    question = record.question.strip()
+    home = cluster_id("condambigqa", record.upstream_id)
+    candidate = Candidate(
         id=cid,
         source="condambigqa",
         scope_dimension="condition",
         split="condition",
-        cluster_id=cluster_id(record.upstream_id),
-        question=question,
+        cluster_id=home,
+        question=tpl["question"].format(question=question, condition=t.condition),
         target_scope=Scope(condition=t.condition),
         alt_scope=Scope(condition=a.condition),
         gold=gold,
         lure=lure,
-        g_text=g_text,
-        s_text=s_text,
-        registered=registered,
-        provenance_g=_provenance(record, t, gold),
-        provenance_s=_provenance(record, a, lure),
-        distractors=distractors,
+        g_text=tpl["context"].format(condition=t.condition, question=question, value=gold),
+        s_text=tpl["context"].format(condition=a.condition, question=question, value=lure),
+        registered=[(gold, lure)],
+        provenance_g=record.answer_provenance(t, gold),
+        provenance_s=record.answer_provenance(a, lure),
         construction={"G": "restatement", "S": "restatement"},
     )
+    preferred = [
+        Distractor(text=answer, provenance=record.answer_provenance(prop, answer), cluster_id=home)
+        for prop in record.properties if prop is not t and prop is not a for answer in prop.groundtruth
+    ]
+    return with_distractors(candidate, Pool(preferred), seed)

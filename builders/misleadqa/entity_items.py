@@ -12,25 +12,17 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from itertools import permutations
 
-from builders.misleadqa.candidate import Candidate, Distractor, Excluded, Spec, templates
-from builders.misleadqa.distractors import Pool, choose, item_rng
+from builders.misleadqa.candidate import Candidate, Distractor, Excluded, Spec, cluster_id, safe_id, templates
+from builders.misleadqa.distractors import Pool, with_distractors
 from builders.misleadqa.scopes import canonical_entity
-from builders.misleadqa.substitution import substitute
-from sources.ambigdocs import AmbigDocsRecord, Document, facts
-from sources.facts import Provenance, Scope
+from sources.ambigdocs import AmbigDocsRecord, Document
+from sources.facts import Scope
 from validators.normalise import answer_key, content_tokens, mentions, same_answer
 
 LEAD_SENTENCES = 3  # an answer within the first three sentences keeps the opening (entity) sentence
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[]?[A-Z0-9])")
-
-
-def safe_id(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_.]+", "_", text)
-
-
-def cluster_id(qid: str) -> str:
-    return f"ambigdocs-{safe_id(qid)}"
 
 
 def sentence_spans(text: str) -> list[tuple[int, int]]:
@@ -84,10 +76,6 @@ def relation(record: AmbigDocsRecord) -> str:
     return " ".join(canonical_entity(part) for part in pattern.split(record.question))
 
 
-def _provenance(record: AmbigDocsRecord, doc: Document) -> Provenance:
-    return facts(record)[doc.position].provenance
-
-
 class AmbigDocsPool:
     def __init__(self, records: list[AmbigDocsRecord]):
         self.records = sorted(records, key=lambda r: (r.line or 0, r.index or 0, r.qid))
@@ -103,17 +91,16 @@ def specs(records: list[AmbigDocsRecord], seed: int) -> list[Spec]:
     pool = AmbigDocsPool(records)
     out = []
     for record in pool.records:
-        for t in record.documents:
-            for a in record.documents:
-                if a is t or same_answer(t.answer, a.answer) or canonical_entity(t.title) == canonical_entity(a.title):
-                    continue
-                cid = f"ambigdocs-entity-{safe_id(record.qid)}-{t.position}-{a.position}"
-                out.append(Spec(
-                    id=cid, source="ambigdocs", scope_dimension="entity", cluster_id=cluster_id(record.qid),
-                    target_key=f"ambigdocs:{relation(record)}@{canonical_entity(t.title)}",
-                    alt_key=f"ambigdocs:{relation(record)}@{canonical_entity(a.title)}",
-                    make=lambda record=record, t=t, a=a, cid=cid: build(pool, record, t, a, cid, seed),
-                ))
+        for t, a in permutations(record.documents, 2):
+            if same_answer(t.answer, a.answer) or canonical_entity(t.title) == canonical_entity(a.title):
+                continue
+            cid = f"ambigdocs-entity-{safe_id(record.qid)}-{t.position}-{a.position}"
+            out.append(Spec(
+                id=cid, source="ambigdocs", scope_dimension="entity", cluster_id=cluster_id("ambigdocs", record.qid),
+                target_key=f"ambigdocs:{relation(record)}@{canonical_entity(t.title)}",
+                alt_key=f"ambigdocs:{relation(record)}@{canonical_entity(a.title)}",
+                make=lambda record=record, t=t, a=a, cid=cid: build(pool, record, t, a, cid, seed),
+            ))
     return out
 
 
@@ -129,27 +116,14 @@ def build(pool: AmbigDocsPool, record: AmbigDocsRecord, t: Document, a: Document
         words = disambiguators(doc.title, record.ambiguous_entity)
         if not words or not (words & content_tokens(text)):
             raise Excluded("scope_not_stated", f"{role} ({doc.title!r}) does not name what distinguishes the entity from other {record.ambiguous_entity!r}")
-    question = templates()["ambigdocs"]["question"].format(ambiguous_entity=record.ambiguous_entity, title=t.title, question=record.question)
-    f_text, _ = substitute(g_text, registered)
-    preferred = [
-        Distractor(text=doc.answer, provenance=_provenance(record, doc), cluster_id=cluster_id(record.qid))
-        for doc in record.documents if doc is not t and doc is not a
-    ]
-    fallback = [
-        Distractor(text=doc.answer, provenance=_provenance(other, doc), cluster_id=cluster_id(other.qid))
-        for other, doc in pool.by_relation[relation(record)] if other.qid != record.qid
-    ]
-    distractors = choose(Pool(preferred, fallback), [gold, lure], [question, g_text, s_text, f_text], item_rng(seed, cid, "distractors"))
-    linked = {d.cluster_id for d in distractors}
-    for doc in (t, a):
-        linked |= {cluster_id(q) for q in pool.qids_of_pid[doc.pid]}
-    return Candidate(
+    home = cluster_id("ambigdocs", record.qid)
+    candidate = Candidate(
         id=cid,
         source="ambigdocs",
         scope_dimension="entity",
         split="main",
-        cluster_id=cluster_id(record.qid),
-        question=question,
+        cluster_id=home,
+        question=templates()["ambigdocs"]["question"].format(ambiguous_entity=record.ambiguous_entity, title=t.title, question=record.question),
         target_scope=Scope(entity=t.title),
         alt_scope=Scope(entity=a.title),
         gold=gold,
@@ -157,9 +131,17 @@ def build(pool: AmbigDocsPool, record: AmbigDocsRecord, t: Document, a: Document
         g_text=g_text,
         s_text=s_text,
         registered=registered,
-        provenance_g=_provenance(record, t),
-        provenance_s=_provenance(record, a),
-        distractors=distractors,
+        provenance_g=record.document_provenance(t),
+        provenance_s=record.document_provenance(a),
         construction={"G": "extract", "S": "extract"},
-        linked_clusters=linked - {cluster_id(record.qid)},
+        linked_clusters={cluster_id("ambigdocs", q) for doc in (t, a) for q in pool.qids_of_pid[doc.pid]},
     )
+    preferred = [
+        Distractor(text=doc.answer, provenance=record.document_provenance(doc), cluster_id=home)
+        for doc in record.documents if doc is not t and doc is not a
+    ]
+    fallback = [
+        Distractor(text=doc.answer, provenance=other.document_provenance(doc), cluster_id=cluster_id("ambigdocs", other.qid))
+        for other, doc in pool.by_relation[relation(record)] if other.qid != record.qid
+    ]
+    return with_distractors(candidate, Pool(preferred, fallback), seed)

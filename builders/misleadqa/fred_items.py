@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import datetime as dt
 from decimal import Decimal
+from typing import Callable
 
 from builders.misleadqa.candidate import Candidate, Distractor, Spec, templates
-from builders.misleadqa.distractors import Pool, choose, item_rng
-from builders.misleadqa.substitution import substitute
+from builders.misleadqa.distractors import Pool, with_distractors
 from sources.facts import Fact
 from sources.fred import FredSeries, january_facts
 
@@ -45,106 +45,87 @@ class FredFacts:
 
     def __init__(self, series: list[FredSeries], first_year: int, last_year: int):
         self.by_code: dict[str, dict[str, Fact]] = {}
-        self.name: dict[str, str] = {}
+        self.code: dict[str, str] = {}  # jurisdiction name -> code
         for s in sorted(series, key=lambda s: s.code):
             facts = january_facts(s)
             if facts:
                 self.by_code[s.code] = {f.scope.time: f for f in facts}
-                self.name[s.code] = s.jurisdiction
+                self.code[s.jurisdiction] = s.code
         self.first_year, self.last_year = first_year, last_year
 
     def in_window(self, code: str) -> list[str]:
         return sorted(d for d in self.by_code[code] if self.first_year <= int(d[:4]) <= self.last_year)
 
-
-def _candidate(ff: FredFacts, seed: int, cid: str, dimension: str, gold: Fact, lure: Fact, pool: list[Distractor]) -> Candidate:
-    t = templates()["fred"]
-    code = next(c for c, name in ff.name.items() if name == gold.subject)
-    question = t["question"].format(jurisdiction=gold.subject, date=spoken_date(gold.scope.time))
-    g_text = t["context"].format(date=spoken_date(gold.scope.time), jurisdiction=gold.subject, value=usd(gold.value))
-    s_text = t["context"].format(date=spoken_date(lure.scope.time), jurisdiction=lure.subject, value=usd(lure.value))
-    registered = registered_forms(gold.value, lure.value)
-    f_text, _ = substitute(g_text, registered)
-    distractors = choose(Pool(pool, []), [usd(gold.value), usd(lure.value)], [question, g_text, s_text, f_text], item_rng(seed, cid, "distractors"))
-    return Candidate(
-        id=cid,
-        source="fred",
-        scope_dimension=dimension,
-        split="main",
-        cluster_id=f"fred-{code}",
-        question=question,
-        target_scope=gold.scope,
-        alt_scope=lure.scope,
-        gold=usd(gold.value),
-        lure=usd(lure.value),
-        g_text=g_text,
-        s_text=s_text,
-        registered=registered,
-        provenance_g=gold.provenance,
-        provenance_s=lure.provenance,
-        distractors=distractors,
-        construction={"G": "template", "S": "template"},
-    )
+    def cluster(self, fact: Fact) -> str:
+        return f"fred-{self.code[fact.subject]}"
 
 
-def _distinct_values(facts: list[Fact], cluster_of) -> list[Distractor]:
-    """One distractor per distinct value (its earliest fact), in date/jurisdiction order."""
+def _distinct_values(ff: FredFacts, facts: list[Fact]) -> list[Distractor]:
+    """One distractor per distinct value (its earliest fact), in date / jurisdiction order."""
     seen: dict[Decimal, Distractor] = {}
     for fact in facts:
-        value = Decimal(fact.value)
-        if value not in seen:
-            seen[value] = Distractor(text=usd(fact.value), provenance=fact.provenance, cluster_id=cluster_of(fact))
+        seen.setdefault(Decimal(fact.value), Distractor(text=usd(fact.value), provenance=fact.provenance, cluster_id=ff.cluster(fact)))
     return list(seen.values())
 
 
+def _spec(ff: FredFacts, seed: int, cid: str, dimension: str, gold: Fact, lure: Fact, others: Callable[[], list[Fact]]) -> Spec:
+    """A fact pair (gold at the target scope, lure at the alternative) with the facts its distractors come from."""
+
+    def make() -> Candidate:
+        t = templates()["fred"]
+        date = spoken_date(gold.scope.time)
+        candidate = Candidate(
+            id=cid,
+            source="fred",
+            scope_dimension=dimension,
+            split="main",
+            cluster_id=ff.cluster(gold),
+            question=t["question"].format(jurisdiction=gold.subject, date=date),
+            target_scope=gold.scope,
+            alt_scope=lure.scope,
+            gold=usd(gold.value),
+            lure=usd(lure.value),
+            g_text=t["context"].format(date=date, jurisdiction=gold.subject, value=usd(gold.value)),
+            s_text=t["context"].format(date=spoken_date(lure.scope.time), jurisdiction=lure.subject, value=usd(lure.value)),
+            registered=registered_forms(gold.value, lure.value),
+            provenance_g=gold.provenance,
+            provenance_s=lure.provenance,
+            construction={"G": "template", "S": "template"},
+        )
+        return with_distractors(candidate, Pool(_distinct_values(ff, others())), seed)
+
+    return Spec(
+        id=cid, source="fred", scope_dimension=dimension, cluster_id=ff.cluster(gold),
+        target_key=f"fred:{ff.code[gold.subject]}@{gold.scope.time}", alt_key=f"fred:{ff.code[lure.subject]}@{lure.scope.time}",
+        make=make,
+    )
+
+
 def time_specs(ff: FredFacts, seed: int, max_gap_years: int) -> list[Spec]:
+    """Same jurisdiction, dates at most `max_gap_years` apart, distinct values; distractors from its other dates."""
     specs = []
     for code, facts in ff.by_code.items():
         window = ff.in_window(code)
         for target in window:
             for alt in window:
-                if alt == target or abs(int(alt[:4]) - int(target[:4])) > max_gap_years:
-                    continue
                 gold, lure = facts[target], facts[alt]
-                if Decimal(gold.value) == Decimal(lure.value):
-                    continue  # not a fact pair: the values must differ
-
-                def make(gold=gold, lure=lure, code=code, target=target, alt=alt, facts=facts):
-                    others = [f for d, f in sorted(facts.items()) if d not in (target, alt)]
-                    pool = _distinct_values(others, lambda f: f"fred-{code}")
-                    return _candidate(ff, seed, f"fred-time-{code}-{target}-{alt}", "time", gold, lure, pool)
-
-                specs.append(Spec(
-                    id=f"fred-time-{code}-{target}-{alt}", source="fred", scope_dimension="time",
-                    cluster_id=f"fred-{code}", target_key=f"fred:{code}@{target}", alt_key=f"fred:{code}@{alt}", make=make,
-                ))
+                if alt == target or abs(int(alt[:4]) - int(target[:4])) > max_gap_years or Decimal(gold.value) == Decimal(lure.value):
+                    continue
+                others = lambda facts=facts, pair=(target, alt): [f for d, f in sorted(facts.items()) if d not in pair]
+                specs.append(_spec(ff, seed, f"fred-time-{code}-{target}-{alt}", "time", gold, lure, others))
     return specs
 
 
 def location_specs(ff: FredFacts, seed: int) -> list[Spec]:
+    """Same date, two jurisdictions, distinct values; distractors from other jurisdictions on that date."""
     specs = []
-    dates = sorted({d for code in ff.by_code for d in ff.in_window(code)})
-    for date in dates:
+    for date in sorted({d for code in ff.by_code for d in ff.in_window(code)}):
         present = [code for code in ff.by_code if date in ff.by_code[code]]
         for code in present:
             for other in present:
-                if other == code:
-                    continue
                 gold, lure = ff.by_code[code][date], ff.by_code[other][date]
-                if Decimal(gold.value) == Decimal(lure.value):
+                if other == code or Decimal(gold.value) == Decimal(lure.value):
                     continue
-
-                def make(gold=gold, lure=lure, code=code, other=other, date=date, present=present):
-                    others = [ff.by_code[c][date] for c in present if c not in (code, other)]
-                    pool = _distinct_values(others, lambda f: f"fred-{_code_of(ff, f)}")
-                    return _candidate(ff, seed, f"fred-location-{code}-{other}-{date}", "location", gold, lure, pool)
-
-                specs.append(Spec(
-                    id=f"fred-location-{code}-{other}-{date}", source="fred", scope_dimension="location",
-                    cluster_id=f"fred-{code}", target_key=f"fred:{code}@{date}", alt_key=f"fred:{other}@{date}", make=make,
-                ))
+                others = lambda date=date, pair=(code, other), present=present: [ff.by_code[c][date] for c in present if c not in pair]
+                specs.append(_spec(ff, seed, f"fred-location-{code}-{other}-{date}", "location", gold, lure, others))
     return specs
-
-
-def _code_of(ff: FredFacts, fact: Fact) -> str:
-    return next(c for c, name in ff.name.items() if name == fact.subject)

@@ -16,6 +16,7 @@ from pathlib import Path
 from validators.normalise import MONTHS, tokens
 
 _LOCATIONS = Path(__file__).with_name("locations.json")
+_LOWER_WORDS = frozenset({"and", "of", "the", "upon", "on", "de", "del", "da", "la"})  # inside a place name
 
 
 def time_interval(text: str) -> tuple[dt.date, dt.date] | None:
@@ -59,10 +60,48 @@ def _gazetteer() -> dict:
 
 
 def canonical_location(text: str) -> str:
-    """Lower-case tokens without articles, with aliases resolved ('the US' -> 'united states')."""
+    """Lower-case tokens without articles, with aliases resolved ('the US' -> 'united states', 'va' -> 'virginia')."""
     key = " ".join(tokens(text))
-    aliases = _gazetteer()["aliases"]
-    return aliases.get(key, key)
+    gaz = _gazetteer()
+    return gaz["aliases"].get(key) or gaz["us_state_abbreviations"].get(key) or key
+
+
+@lru_cache(maxsize=1)
+def _places() -> frozenset[str]:
+    gaz = _gazetteer()
+    named = set(gaz["places"]) | set(gaz["aliases"].values()) | set(gaz["us_state_abbreviations"].values())
+    named |= set(gaz["parents"]) | {region for regions in gaz["parents"].values() for region in regions}
+    return frozenset(named)
+
+
+def is_place(text: str) -> bool:
+    """A place the gazetteer knows, or a known place's city written with its US state ('albany ny')."""
+    place = canonical_location(text)
+    if place in _places():
+        return True
+    words = place.split()
+    return len(words) >= 2 and words[-1] in _gazetteer()["us_state_abbreviations"]
+
+
+def display_location(text: str) -> str:
+    """How a context names a place inside a sentence: the source's spelling with each word capitalised
+    ('saudi arabia' -> 'Saudi Arabia', 'charlotte nc' -> 'Charlotte NC', 'us' -> 'US'), and 'the' where
+    English names the place with it ('the United States', 'the UK')."""
+    gaz = _gazetteer()
+    words = " ".join(text.split()).split(" ")
+    if words[0].lower() == "the":
+        words = words[1:]
+    shown = []
+    for position, word in enumerate(words):
+        folded = word.lower()
+        if folded in gaz["us_state_abbreviations"] and position > 0 or (len(words) == 1 and folded in gaz["aliases"] and len(folded) <= 4):
+            shown.append(word.upper())  # 'NC' in 'Charlotte NC'; 'US', 'UK', 'USSR' standing alone
+        elif folded in _LOWER_WORDS and position > 0:
+            shown.append(folded)
+        else:
+            shown.append(word[:1].upper() + word[1:])
+    name = " ".join(shown)
+    return f"the {name}" if " ".join(tokens(text)) in gaz["definite_article"] else name
 
 
 def regions_containing(place: str) -> set[str]:

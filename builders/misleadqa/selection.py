@@ -23,6 +23,7 @@ def rank_key(seed: int, candidate_id: str) -> str:
 
 @dataclass
 class Selected:
+    requested: int
     accepted: list[Candidate] = field(default_factory=list)
     exclusions: list[dict] = field(default_factory=list)
     available: int = 0  # candidates enumerated
@@ -57,7 +58,7 @@ def select(
     screen: Callable[[Candidate], None],
 ) -> Selected:
     """Accept up to n candidates in rank order under the caps; `screen` raises Excluded for a bad candidate."""
-    out = Selected(available=len(specs))
+    out = Selected(requested=n, available=len(specs))
     per = Counter()
     for spec in sorted(specs, key=lambda s: (rank_key(seed, s.id), s.id)):
         if len(out.accepted) >= n:

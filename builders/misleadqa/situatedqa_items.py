@@ -1,56 +1,48 @@
 """SituatedQA candidates (paper Section 3.3, Appendix A.1, A.3 Table 6).
 
 A fact pair is two contexts of one upstream question (same `id`) whose answers
-differ: time pairs from temp.* files, location pairs from geo.* files. The
-question is the upstream question edited to the target context; G and S state
-the answer with the scope explicit (fixed templates); distractors come from the
-question's other contexts, else from other questions of the same type (the
-same wh-word and answer shape). At most two items per upstream question.
+differ: time pairs from temp.* files, location pairs from geo.* files. Both
+locations of a location pair must be places the gazetteer knows (SituatedQA's
+`location` field sometimes names a team or a TV show). The question is the
+upstream question asked of the target scope ("... as of 2019?", "... in
+Chile?"); G and S state the answer with the scope explicit (fixed templates).
+Distractors come from the question's other contexts, else from other
+questions asking the same relation (same wh-word and answer type, similar
+wording). At most two items per upstream question in each scope dimension.
+
+Upstream questions that reword one another (similar wording and two or more
+answers in common) ask for the same facts from the same sources: their target
+facts count as one when repeated targets are excluded, and their clusters fall
+in one dependency group (Appendix A.1 "Candidate selection", A.4).
 """
 from __future__ import annotations
 
-import re
 from collections import defaultdict
+from itertools import combinations, permutations
 
-from builders.misleadqa.candidate import Candidate, Distractor, Excluded, Spec, templates
-from builders.misleadqa.distractors import Pool, choose, item_rng
-from builders.misleadqa.scopes import canonical_location, scopes_overlap, time_interval
-from builders.misleadqa.substitution import substitute
+from builders.misleadqa.answer_types import is_garbled, kind, precision
+from builders.misleadqa.candidate import Candidate, Distractor, Excluded, Spec, cluster_id, safe_id, templates
+from builders.misleadqa.distractors import Pool, item_rng, with_distractors
+from builders.misleadqa.groups import components
+from builders.misleadqa.scopes import canonical_location, display_location, is_place, scopes_overlap, time_interval
 from sources.facts import Provenance, Scope
 from sources.situatedqa import SituatedQARecord, fact
-from validators.normalise import answer_key, content_tokens, is_numeric_key, mentions, same_answer, tokens
+from validators.normalise import answer_key, content_tokens, same_answer, tokens
 
 WH_WORDS = ("when", "who", "whom", "whose", "where", "what", "which", "why", "how")
 HOW_WORDS = ("many", "much", "long", "old", "far", "big", "tall", "often")
-
-
-def cluster_id(upstream_id: str) -> str:
-    return f"situatedqa-{upstream_id.replace('-', 'n')}"
+REWORDING_MIN_SIMILARITY = 0.5  # content-word Jaccard of two questions that also share two or more answers
+COMMON_ANSWER = 30  # an answer given by more questions than this (a bare year, '2') says nothing about rewording
 
 
 def question_type(record: SituatedQARecord, answer: str) -> tuple[str, str, str]:
-    """(file kind, wh-word, answer shape): the 'same type' distractors may come from."""
+    """(file kind, wh-word, answer type): the 'same type' other questions' distractors must share."""
     words = tokens(record.question)
     wh = next((w for w in words if w in WH_WORDS), "other")
     if wh == "how":
         following = words[words.index("how") + 1] if words.index("how") + 1 < len(words) else ""
         wh = f"how {following}" if following in HOW_WORDS else "how"
-    key = answer_key(answer)
-    if re.fullmatch(r"\d{4}", key):
-        shape = "year"
-    elif re.fullmatch(r"\d{4}-\d{2}-\d{2}", key):
-        shape = "day"
-    elif re.fullmatch(r"\d{4}-\d{2}", key):
-        shape = "month"
-    elif is_numeric_key(key):
-        shape = "number"
-    else:
-        shape = "text"
-    return record.kind, wh, shape
-
-
-def _scope(record: SituatedQARecord) -> Scope:
-    return Scope(time=record.scope_value) if record.kind == "temp" else Scope(location=record.scope_value)
+    return record.kind, wh, kind(answer)
 
 
 def canonical_scope(record: SituatedQARecord) -> str:
@@ -58,6 +50,11 @@ def canonical_scope(record: SituatedQARecord) -> str:
         interval = time_interval(record.scope_value)
         return f"{interval[0]}/{interval[1]}" if interval else " ".join(tokens(record.scope_value))
     return canonical_location(record.scope_value)
+
+
+def similarity(a: set[str] | frozenset[str], b: set[str] | frozenset[str]) -> float:
+    """Jaccard similarity of two content-word sets."""
+    return len(a & b) / max(1, len(a | b))
 
 
 def _provenance(record: SituatedQARecord, answer: str) -> Provenance:
@@ -70,60 +67,75 @@ def _tag(record: SituatedQARecord) -> str:
     return f"{split}{record.line}"
 
 
-def _question_text(record: SituatedQARecord) -> str:
-    text = record.edited_question.strip().rstrip("?").strip()
-    return text[:1].upper() + text[1:]
-
-
 def _answer_keys(record: SituatedQARecord) -> frozenset[str]:
     return frozenset(answer_key(a) for a in record.answers)
 
 
+def _shown_scope(record: SituatedQARecord) -> str:
+    return record.scope_value if record.kind == "temp" else display_location(record.scope_value)
+
+
 class SituatedQAPool:
-    """All records of one file kind, grouped by upstream question, with the same-type fallback pool."""
+    """All records of one file kind: grouped by upstream question, rewordings found, and the same-type fallback pool."""
 
     def __init__(self, records: list[SituatedQARecord]):
         self.groups: dict[str, list[SituatedQARecord]] = defaultdict(list)
         for record in sorted(records, key=lambda r: (r.snapshot, r.line)):
             self.groups[record.upstream_id].append(record)
+        self.words = {uid: frozenset(content_tokens(group[0].question)) for uid, group in self.groups.items()}
+        self.relation = self._rewordings()
+        self.rewordings: dict[str, set[str]] = defaultdict(set)
+        for uid, rel in self.relation.items():
+            self.rewordings[rel].add(uid)
         self.by_type: dict[tuple, list[tuple[Distractor, frozenset[str]]]] = defaultdict(list)
         for upstream_id in sorted(self.groups):
             seen = set()
             for record in self.groups[upstream_id]:
-                if len(_answer_keys(record)) != 1 or not record.answers:
+                if len(_answer_keys(record)) != 1 or answer_key(record.answers[0]) in seen:
                     continue
                 answer = record.answers[0]
-                if answer_key(answer) in seen:
-                    continue
                 seen.add(answer_key(answer))
                 self.by_type[question_type(record, answer)].append(
-                    (Distractor(text=answer, provenance=_provenance(record, answer), cluster_id=cluster_id(upstream_id)),
-                     frozenset(content_tokens(record.question)))
+                    (Distractor(text=answer, provenance=_provenance(record, answer), cluster_id=cluster_id("situatedqa", upstream_id)), self.words[upstream_id])
                 )
+
+    def _rewordings(self) -> dict[str, str]:
+        """upstream id -> the smallest id of its rewording class (questions linked by similar wording and two shared answers)."""
+        answers = {uid: frozenset(answer_key(a) for r in group for a in r.answers) for uid, group in self.groups.items()}
+        askers: dict[str, list[str]] = defaultdict(list)
+        for uid in sorted(answers):
+            for key in answers[uid]:
+                askers[key].append(uid)
+        shared: dict[tuple[str, str], int] = defaultdict(int)
+        for uids in askers.values():
+            if len(uids) <= COMMON_ANSWER:
+                for pair in combinations(uids, 2):
+                    shared[pair] += 1
+        links = [pair for pair, count in sorted(shared.items())
+                 if count >= 2 and similarity(self.words[pair[0]], self.words[pair[1]]) >= REWORDING_MIN_SIMILARITY]
+        return components(links, self.groups)
+
+    def rewordings_of(self, upstream_id: str) -> set[str]:
+        return self.rewordings[self.relation[upstream_id]]
 
 
 def specs(pool: SituatedQAPool, seed: int, min_similarity: float) -> list[Spec]:
     out = []
     for upstream_id in sorted(pool.groups):
         group = pool.groups[upstream_id]
-        for t in group:
-            for a in group:
-                if a is t or _answer_keys(a) == _answer_keys(t) or not a.answers or not t.answers:
-                    continue
-                dimension = "time" if t.kind == "temp" else "location"
-                cid = f"situatedqa-{dimension}-{upstream_id.replace('-', 'n')}-{_tag(t)}-{_tag(a)}"
-                subject = " ".join(tokens(t.question))
-                out.append(Spec(
-                    id=cid, source="situatedqa", scope_dimension=dimension, cluster_id=cluster_id(upstream_id),
-                    target_key=f"situatedqa:{dimension}:{subject}@{canonical_scope(t)}",
-                    alt_key=f"situatedqa:{dimension}:{subject}@{canonical_scope(a)}",
-                    make=lambda t=t, a=a, cid=cid, group=group: build(pool, group, t, a, cid, seed, min_similarity),
-                ))
+        relation = safe_id(pool.relation[upstream_id])
+        for t, a in permutations(group, 2):
+            if not a.answers or not t.answers or _answer_keys(a) == _answer_keys(t):
+                continue
+            dimension = "time" if t.kind == "temp" else "location"
+            cid = f"situatedqa-{dimension}-{safe_id(upstream_id)}-{_tag(t)}-{_tag(a)}"
+            out.append(Spec(
+                id=cid, source="situatedqa", scope_dimension=dimension, cluster_id=cluster_id("situatedqa", upstream_id),
+                target_key=f"situatedqa:{dimension}:{relation}@{canonical_scope(t)}",
+                alt_key=f"situatedqa:{dimension}:{relation}@{canonical_scope(a)}",
+                make=lambda t=t, a=a, cid=cid, group=group: build(pool, group, t, a, cid, seed, min_similarity),
+            ))
     return out
-
-
-def _similarity(a: frozenset[str] | set[str], b: frozenset[str] | set[str]) -> float:
-    return len(a & b) / max(1, len(a | b))
 
 
 def _comparable_magnitude(gold: str, other: str) -> bool:
@@ -142,76 +154,80 @@ def _ranked_fallback(pool: SituatedQAPool, t: SituatedQARecord, gold: str, seed:
     """Answers of other questions of the same type whose question shares at least `min_similarity` of its
     content words (Jaccard) with the target's: the nearest available evidence of the same relation
     (Appendix A.1 "Distractors"); most similar first, ties in seeded order."""
-    words = content_tokens(t.question)
+    words = pool.words[t.upstream_id]
     entries = [
-        (d, _similarity(words, w)) for d, w in pool.by_type.get(question_type(t, gold), [])
-        if d.provenance.upstream_id != t.upstream_id and _similarity(words, w) >= min_similarity and _comparable_magnitude(gold, d.text)
+        (d, similarity(words, w)) for d, w in pool.by_type.get(question_type(t, gold), [])
+        if d.provenance.upstream_id != t.upstream_id and similarity(words, w) >= min_similarity and _comparable_magnitude(gold, d.text)
     ]
     ties = item_rng(seed, cid, "fallback-order").permutation(len(entries))
     scored = sorted(range(len(entries)), key=lambda i: (-entries[i][1], int(ties[i])))
     return [entries[i][0] for i in scored]
 
 
-def build(
-    pool: SituatedQAPool, group: list[SituatedQARecord], t: SituatedQARecord, a: SituatedQARecord, cid: str, seed: int, min_similarity: float
-) -> Candidate:
-    dimension = "time" if t.kind == "temp" else "location"
+def _check_pair(group: list[SituatedQARecord], t: SituatedQARecord, a: SituatedQARecord, dimension: str) -> None:
+    """Section 3.1: unique answers at both scopes, distinct at the same precision, scopes readable and apart."""
     for role, record in (("target", t), ("alternative", a)):
         if len(_answer_keys(record)) > 1:
             raise Excluded("multiple_answers", f"{role} context {record.snapshot}:{record.line} gives {len(record.answers)} different answers")
+        if is_garbled(record.answers[0]):
+            raise Excluded("garbled_text", f"{role} answer {record.answers[0]!r} is mis-encoded in {record.snapshot}:{record.line}")
     gold, lure = t.answers[0], a.answers[0]
     if same_answer(gold, lure):
         raise Excluded("same_answer", f"gold {gold!r} and lure {lure!r} are the same answer after normalisation")
+    if precision(gold) != precision(lure):
+        raise Excluded("precision_differs", f"gold {gold!r} is a {precision(gold)}, lure {lure!r} a {precision(lure)}")
     if dimension == "time" and (time_interval(t.scope_value) is None or time_interval(a.scope_value) is None):
         raise Excluded("scope_unreadable", f"date {t.scope_value!r} or {a.scope_value!r} cannot be read")
+    unknown = [r.scope_value for r in (t, a) if dimension == "location" and not is_place(r.scope_value)]
+    if unknown:
+        raise Excluded("scope_not_a_place", f"location {unknown[0]!r} is not a place the gazetteer knows (SituatedQA names teams and shows as locations too)")
     if scopes_overlap(dimension, t.scope_value, a.scope_value):
         raise Excluded("scope_overlap", f"{a.scope_value!r} and {t.scope_value!r} are the same or overlapping {dimension}s")
     # each scope must support a unique answer: no overlapping context may say otherwise (Section 3.1)
     for role, record, answer in (("target", t, gold), ("alternative", a, lure)):
         for other in group:
-            if other is record or not scopes_overlap(dimension, other.scope_value, record.scope_value):
-                continue
-            if any(not same_answer(x, answer) for x in other.answers):
+            if other is not record and scopes_overlap(dimension, other.scope_value, record.scope_value) and any(not same_answer(x, answer) for x in other.answers):
                 raise Excluded(
                     "conflicting_answers",
                     f"{role} scope {record.scope_value!r}: {other.snapshot}:{other.line} ({other.scope_value!r}) answers {list(other.answers)}",
                 )
-    question = _question_text(t) + "?"
-    if not mentions(question, t.scope_value):
-        raise Excluded("scope_not_in_question", f"the question does not state the target {dimension} {t.scope_value!r}")
+
+
+def build(
+    pool: SituatedQAPool, group: list[SituatedQARecord], t: SituatedQARecord, a: SituatedQARecord, cid: str, seed: int, min_similarity: float
+) -> Candidate:
+    dimension = "time" if t.kind == "temp" else "location"
+    _check_pair(group, t, a, dimension)
+    gold, lure = t.answers[0], a.answers[0]
     tpl = templates()["situatedqa"]
     base = t.question.strip().rstrip("?").strip()
-    g_text = tpl[f"context_{dimension}"].format(scope=t.scope_value, question=base, value=gold)
-    s_text = tpl[f"context_{dimension}"].format(scope=a.scope_value, question=base, value=lure)
-    registered = [(gold, lure)]
-    f_text, _ = substitute(g_text, registered)
-    preferred = []
-    for other in group:
-        if other is t or other is a or scopes_overlap(dimension, other.scope_value, t.scope_value):
-            continue
-        for answer in other.answers:
-            preferred.append(Distractor(text=answer, provenance=_provenance(other, answer), cluster_id=cluster_id(t.upstream_id)))
-    distractors = choose(
-        Pool(preferred, lambda: _ranked_fallback(pool, t, gold, seed, cid, min_similarity), fallback_ranked=True),
-        [gold, lure], [question, g_text, s_text, f_text], item_rng(seed, cid, "distractors"),
-    )
-    return Candidate(
+    question = tpl[f"question_{dimension}"].format(question=base[:1].upper() + base[1:], scope=_shown_scope(t))
+    g_text = tpl[f"context_{dimension}"].format(scope=_shown_scope(t), question=base, value=gold)
+    s_text = tpl[f"context_{dimension}"].format(scope=_shown_scope(a), question=base, value=lure)
+    home = cluster_id("situatedqa", t.upstream_id)
+    preferred = [
+        Distractor(text=answer, provenance=_provenance(other, answer), cluster_id=home)
+        for other in group if other is not t and other is not a and not scopes_overlap(dimension, other.scope_value, t.scope_value)
+        for answer in other.answers
+    ]
+    candidate = Candidate(
         id=cid,
         source="situatedqa",
         scope_dimension=dimension,
         split="main",
-        cluster_id=cluster_id(t.upstream_id),
+        cluster_id=home,
         question=question,
-        target_scope=_scope(t),
-        alt_scope=_scope(a),
+        target_scope=Scope(**{dimension: t.scope_value}),
+        alt_scope=Scope(**{dimension: a.scope_value}),
         gold=gold,
         lure=lure,
         g_text=g_text,
         s_text=s_text,
-        registered=registered,
+        registered=[(gold, lure)],
         provenance_g=_provenance(t, gold),
         provenance_s=_provenance(a, lure),
-        distractors=distractors,
         construction={"G": "template", "S": "template"},
-        linked_clusters={d.cluster_id for d in distractors} - {cluster_id(t.upstream_id)},
+        linked_clusters={cluster_id("situatedqa", uid) for uid in pool.rewordings_of(t.upstream_id)},
     )
+    fallback = Pool(preferred, lambda: _ranked_fallback(pool, t, gold, seed, cid, min_similarity), fallback_ranked=True)
+    return with_distractors(candidate, fallback, seed)

@@ -11,13 +11,24 @@ from pathlib import Path
 from typing import Literal, Optional
 
 import numpy as np
+import wordfreq
 from pydantic import Field, field_validator, model_validator
 
 from builders.base import Builder, BuildConfig, BuildOutput, DataFile
 from builders.pseudowords import contexts, tokenizer, vocabulary, web
 
 Kind = Literal["CHA", "TOK", "WEB"]
-MAX_LENGTH = 100_000  # tokens; bpe-openai refuses texts of 200,000 tokens or more
+MAX_LENGTH = 100_000  # tokens: a bound against typos (the paper's longest contexts have 10,000)
+WEB_NOT_BUILT = "no web_corpus given; build with --set web_corpus=PATH (" + web.SHAPE + ", e.g. a fineweb-edu download)"
+TOK_POOL = (
+    "TOK draws only tokens whose bytes are UTF-8 text that re-encodes to that same single token; the paper samples "
+    "the whole vocabulary (Section 3.3), but a token holding part of a character cannot stand alone as text"
+)
+SQA = (
+    "SQA histories depend on the benchmark, so `ctxrobust prompts RELEASE --benchmark FILE --kinds SQA` makes them: "
+    "20 turns of other questions of the benchmark (Section 3.3), answered with the benchmark's reference answers where "
+    "the paper has the model answer them, so the histories exist before any model is run"
+)
 
 
 class PseudowordsConfig(BuildConfig):
@@ -25,14 +36,14 @@ class PseudowordsConfig(BuildConfig):
     vocabulary_size: int = Field(10_000, ge=1)  # Appendix B
     min_word_length: int = Field(3, ge=1, le=32)  # Section 2: 3 to 8 letters a-z
     max_word_length: int = Field(8, ge=1, le=32)
-    zipf_threshold: float = 1.5  # Appendix B: reject English Zipf frequency >= 1.5
+    zipf_threshold: float = Field(1.5, allow_inf_nan=False)  # Appendix B: reject English Zipf frequency >= 1.5
     zipf_language: str = "en"
     zipf_wordlist: Literal["best", "large", "small"] = "best"
     kinds: tuple[Kind, ...] = ("CHA", "TOK", "WEB")  # Section 3.3; WEB only with web_corpus
     lengths: tuple[int, ...] = (10, 100, 1000, 10_000)  # Section 3.3 "Context Length"
     contexts_per_length: int = Field(10, ge=1, le=999)  # M = 10, Section 3
     tokenizer: Literal["o200k_base", "cl100k_base"] = "o200k_base"  # gpt-oss-120b's o200k, Section 3
-    web_corpus: Optional[str] = None  # directory of .txt or JSONL of {"text"}, e.g. fineweb-edu
+    web_corpus: Optional[str] = None  # .txt / .jsonl / .parquet file or directory of them, e.g. fineweb-edu
 
     @field_validator("kinds")
     @classmethod
@@ -54,6 +65,8 @@ class PseudowordsConfig(BuildConfig):
             raise ValueError("min_word_length is larger than max_word_length")
         if self.web_corpus is not None and "WEB" not in self.kinds:
             raise ValueError("web_corpus is set but kinds leaves out WEB; add WEB or drop web_corpus")
+        if self.zipf_language not in wordfreq.available_languages(self.zipf_wordlist):
+            raise ValueError(f"wordfreq has no {self.zipf_wordlist!r} word list for zipf_language {self.zipf_language!r}; use e.g. 'en'")
         return self
 
 
@@ -82,20 +95,22 @@ class PseudowordsBuilder(Builder):
         for kind in cfg.kinds:
             make_text = self._text_maker(kind, vocab, tok, user_sources)
             if make_text is None:
-                not_built[kind] = "no web_corpus given; build with --set web_corpus=PATH (a directory of .txt files or a JSONL of {\"text\": ...}, e.g. a fineweb-edu download)"
+                not_built[kind] = WEB_NOT_BUILT
                 continue
             rows += contexts.bank(kind, cfg.lengths, cfg.contexts_per_length, cfg.seed, make_text, tok, seen)
             built.append(kind)
         notes = {
-            "tokenizer": {"name": tok.name, "model": tokenizer.TOKENIZER_MODEL, "package": tokenizer.package_version()},
+            "tokenizer": {"name": tok.name, "model": tokenizer.MODELS[tok.name], "package": tokenizer.package_version()},
             "wordfreq": f"wordfreq {metadata.version('wordfreq')}",
             "vocabulary": {"candidates_drawn": vocab.drawn, "rejected_zipf": vocab.rejected, "duplicates": vocab.duplicates},
             "kinds_built": built,
             "kinds_not_built": not_built,
-            "sqa": "SQA histories depend on the benchmark: `ctxrobust prompts RELEASE --benchmark FILE` makes them (20 turns, Section 3.3)",
+            "sqa": SQA,
             "mean_chars": _mean_chars(rows),
             "user_sources": user_sources,
         }
+        if "TOK" in built:
+            notes["tok_pool"] = {"tokens": len(tok.round_trip_pool()), "of": tok.n_ordinary, "rule": TOK_POOL}
         return BuildOutput(
             files=[
                 DataFile("vocabulary.jsonl", vocab.rows, schema="pseudowords.vocabulary"),

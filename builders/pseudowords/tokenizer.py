@@ -16,8 +16,8 @@ import numpy as np
 from ctxrobust.errors import CtxRobustError
 
 DEFAULT_TOKENIZER = "o200k_base"
-TOKENIZER_MODEL = "gpt-oss-120b"
-SUPPORTED = ("cl100k_base", "o200k_base")
+MODELS = {"o200k_base": "gpt-oss-120b", "cl100k_base": "gpt-4"}  # encoding -> a model that uses it
+SUPPORTED = tuple(sorted(MODELS))
 
 
 class Tokenizer:

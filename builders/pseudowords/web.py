@@ -1,26 +1,29 @@
 """WEB contexts from a corpus the user supplies, e.g. a fineweb-edu download (Section 3.3).
 
-A corpus is a directory of .txt files (one document each, searched recursively,
-in path order) or a JSON Lines file of {"text": ...} records (other fields ignored).
-Its sha256 is recorded in the build notes: for a JSONL file, the file's sha256; for a
+A corpus is one file or a directory of files (searched recursively, in path order;
+other files, such as a download's README.md, and hidden folders are ignored):
+- `.txt`: one document;
+- `.jsonl`: one document per line, `{"text": ...}` (other fields ignored);
+- `.parquet`: one document per row of its `text` column (fineweb-edu's own format).
+Its sha256 is recorded in the build notes: for a file, the file's sha256; for a
 directory, the sha256 of its SHA256SUMS-style listing ("<sha256>  <relative path>\n"
-per file, sorted by path).
+per corpus file, sorted by path).
 """
 from __future__ import annotations
 
 import hashlib
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
 from builders.pseudowords.tokenizer import Tokenizer
-from ctxrobust.canonical import sha256_file
+from ctxrobust.canonical import iter_jsonl, sha256_file
 from ctxrobust.errors import CtxRobustError
 
 SEPARATOR = "\n\n"  # between concatenated documents
 MAX_CUTS = 20  # prefix lengths tried when cutting a concatenation to an exact token count
+SHAPE = 'a .txt file (one document), a .jsonl file of {"text": ...} records, a .parquet file with a "text" column, or a directory of such files'
 
 
 @dataclass
@@ -38,48 +41,73 @@ class Corpus:
 def read_corpus(path: Path) -> Corpus:
     path = Path(path)
     if path.is_dir():
-        return _read_directory(path)
-    if path.is_file():
-        return _read_jsonl(path)
-    raise CtxRobustError(f"web_corpus {path}: not found; give a directory of .txt files or a .jsonl file of {{\"text\": ...}} records")
-
-
-def _read_directory(path: Path) -> Corpus:
-    files = sorted((p for p in path.rglob("*.txt") if p.is_file()), key=lambda p: p.relative_to(path).as_posix())
-    if not files:
-        raise CtxRobustError(f"web_corpus {path}: no .txt files in the directory; add documents as .txt files")
-    documents, listing = [], []
-    for file in files:
-        relative = file.relative_to(path).as_posix()
-        try:
-            text = file.read_text(encoding="utf-8")
-        except UnicodeDecodeError:
-            raise CtxRobustError(f"web_corpus {file}: not UTF-8 text; convert or remove it") from None
-        if not text.strip():
-            raise CtxRobustError(f"web_corpus {file}: empty document; remove it")
-        documents.append(text)
-        listing.append(f"{sha256_file(file)}  {relative}\n")
-    digest = hashlib.sha256("".join(listing).encode("utf-8")).hexdigest()
-    return Corpus(documents, {"name": path.name, "format": "txt-directory", "sha256": digest, "documents": len(documents)})
-
-
-def _read_jsonl(path: Path) -> Corpus:
-    documents = []
-    with open(path, encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise CtxRobustError(f"{path}:{number}: not valid JSON ({exc.msg}); fix or remove the line") from None
-            text = record.get("text") if isinstance(record, dict) else None
-            if not isinstance(text, str) or not text.strip():
-                raise CtxRobustError(f'{path}:{number}: expected an object with a non-empty "text" string; fix or remove the line')
-            documents.append(text)
+        files = sorted((p for p in path.rglob("*") if _corpus_file(p, path)), key=lambda p: p.relative_to(path).as_posix())
+        if not files:
+            raise CtxRobustError(f"web_corpus {path}: no .txt, .jsonl or .parquet files in the directory; give {SHAPE}")
+        documents = [text for file in files for text in _read(file)]
+        listing = "".join(f"{sha256_file(file)}  {file.relative_to(path).as_posix()}\n" for file in files)
+        digest, form = hashlib.sha256(listing.encode("utf-8")).hexdigest(), "directory"
+    elif path.is_file() and path.suffix in READERS:
+        documents, digest, form = _read(path), sha256_file(path), path.suffix[1:]
+    elif path.is_file():
+        raise CtxRobustError(f"web_corpus {path}: unknown file type {path.suffix or '(none)'}; give {SHAPE}")
+    else:
+        raise CtxRobustError(f"web_corpus {path}: not found; give {SHAPE}")
     if not documents:
-        raise CtxRobustError(f"web_corpus {path}: no documents; add lines of {{\"text\": ...}}")
-    return Corpus(documents, {"name": path.name, "format": "jsonl", "sha256": sha256_file(path), "documents": len(documents)})
+        raise CtxRobustError(f"web_corpus {path}: no documents; give {SHAPE}")
+    return Corpus(documents, {"name": path.name, "format": form, "sha256": digest, "documents": len(documents)})
+
+
+def _corpus_file(file: Path, root: Path) -> bool:
+    """A file of a known type, outside hidden folders (e.g. a download's .cache/)."""
+    hidden = any(part.startswith(".") for part in file.relative_to(root).parts)
+    return file.is_file() and file.suffix in READERS and not hidden
+
+
+def _document(text, where: str) -> str:
+    """A non-empty string that can be written as UTF-8 (JSON escapes may hold unpaired surrogates)."""
+    if not isinstance(text, str):
+        raise CtxRobustError(f'{where}: expected a "text" string; fix or remove it')
+    if not text.strip():
+        raise CtxRobustError(f"{where}: empty document; fill or remove it")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise CtxRobustError(f"{where}: the text holds an unpaired surrogate escape (not valid Unicode); fix or remove it") from None
+    return text
+
+
+def _read_txt(path: Path) -> list[str]:
+    return [_document(path.read_text(encoding="utf-8"), str(path))]
+
+
+def _read_jsonl(path: Path) -> list[str]:
+    return [_document(record.get("text") if isinstance(record, dict) else None, f"{path}:{number}") for number, record in iter_jsonl(path)]
+
+
+def _read_parquet(path: Path) -> list[str]:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        parquet = pq.ParquetFile(path)
+        names = parquet.schema_arrow.names
+        texts = parquet.read(columns=["text"]).column("text") if "text" in names else None
+    except (pa.ArrowException, OSError) as exc:
+        raise CtxRobustError(f"web_corpus {path}: not readable as Parquet ({' '.join(str(exc).split())}); replace the file") from None
+    if texts is None or not (pa.types.is_string(texts.type) or pa.types.is_large_string(texts.type)):
+        raise CtxRobustError(f'web_corpus {path}: no "text" column of strings (columns: {", ".join(names)}); give {SHAPE}')
+    return [_document(text, f"{path}: row {number}") for number, text in enumerate(texts.to_pylist(), start=1)]
+
+
+READERS = {".txt": _read_txt, ".jsonl": _read_jsonl, ".parquet": _read_parquet}
+
+
+def _read(path: Path) -> list[str]:
+    try:
+        return READERS[path.suffix](path)
+    except UnicodeDecodeError:
+        raise CtxRobustError(f"web_corpus {path}: not UTF-8 text; convert it to UTF-8 or remove it") from None
 
 
 def cut_to_tokens(tokenizer: Tokenizer, tokens: list[int], target: int) -> str | None:
