@@ -131,7 +131,7 @@ def main() -> int:
         return done.returncode
     scored = json.loads(report.read_text(encoding="utf-8"))
     metrics = scored["models"][SC_MODEL]["metrics"]
-    print(f"scored {scored['predictions']['rows']:,} rows, {len(scored['models'])} models, {scored['settings']['replicates']:,} bootstrap replicates: "
+    print(f"scored {scored['predictions']['rows']:,} rows, {len(scored['models'])} models, {scored['parameters']['replicates']:,} bootstrap replicates: "
           f"wall {wall:.1f} s (cpu {cpu:.1f} s), peak memory {peak:.0f} MiB (targets: < 20 s, < 1024 MiB)")
     print(f"check: {SC_MODEL} 4k.micro {metrics['4k.micro']['estimate']:.3f} ci {metrics['4k.micro']['ci']}, "
           f"4k.macro {metrics['4k.macro']['estimate']:.3f}; excluded rows {scored['predictions']['excluded']}")

@@ -140,6 +140,8 @@ def stage(release: Release, repo_id: str, out: Path, endpoint: str | None = None
     out = Path(out)
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise CtxRobustError(f"{out}: exists and is not an empty folder; give a new or empty folder to stage into")
+    if out.resolve().is_relative_to(release.path.resolve()):
+        raise CtxRobustError(f"{out}: is inside the release folder {release.path}, which is frozen; give a folder outside it to stage into")
     manifest = read_manifest(release.manifest, release.path / MANIFEST)
     check_release(release, manifest)
     out.parent.mkdir(parents=True, exist_ok=True)

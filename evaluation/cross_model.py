@@ -2,8 +2,8 @@
 Jaccard overlap of the top-K% improved / degraded sets, randomized split-half reliability with the
 Spearman-Brown correction, and Spearman correlates of baseline uncertainty with the change.
 
-Every function takes a (B, N) matrix of question multiplicities (see question_bootstrap); a row of
-ones gives the plain estimate.
+Every function takes question multiplicities, one row per question-bootstrap replicate (see
+question_bootstrap); a row of ones gives the plain estimate.
 """
 from __future__ import annotations
 
@@ -14,6 +14,15 @@ import numpy as np
 from evaluation import instability
 
 BLOCK_CELLS = 2_000_000  # split-sample correlates rank a block of splits at once, at most this many cells per array
+
+
+def mean_defined(values: np.ndarray) -> np.ndarray:
+    """Mean along the last axis over the finite values (undefined correlations left out); NaN where none is."""
+    defined = np.isfinite(values)
+    count = defined.sum(axis=-1)
+    out = np.full(count.shape, np.nan)
+    np.divide(np.where(defined, values, 0.0).sum(axis=-1), count, out=out, where=count > 0)
+    return out
 
 
 def weighted_pearson(weights: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -37,15 +46,12 @@ def weighted_midranks(weights: np.ndarray, values: np.ndarray) -> np.ndarray:
     """Midranks (1-based, ties averaged) of each question within each replicate's multiset.
 
     values: (..., N); weights: (..., R, N), question i counted weights[..., r, i] times. Returns
-    (..., R, N): a tie level holding weight c above weight `below` has midrank below + (c + 1) / 2."""
-    values = np.round(np.asarray(values, dtype=np.float64), instability.TIE_DECIMALS)
-    n = values.shape[-1]
-    order = np.argsort(values, axis=-1, kind="stable")
-    ordered = np.take_along_axis(values, order, axis=-1)
-    new = np.ones(ordered.shape, dtype=np.int64)
-    new[..., 1:] = ordered[..., 1:] != ordered[..., :-1]
-    level = np.empty(order.shape, dtype=np.int64)  # tie level of each question, 0 = smallest
-    np.put_along_axis(level, order, np.cumsum(new, axis=-1) - 1, axis=-1)
+    (..., R, N): a tie level holding weight c above weight `below` has midrank below + (c + 1) / 2.
+    Each row of values has its own replicates here, so the weight of every level is one bincount
+    (not the shared-weights matrix product of instability.column_sums)."""
+    n = np.shape(values)[-1]
+    column, first = instability.level_columns(np.reshape(values, (-1, n)))
+    level = (column - first[:-1, None]).reshape(np.shape(values))  # tie level within its row, 0 = smallest
     shape = np.broadcast_shapes(np.shape(weights), level[..., None, :].shape)
     rows = int(np.prod(shape[:-1]))
     flat = np.arange(rows).reshape(shape[:-1])[..., None] * n + level[..., None, :]
@@ -109,13 +115,7 @@ def jaccard_random_baseline(n: int, k: int = instability.K_DEFAULT) -> float:
 
 def split_half_reliability(weights: np.ndarray, d1: np.ndarray, d2: np.ndarray) -> np.ndarray:
     """Mean over splits of Pearson r(d1, d2) across questions (Appendix D): (B,). d1, d2: (S, N)."""
-    r = weighted_pearson(weights, d1.T, d2.T)
-    defined = np.isfinite(r)
-    total = np.where(defined, r, 0.0).sum(axis=1)
-    count = defined.sum(axis=1)
-    out = np.full(total.shape, np.nan)
-    np.divide(total, count, out=out, where=count > 0)
-    return out
+    return mean_defined(weighted_pearson(weights, d1.T, d2.T))
 
 
 def spearman_brown(r: float | np.ndarray) -> float | np.ndarray:
@@ -187,8 +187,5 @@ def split_correlates(weights: np.ndarray, folds, context_k: np.ndarray, context_
         u = weighted_midranks(w, uncertainty(f.mean[block]))
         for name, target in targets.items():
             rho[name][block] = rank_correlation(w, u, weighted_midranks(w, target[block]))
-    estimate = {}
-    for name, values in rho.items():
-        defined = values[:, 0][np.isfinite(values[:, 0])]
-        estimate[name] = float(defined.mean()) if defined.size else float("nan")
+    estimate = {name: float(mean_defined(values[:, 0])) for name, values in rho.items()}
     return estimate, {name: values[:, 1:].T.reshape(-1)[:replicates] for name, values in rho.items()}

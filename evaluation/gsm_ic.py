@@ -15,7 +15,7 @@ Metrics (paper Section 3.2, 5.1), per model, on the variants the model was run o
 Macro <= micro holds whenever every base problem has the same number of variants in the scope; with
 unequal counts (GSM-IC-4K, and the 577-584 variants per base problem of a default full build) it need
 not. What holds for any predictions is macro <= the mean over base problems of per-base accuracy. The
-report's "settings" block records each scope's variant counts per base problem.
+report's "parameters" block records each scope's variant counts per base problem.
 
 Scope: a model whose variant ids all lie in GSM-IC-4K (the paper's evaluation set, Section 5) is
 scored on GSM-IC-4K only, under metric names prefixed "4k."; a model with any variant outside it is
@@ -303,8 +303,8 @@ def scopes(items: Items, samples_row: np.ndarray) -> list[tuple[str, np.ndarray]
     return release_scopes(items)
 
 
-def settings(items: Items, seed: int, replicates: int) -> dict:
-    """The report's "settings" block: what the figures depend on beyond the two files."""
+def parameters(items: Items, seed: int, replicates: int) -> dict:
+    """The report's "parameters" block: what the figures depend on beyond the two files."""
     described = {}
     for prefix, mask in release_scopes(items):
         per_base = np.bincount(items.base_of[mask], minlength=items.n_base)
@@ -441,7 +441,7 @@ def score(release: Release, predictions: Path, options: dict) -> dict:
         models[name] = {"metrics": model_metrics(ratios, quotients, weights)}
     return {
         **header(release, block),
-        "settings": settings(items, seed, replicates),
+        "parameters": parameters(items, seed, replicates),
         "models": models,
         "summary": {"metrics": mean_over_models(models)},
     }
@@ -484,7 +484,7 @@ def _base_table(report: dict) -> tuple[list[str], list[list[str]]] | None:
 
 
 def _macro_note(report: dict, prefix: str) -> str:
-    scope = next((s for s in report["settings"]["scopes"].values() if s["metric_prefix"] == prefix), None)
+    scope = next((s for s in report["parameters"]["scopes"].values() if s["metric_prefix"] == prefix), None)
     note = ("Accuracies ×100. Norm: overall accuracy divided by the model's own base-problem accuracy (Section 3.2). "
             "Macro: a base problem counts only if all its variants are right.")
     if scope is None:
@@ -497,11 +497,11 @@ def _macro_note(report: dict, prefix: str) -> str:
 
 
 def _interval_note(report: dict) -> str:
-    settings_ = report["settings"]
-    if not settings_["replicates"]:
+    params = report["parameters"]
+    if not params["replicates"]:
         return "No intervals (0 bootstrap replicates)."
-    return (f"{100 * settings_['interval']['level']:g}% percentile bootstrap over base problems: {settings_['replicates']} replicates, "
-            f"seed {settings_['seed']}, the same resamples for every model and metric.")
+    return (f"{100 * params['interval']['level']:g}% percentile bootstrap over base problems: {params['replicates']} replicates, "
+            f"seed {params['seed']}, the same resamples for every model and metric.")
 
 
 def _tables(report: dict) -> list[tuple[str, list[str], list[list[str]], str]]:
@@ -541,7 +541,7 @@ def _intro(report: dict) -> str:
     block = report["predictions"]
     return (f"Release {report['release']['version']} (manifest sha256 {report['release']['manifest_sha256'][:12]}); "
             f"predictions {block['path']} (sha256 {block['sha256'][:12]}): {block['rows']} rows, {block['excluded']} excluded, "
-            f"{len(block['problems'])} problem(s). Seed {report['settings']['seed']}.")
+            f"{len(block['problems'])} problem(s). Seed {report['parameters']['seed']}.")
 
 
 def render_markdown(report: dict) -> str:

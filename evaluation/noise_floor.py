@@ -54,13 +54,14 @@ def null_changes(
     s*_i0 = Binomial(p_i, pi_i) / p_i; s*_ij = Binomial(q_ij, pi_i) / q_ij; pi_i = k_i / p_i;
     Delta*_i = (1/M_i) sum_j s*_ij - s*_i0."""
     base_n = np.asarray(base_n, dtype=np.int64)
-    p = np.asarray(base_k, dtype=np.float64) / base_n
+    pi = np.asarray(base_k, dtype=np.float64) / base_n
     sizes, counts = context_size_groups(np.asarray(context_n, dtype=np.int64))
-    n_contexts = counts.sum(axis=1)
-    baseline = rng.binomial(base_n, p, size=(experiments, p.size)) / base_n
-    pooled = rng.binomial(sizes * counts, p[:, None], size=(experiments, *sizes.shape))
-    per_size = np.divide(pooled, sizes, out=np.zeros(pooled.shape), where=sizes > 0)
-    return per_size.sum(axis=2) / n_contexts - baseline
+    # drawn as (question, ..., experiment): consecutive draws share their parameters, which numpy's
+    # binomial sampler then sets up once
+    baseline = rng.binomial(base_n[:, None], pi[:, None], size=(pi.size, experiments)) / base_n[:, None]
+    pooled = rng.binomial((sizes * counts)[..., None], pi[:, None, None], size=(*sizes.shape, experiments))
+    per_size = np.divide(pooled, sizes[..., None], out=np.zeros(pooled.shape), where=sizes[..., None] > 0)
+    return (per_size.sum(axis=1) / counts.sum(axis=1)[:, None] - baseline).T
 
 
 def noise_floor(
@@ -69,5 +70,6 @@ def noise_floor(
 ) -> NoiseFloor:
     """eta_INS and eta_WTD: means of INS* and WTD_K* over the null experiments (Section 2)."""
     deltas = null_changes(base_k, base_n, context_n, experiments, rng)
+    eta_ins, eta_wtd = float(instability.ins(deltas).mean()), float(instability.wtd(deltas, k).mean())
     improved, degraded = instability.tail_bins(deltas, k)
-    return NoiseFloor(float(instability.ins(deltas).mean()), float(instability.wtd(deltas, k).mean()), improved, degraded, experiments)
+    return NoiseFloor(eta_ins, eta_wtd, improved, degraded, experiments)

@@ -70,6 +70,8 @@ class PredictionsReader(Generic[Row]):
         with handle:
             for number, raw in enumerate(handle, start=1):
                 digest.update(raw)
+                if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
+                    raw = raw[3:]  # a UTF-8 byte-order mark, as some editors write
                 if not raw.strip():
                     continue
                 self.rows += 1

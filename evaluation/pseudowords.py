@@ -398,17 +398,10 @@ def score_pairs(units: list[Unit], results: dict[str, UnitResult], p: Parameters
         if rel_a is not None and rel_b is not None and rel_a > 0 and rel_b > 0:
             entry["attenuation"] = metric(float(np.sqrt(rel_a * rel_b)), None, n)  # Appendix D: sqrt(rho_i rho_j)
         out["by_pair"].setdefault(names[a], {})[names[b]] = entry
-
-    def mean_over_pairs(values: np.ndarray) -> np.ndarray:
-        defined = np.isfinite(values)
-        result = np.full(values.shape[0], np.nan)
-        np.divide(np.where(defined, values, 0).sum(axis=1), defined.sum(axis=1), out=result, where=defined.any(axis=1))
-        return result
-
     out["metrics"] = {
-        "pearson.mean": _figure(mean_over_pairs(pearson), n),
-        "jaccard.improved.mean": _figure(mean_over_pairs(jac_up), n),
-        "jaccard.degraded.mean": _figure(mean_over_pairs(jac_down), n),
+        "pearson.mean": _figure(cross_model.mean_defined(pearson), n),
+        "jaccard.improved.mean": _figure(cross_model.mean_defined(jac_up), n),
+        "jaccard.degraded.mean": _figure(cross_model.mean_defined(jac_down), n),
         "jaccard.random_baseline": metric(cross_model.jaccard_random_baseline(n, p.k), None, n),
     }
     return out

@@ -189,7 +189,7 @@ def test_summary_is_the_mean_over_models(mini_report):
 
 
 def test_report_shape_and_intervals(mini_report, mini):
-    assert set(mini_report) == {"dataset", "release", "predictions", "settings", "models", "summary"}
+    assert set(mini_report) == {"dataset", "release", "predictions", "parameters", "models", "summary"}
     assert mini_report["dataset"] == "gsm-ic"
     assert mini_report["release"] == {"version": "0.0.1", "manifest_sha256": mini.manifest_sha256()}
     block = mini_report["predictions"]
@@ -206,12 +206,12 @@ def test_report_shape_and_intervals(mini_report, mini):
     assert mini_report["models"]["alpha"]["metrics"]["micro.number=out_range"]["ci"] == [1.0, 1.0]
 
 
-def test_settings_record_seed_replicates_and_variant_counts(mini_report):
-    settings = mini_report["settings"]
-    assert (settings["seed"], settings["replicates"]) == (0, 200)
-    assert settings["interval"]["level"] == 0.95 and settings["interval"]["resampled"] == "base problems"
+def test_parameters_record_seed_replicates_and_variant_counts(mini_report):
+    params = mini_report["parameters"]
+    assert (params["seed"], params["replicates"]) == (0, 200)
+    assert params["interval"]["level"] == 0.95 and params["interval"]["resampled"] == "base problems"
     # all variants: b1 3, b2 2, b3 4; GSM-IC-4K: b1 1 (v11), b2 2 (v21 v22), b3 2 (v31 v32)
-    assert settings["scopes"] == {
+    assert params["scopes"] == {
         "all": {"metric_prefix": "", "variants": 9, "base_problems": 3, "variants_per_base": [2, 4], "macro_at_most_micro_guaranteed": False},
         "4k": {"metric_prefix": "4k.", "variants": 5, "base_problems": 3, "variants_per_base": [1, 2], "macro_at_most_micro_guaranteed": False},
     }
@@ -409,8 +409,8 @@ def test_macro_at_most_micro_when_base_problems_have_equal_variant_counts(tmp_pa
     rng = np.random.default_rng(seed)
     release, path, _, _ = _random_case(tmp_path, rng, balanced=True)
     report = score(release, path, {"seed": seed, "replicates": 0})
-    assert report["settings"]["scopes"]["all"]["variants_per_base"] == [6, 6]
-    assert report["settings"]["scopes"]["all"]["macro_at_most_micro_guaranteed"] is True
+    assert report["parameters"]["scopes"]["all"]["variants_per_base"] == [6, 6]
+    assert report["parameters"]["scopes"]["all"]["macro_at_most_micro_guaranteed"] is True
     assert "Every base problem has 6 variant(s) here, so macro <= micro." in render_markdown(report)
     for model in report["models"].values():
         m = {k: v["estimate"] for k, v in model["metrics"].items()}

@@ -187,7 +187,7 @@ def test_report_figures_by_hand(release, tmp_path):
     assert metrics["delta"]["estimate"] == pytest.approx(0.0, abs=1e-6)
     assert metrics["INS"]["estimate"] == pytest.approx(1 / 3, abs=1e-6)
     assert metrics["WTD"]["estimate"] == pytest.approx(0.5, abs=1e-6)  # m = 1
-    assert metrics["tail_share"]["estimate"] == pytest.approx(1.0)  # 2m >= N: the tails are everything
+    assert metrics["tail_share"]["estimate"] == pytest.approx(1.0)  # m = 1: q0 and q1 hold all the change, q2 none
     floor = metrics["noise_floor.INS"]["estimate"]
     assert 0 < floor < 1
     assert metrics["INS.adjusted"]["estimate"] == pytest.approx(1 / 3 - floor, abs=2e-6)

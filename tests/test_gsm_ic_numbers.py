@@ -39,6 +39,9 @@ def values(text):
         ("It costs $5.", [5]),
         ("Each box holds 100mm of tape.", [100]),
         ("Weng earns 12/60 = $0.2 per minute.", [Fraction(1, 5), Fraction(1, 5)]),
+        ("Nathalie eats one-eighth of the cake and Rob reads for three-quarters of an hour.", [Fraction(1, 8), Fraction(3, 4)]),
+        ("She bought 3 dozen eggs, two dozen rolls and a dozen pies.", [36, 24, 12]),
+        ("Steve is 5'6\". Children 6–11 years old watch 1800cm³ of water in 2008.", [5, 6, 6, 11, 1800, 2008]),
     ],
 )
 def test_numbers_read_as_people_write_them(text, expected):

@@ -5,6 +5,7 @@ from collections import Counter
 import pytest
 
 from builders.gsm_ic import GsmIcBuilder, GsmIcConfig
+from builders.gsm_ic.lexicon import load_templates
 from builders.gsm_ic.variants import CELLS
 from ctxrobust.canonical import read_jsonl, write_jsonl
 from ctxrobust.release import Release, build_release
@@ -31,9 +32,16 @@ def test_default_build_has_the_papers_shape(store):
     assert set(cells) == set(CELLS) and min(cells.values()) >= 0.05 * len(variants)
     assert len(eval_rows) == 4000 and {r["base_id"] for r in eval_rows} == {b["id"] for b in bases}
     assert len({v["new_question"] for v in variants}) == len(variants)
-    # the one pool question without a worked solution is reported, not guessed
-    assert output.notes["pool"]["skipped_unjoined"] == [{"id": "pool-0577", "reason": "question not found verbatim in gsm8k/train.jsonl"}]
-    assert output.notes["pool"]["joined"] == 999
+    # the one pool question without a worked solution is reported, not guessed; every other exclusion has its reasons
+    pool = output.notes["pool"]
+    assert pool["skipped_unjoined"] == [{"id": "pool-0577", "reason": "question not found verbatim in gsm8k/train.jsonl"}]
+    assert pool["joined"] == 999 and pool["usable"] + len(pool["excluded"]) == 999
+    assert all(e["reasons"] for e in pool["excluded"])
+    # overlapping roles derive from a person of the problem; every number reads naturally in its template
+    people = {b["id"]: set(b["people"]) for b in bases}
+    assert all(v["role"].partition("'s ")[0] in people[v["base_id"]] for v in variants if v["role_label"] == "overlapped")
+    templates = {t.id: t for t in load_templates().in_topic + load_templates().off_topic}
+    assert all(templates[v["template_id"]].min <= int(v["number"]) <= (templates[v["template_id"]].max or 10**15) for v in variants)
 
 
 def test_release_builds_and_every_check_passes(small_release):

@@ -8,16 +8,20 @@ import subprocess
 import sys
 from collections import Counter
 from decimal import Decimal
+from fractions import Fraction
 from pathlib import Path
 
 import pytest
 
 from builders.misleadqa import MisleadQABuilder, MisleadQAConfig
+from builders.misleadqa.answer_types import is_garbled, precision
+from builders.misleadqa.fred_items import FredFacts, time_specs
+from builders.misleadqa.scopes import display_location, is_place
 from ctxrobust.canonical import sha256_file
 from ctxrobust.errors import CtxRobustError
 from ctxrobust.release import Release, build_release
 from sources.fred import JURISDICTIONS, january_facts, read_series
-from validators.misleadqa import balance_problems
+from validators.misleadqa import balance_problems, overlap
 from validators.registry import run_checks
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -91,11 +95,56 @@ def test_fred_pairs_follow_the_construction_rules(main_items):
     assert len(targets) == len(set(targets))
 
 
+def test_the_papers_nebraska_item_is_rebuilt_word_for_word(store):
+    """Appendix A.1, Table 5: the Nebraska time item from the FRED snapshot."""
+    series = [read_series(store.path(n), n, store.snapshot(n).sha256) for n in ("fred/STTMINWGNE.csv",)]
+    spec = next(s for s in time_specs(FredFacts(series, 1990, 2024), 0, 8) if s.id == "fred-time-NE-1997-01-01-1998-01-01")
+    candidate = spec.build()
+    assert candidate.question == "What was the recorded basic state minimum wage in Nebraska on January 1, 1997? Give the rate in US dollars per hour."
+    assert candidate.g_text == "On January 1, 1997, the recorded basic state minimum wage in Nebraska was $4.25 per hour."
+    assert candidate.s_text == "On January 1, 1998, the recorded basic state minimum wage in Nebraska was $5.15 per hour."
+    assert candidate.f_text_and_edits()[0] == "On January 1, 1997, the recorded basic state minimum wage in Nebraska was $5.15 per hour."
+    assert (candidate.gold, candidate.lure) == ("$4.25", "$5.15")
+    assert all(d.provenance.date not in ("1997-01-01", "1998-01-01") and d.cluster_id == "fred-NE" for d in candidate.distractors)
+    # Appendix A.1 "Context comparability", by hand: the question has 15 content tokens (recorded basic state minimum
+    # wage nebraska january 1 1997 give rate us dollars per hour); G shares 11 of its 12, S 10 (not 1997)
+    assert overlap(candidate.question, candidate.g_text) == (Fraction(11, 16), Fraction(11, 15))
+    assert overlap(candidate.question, candidate.s_text) == (Fraction(10, 17), Fraction(10, 15))
+
+
 def test_situatedqa_has_at_least_150_items_per_scope(main_items):
     for dimension in ("time", "location"):
         items = group(main_items, "situatedqa", dimension)
         assert len(items) >= 150
         assert max(Counter(i["cluster_id"] for i in items).values()) <= 2
+
+
+def test_situatedqa_items_name_places_and_offer_options_of_the_gold_answers_precision(main_items):
+    items = group(main_items, "situatedqa", "time") + group(main_items, "situatedqa", "location")
+    for item in items:
+        gold = item["options"][item["gold"]]
+        options = [item["options"][letter] for letter in "ABCD"]
+        assert all(precision(option) == precision(gold) for option in options), item["id"]
+        assert not any(is_garbled(text) for text in options + [item["contexts"][c]["text"] for c in "GSF"]), item["id"]
+        if item["scope_dimension"] == "location":
+            assert is_place(item["target_scope"]["location"]) and is_place(item["alt_scope"]["location"]), item["id"]
+            assert item["contexts"]["G"]["text"].startswith(f"In {display_location(item['target_scope']['location'])}, "), item["id"]
+
+
+def test_each_cluster_lies_in_one_dependency_group(main_items):
+    """Appendix A.4: dependency groups merge whole source clusters; all FRED items form one group."""
+    groups_of = {}
+    for item in main_items:
+        groups_of.setdefault(item["cluster_id"], set()).add(item["dependency_group_id"])
+    assert all(len(groups) == 1 for groups in groups_of.values())
+    assert {i["dependency_group_id"] for i in main_items if i["source"] == "fred"} == {"group-fred"}
+    assert len({i["dependency_group_id"] for i in main_items}) < len(groups_of)
+
+
+def test_departures_from_the_paper_are_recorded(built):
+    departures = built[1].manifest["build_notes"]["departures_from_paper"]
+    assert set(departures) == {"fred_jurisdictions", "situatedqa_answers", "situatedqa_question_types", "screening", "dependency_groups"}
+    assert departures["fred_jurisdictions"].startswith("46 jurisdictions hold their own series") and "STTMINWGGAM is monthly" in departures["fred_jurisdictions"]
 
 
 def test_balance_holds_in_every_group_and_e_is_always_abstention(built, main_items):
@@ -167,6 +216,10 @@ def test_a_tampered_provenance_line_is_reported_by_item_and_file(built, tmp_path
 def test_missing_sources_or_user_files_are_one_line_errors(store, tmp_path):
     with pytest.raises(CtxRobustError, match="SOURCES_MIRROR"):
         MisleadQABuilder(MisleadQAConfig(), None).build()
-    config = MisleadQAConfig(ambigdocs_path=str(tmp_path / "nope.jsonl"), fred_time_n=0, fred_location_n=0, situatedqa_time_n=0, situatedqa_location_n=0)
+    config = MisleadQAConfig(ambigdocs_path=str(tmp_path / "nope.jsonl"))
     with pytest.raises(CtxRobustError, match=r"ambigdocs_path=.*nope.jsonl: file not found"):
         MisleadQABuilder(config, store).build()
+    bad = tmp_path / "cond.jsonl"
+    bad.write_text(CONDAMBIGQA.read_text(encoding="utf-8") + "{not json\n", encoding="utf-8")
+    with pytest.raises(CtxRobustError, match=r"^cond.jsonl:4: not valid JSON"):  # before anything is built
+        MisleadQABuilder(MisleadQAConfig(condambigqa_path=str(bad)), store).build()

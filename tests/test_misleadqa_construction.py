@@ -3,15 +3,20 @@ from __future__ import annotations
 
 from collections import Counter
 
+import numpy as np
 import pytest
 
+from builders.misleadqa.answer_types import is_garbled, kind
 from builders.misleadqa.audit import AUDIT_SIZES, audit_sample
-from builders.misleadqa.candidate import Excluded, Spec
+from builders.misleadqa.candidate import Candidate, Distractor, Excluded, Spec
+from builders.misleadqa.distractors import Pool, choose
+from builders.misleadqa.groups import components, dependency_groups
 from builders.misleadqa.fred_items import registered_forms, spoken_date, usd
 from builders.misleadqa.options import LETTERS, PAIR_SEQUENCE, balanced_letters, provisional_letters
-from builders.misleadqa.scopes import locations_overlap, scopes_overlap, time_interval
+from builders.misleadqa.scopes import display_location, is_place, locations_overlap, scopes_overlap, time_interval
 from builders.misleadqa.selection import SelectionState, select
 from builders.misleadqa.substitution import ReplayError, replay, substitute
+from sources.facts import Provenance, Scope
 from validators.normalise import answer_key, content_tokens, mentions, same_answer
 
 G = "On January 1, 1997, the recorded basic state minimum wage in Nebraska was $4.25 per hour."
@@ -65,6 +70,8 @@ def test_replay_refuses_edits_that_do_not_fit_g(edits, message):
         ("The Beatles", "beatles", True),
         ("December 14, 2020", "14 December 2020", True),
         ("Kenny Smith", "Kenny Smyth", True),  # near-duplicate (rapidfuzz)
+        ("Toronto Raptors", "Golden State Warriors, Toronto Raptors", True),  # one contains the other
+        ("2020 Jun 05", "June 5, 2020", True),
         ("$5.15", "$5.75", False),
         ("1984", "1986", False),
         ("November 7, 2017", "November 7, 2023", False),
@@ -145,7 +152,7 @@ class _Made:
 
 
 def _spec(cid, cluster, target, alt, fail=None):
-    def make():
+    def make(spec):
         if fail:
             raise Excluded(fail, "construction rule")
         return _Made(cid)
@@ -189,3 +196,97 @@ def test_audit_sample_is_stratified_and_fixed_by_seed():
     assert strata == {"fred/time": AUDIT_SIZES["fred/time"], "situatedqa/location": AUDIT_SIZES["situatedqa/location"]}
     assert rows == audit_sample(list(reversed(items)), seed=20261007)
     assert rows != audit_sample(items, seed=1)
+
+
+# --- answer type and precision (Section 3.3 "Answer options", Appendix A.1 "Distractors") ---
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("1998", "year"), ("1,541", "number"), ("1990s", "decade"), ("2012–13", "season"), ("1918 to 1920", "year range"),
+        ("May 20, 2012", "day"), ("2020 Jun 05", "day"), ("May 2010", "month"), ("July 4", "day of year"),
+        ("7.64%", "number"), ("130 minutes", "quantity:minutes"), ("2002 Winter Olympics", "numbered text"),
+        ("Canada", "place"), ("Salt Lake City, Utah", "place"), ("Houston Astros", "team"), ("Boston Red Sox", "team"),
+        ("LSU", "team"), ("Bobby Thigpen", "name"), ("Ernesto Zedillo, Vicente Fox", "list"),
+    ],
+)
+def test_answer_kinds(text, expected):
+    assert kind(text) == expected
+
+
+def test_garbled_text_is_recognised():
+    assert is_garbled("Thomas MÃ¼ller") and is_garbled("30Â March 1997")
+    assert not is_garbled("Thomas Müller") and not is_garbled("Luka Modrić")
+
+
+def _d(text, cluster="c"):
+    return Distractor(text, Provenance(snapshot="s", sha256="0" * 64, value=text), cluster)
+
+
+def test_fallback_distractors_match_the_gold_answers_type():
+    """A question answered by a person never offers a team, and the reverse (the fallback pool)."""
+    pool = Pool([], [_d("Houston Astros"), _d("Boston Red Sox"), _d("Canada"), _d("Trevor Hoffman"), _d("Mariano Rivera")])
+    chosen = choose(pool, "Bobby Thigpen", "Francisco Rodríguez", ["Who has the most saves in a season?"], np.random.default_rng(0))
+    assert sorted(d.text for d in chosen) == ["Mariano Rivera", "Trevor Hoffman"]
+    with pytest.raises(Excluded, match="too_few_distractors"):
+        choose(Pool([], [_d("Houston Astros"), _d("Trevor Hoffman")]), "Bobby Thigpen", "Francisco Rodríguez", [], np.random.default_rng(0))
+
+
+def test_preferred_distractors_match_the_gold_answers_precision_and_never_repeat_an_option():
+    pool = Pool([_d("November 28, 2009"), _d("1998"), _d("2004"), _d("1992"), _d("MÃ¼ller 2001")])
+    chosen = choose(pool, "1992", "2002", ["When did BYU last beat Utah as of 2007?"], np.random.default_rng(1))
+    assert sorted(d.text for d in chosen) == ["1998", "2004"]  # not the full date, the gold, or the mis-encoded text
+    pool = Pool([_d("Golden State Warriors, Toronto Raptors"), _d("Miami Heat"), _d("Boston Celtics")])
+    chosen = choose(pool, "Toronto Raptors", "Los Angeles Lakers", [], np.random.default_rng(0))
+    assert sorted(d.text for d in chosen) == ["Boston Celtics", "Miami Heat"]  # an option containing the gold is the gold
+
+
+# --- location scopes as G and S state them ------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "written, shown",
+    [("saudi arabia", "Saudi Arabia"), ("United states", "the United States"), ("us", "the US"), ("the uk", "the UK"),
+     ("charlotte nc", "Charlotte NC"), ("bosnia and herzegovina", "Bosnia and Herzegovina"), ("Chile", "Chile"), ("america", "America")],
+)
+def test_locations_are_shown_capitalised_with_the_article_english_uses(written, shown):
+    assert display_location(written) == shown
+
+
+def test_only_places_the_gazetteer_knows_are_location_scopes():
+    assert is_place("saudi arabia") and is_place("Albany NY") and is_place("va") and is_place("the soviet union")
+    assert not is_place("Atlanta Falcons") and not is_place("Seinfeld") and not is_place("Western United States")
+    assert locations_overlap("va", "Virginia") and not locations_overlap("Canada", "Chile")
+
+
+# --- dependency groups (Appendix A.4) -------------------------------------------------
+
+
+def test_components_merge_linked_clusters_whatever_the_order():
+    links = [("c3", "c1"), ("c4", "c5"), ("c2", "x9")]
+    expected = {"c1": "c1", "c2": "c2", "c3": "c1", "c4": "c4", "c5": "c4", "c6": "c6", "x9": "c2"}
+    assert components(links, ["c6"]) == expected
+    assert components(list(reversed(links)), ["c6"]) == expected
+
+
+def _candidate(cid, source, cluster, linked=()):
+    scope = Scope(time="2001")
+    prov = Provenance(snapshot="s", sha256="0" * 64, value="v")
+    return Candidate(id=cid, source=source, scope_dimension="time", cluster_id=cluster, question="q", target_scope=scope,
+                     alt_scope=scope, gold="g", lure="l", g_text="g", s_text="s", registered=[], provenance_g=prov, provenance_s=prov,
+                     construction={}, linked_clusters=set(linked))
+
+
+def test_dependency_groups_join_fred_and_clusters_sharing_distractor_sources():
+    candidates = [
+        _candidate("f1", "fred", "fred-NE"), _candidate("f2", "fred", "fred-OH"),
+        _candidate("s1", "situatedqa", "situatedqa-1", linked={"situatedqa-9"}),  # a distractor from question 9
+        _candidate("s2", "situatedqa", "situatedqa-2", linked={"situatedqa-9"}),
+        _candidate("s3", "situatedqa", "situatedqa-3"),
+    ]
+    groups = dependency_groups(candidates)
+    assert groups == {
+        "fred-NE": "group-fred", "fred-OH": "group-fred",
+        "situatedqa-1": "group-situatedqa-1", "situatedqa-2": "group-situatedqa-1", "situatedqa-3": "group-situatedqa-3",
+    }

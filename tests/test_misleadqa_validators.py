@@ -57,7 +57,7 @@ def fred_item(facts, target="1997", alt="1998", extra=("2008", "2024"), item_id=
     value = gold_value or gold.value
     d = spoken_date(gold.scope.time)
     candidate = Candidate(
-        id=item_id, source="fred", scope_dimension="time", split="main", cluster_id="fred-NE",
+        id=item_id, source="fred", scope_dimension="time", cluster_id="fred-NE",
         question=TEMPLATE_Q.format(j="Nebraska", d=d),
         target_scope=gold.scope, alt_scope=lure.scope, gold=usd(value), lure=usd(lure.value),
         g_text=TEMPLATE_C.format(d=d, j="Nebraska", v=usd(value)),

@@ -118,6 +118,13 @@ def test_an_empty_parquet_copy_with_a_row_group_is_refused(tmp_path):
     assert not (tmp_path / "out").exists()
 
 
+def test_dry_run_refuses_a_folder_inside_the_release(pseudowords_release):
+    before = sorted(p.name for p in pseudowords_release.iterdir())
+    with pytest.raises(CtxRobustError, match="is inside the release folder .* which is frozen"):
+        push_release(pseudowords_release, "my-org/pw", pseudowords_release / "staged")
+    assert sorted(p.name for p in pseudowords_release.iterdir()) == before
+
+
 def test_not_a_release_folder(tmp_path):
     with pytest.raises(CtxRobustError, match="manifest.json: missing"):
         push_release(tmp_path, "my-org/pw", tmp_path / "out")

@@ -7,6 +7,7 @@ item passes them by construction and `validate` proves it again.
 from __future__ import annotations
 
 import datetime as dt
+import json
 from collections import Counter, defaultdict
 from decimal import Decimal, InvalidOperation
 from fractions import Fraction
@@ -118,12 +119,12 @@ def distinctness_problems(item: dict) -> list[str]:
     return problems
 
 
-def _overlap(question: set[str], context: set[str]) -> tuple[Fraction, Fraction]:
-    shared = len(question & context)
-    union = len(question | context)
-    jaccard = Fraction(shared, union) if union else Fraction(0)
-    recall = Fraction(shared, len(question)) if question else Fraction(0)
-    return jaccard, recall
+def overlap(question: str, context: str) -> tuple[Fraction, Fraction]:
+    """Appendix A.1: (Jaccard similarity, question-token recall) of two texts' content-token sets
+    (normalised, stop words removed): shared / all distinct tokens, and shared / question tokens."""
+    q, c = content_tokens(question), content_tokens(context)
+    shared, union = len(q & c), len(q | c)
+    return (Fraction(shared, union) if union else Fraction(0)), (Fraction(shared, len(q)) if q else Fraction(0))
 
 
 def comparability_problems(item: dict, max_ratio: float, max_diff: int) -> list[str]:
@@ -135,8 +136,7 @@ def comparability_problems(item: dict, max_ratio: float, max_diff: int) -> list[
         problems.append(f"context word counts {counts} have ratio {longest}/{shortest} above {max_ratio}")
     if longest - shortest > max_diff:
         problems.append(f"context word counts {counts} differ by {longest - shortest}, more than {max_diff}")
-    question = content_tokens(item["question"])
-    scores = {name: _overlap(question, content_tokens(item["contexts"][name]["text"])) for name in CONTEXTS}
+    scores = {name: overlap(item["question"], item["contexts"][name]["text"]) for name in CONTEXTS}
     for name in ("G", "F"):
         if scores["S"][0] > scores[name][0]:
             problems.append(f"S's Jaccard similarity with the question ({float(scores['S'][0]):.3f}) is above {name}'s ({float(scores[name][0]):.3f})")
@@ -407,8 +407,6 @@ def _fred_problems(reader: _SourceReader, role: str, prov: dict, scope: dict, va
 
 
 def _situatedqa_problems(reader: _SourceReader, role: str, prov: dict, scope: dict | None, value: str) -> list[str]:
-    import json
-
     text = reader.line(reader.store.path(prov["snapshot"]), prov["line"] or 0)
     if text is None:
         return [f"{role}: {prov['snapshot']} has no line {prov['line']}"]
@@ -416,7 +414,7 @@ def _situatedqa_problems(reader: _SourceReader, role: str, prov: dict, scope: di
     if str(row.get("id")) != prov["upstream_id"]:
         return [f"{role}: {prov['snapshot']}:{prov['line']} is question {row.get('id')}, provenance says {prov['upstream_id']}"]
     answers = row.get("answer", [])
-    if not any(same_answer(value, answer) for answer in answers):
+    if answer_key(value) not in {answer_key(answer) for answer in answers}:
         return [f"{role}: {value!r} is not an answer at {prov['snapshot']}:{prov['line']} ({answers})"]
     if scope is not None:
         field = "date" if "time" in [k for k, v in scope.items() if v is not None] else "location"
@@ -458,7 +456,7 @@ def check_provenance(release) -> Iterable[Failure]:
                    ("S", item["provenance"]["S"], item["alt_scope"], options[item["lure"]])]
         distractor_texts = [options[letter] for letter in distractor_letters(item)]
         for number, prov in enumerate(item["provenance"]["distractors"]):
-            matching = [t for t in distractor_texts if same_answer(t, prov["value"])]
+            matching = [t for t in distractor_texts if answer_key(t) == answer_key(prov["value"])]
             if not matching:
                 yield Failure(name, item["id"], f"distractor provenance {number} ({prov['value']!r}) matches no distractor option")
                 continue
@@ -517,6 +515,6 @@ def _user_problems(release, readers: dict, source: str, role: str, prov: dict, v
     fact = found.get((prov["line"], prov["index"], prov["field"]))
     if fact is None:
         return [f"{role}: {prov['snapshot']} has no record at line {prov['line']} / index {prov['index']} field {prov['field']}"]
-    if not same_answer(fact.value, value):
+    if answer_key(fact.value) != answer_key(value):
         return [f"{role}: states {value!r}; {prov['snapshot']} {prov['field']} says {fact.value!r}"]
     return []

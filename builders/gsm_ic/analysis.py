@@ -41,10 +41,6 @@ class Analysis:
     known: list[Fraction] = field(default_factory=list)  # the positive numbers b of the problem and its solution [§3.1]
     problems: list[tuple[str, str]] = field(default_factory=list)  # (kind, message): why it cannot be used
 
-    @property
-    def usable(self) -> bool:
-        return not self.problems
-
 
 def analyse(question: str, solution: str, answer: str, lexicon: Lexicon, templates: Templates) -> Analysis:
     worked = solution_text(solution)

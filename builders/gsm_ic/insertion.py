@@ -83,10 +83,6 @@ def insert_sentence(edited: str, offset: int, sentence: str) -> str:
     return edited[:offset] + sentence + " " + edited[offset:]
 
 
-def first_pronoun(text: str, start: int, end: int) -> re.Match | None:
-    return _PRONOUN.search(text, start, end)
-
-
 def pronoun_replacement(text: str, match: re.Match, name: str) -> str:
     """The name, in the grammatical form of the pronoun it replaces."""
     word = match.group(1).lower()
@@ -123,7 +119,7 @@ def pronoun_edits(question: str, people: list) -> list[Edit]:
     """
     start = question_sentence_start(question)
     end = sentence_end(question, start)
-    pronoun = first_pronoun(question, start, end)
+    pronoun = _PRONOUN.search(question, start, end)
     if pronoun is None:
         return []
     for person in people:

@@ -7,9 +7,10 @@ Reading rules (documented in README "GSM-IC"):
 - fractions "3/4" -> 3/4, mixed numbers "2 1/2" -> 5/2;
 - clock times "6:10" -> 6 and 10 (hour, and the minutes when not zero);
 - ordinals "5th", "21st" -> 5, 21;
-- a scale word after a number multiplies it: "$1.2 million" -> 1200000;
+- a scale word after a number multiplies it: "$1.2 million" -> 1200000, "3 dozen" -> 36;
 - cardinal words "four", "twenty-five", "a dozen", "three hundred" are numbers;
-  "half", "twice" and ordinal words ("first") are not;
+  fraction words "one-third", "two fifths" are fractions (1/3, 2/5); "half",
+  "twice" and ordinal words ("first") are not numbers;
 - signs are not read: every number is its magnitude.
 Values are exact fractions.Fraction, so 1/10 <= a/b <= 10 is decided exactly.
 """
@@ -21,15 +22,16 @@ from fractions import Fraction
 
 import numpy as np
 
-SCALES = {"hundred": 100, "thousand": 1000, "million": 10**6, "billion": 10**9}
+SCALES = {"dozen": 12, "hundred": 100, "thousand": 1000, "million": 10**6, "billion": 10**9}
 UNITS = {
     "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
     "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14,
     "fifteen": 15, "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19,
 }
+DENOMINATORS = {"half": 2, "halve": 2, "third": 3, "quarter": 4, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7, "eighth": 8, "ninth": 9, "tenth": 10}
 TENS = {"twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90}
 
-_SCALE_WORD = r"hundred|thousand|million|billion"
+_SCALE_WORD = r"dozen|hundred|thousand|million|billion"
 _DIGITS = r"(?:\d{1,3}(?:,\d{3}(?!\d))+|\d+)(?:\.\d+)?|\.\d+"
 _UNIT_WORDS = "|".join(sorted(UNITS, key=len, reverse=True))
 _DIGIT_WORDS = "|".join(k for k in UNITS if UNITS[k] < 10)
@@ -47,6 +49,8 @@ _PATTERN = re.compile(
     r"|(?P<dozen>\b(?:a\s+|one\s+)?dozen\b)"
     # a hundred / a thousand
     r"|(?P<ascale>\ba\s+(?P<ascaleword>hundred|thousand|million)\b)"
+    # fraction words: one-third, two fifths
+    r"|(?P<wfrac>\b(?P<fnum>" + _UNIT_WORDS + r")[-\s](?P<fden>" + "|".join(DENOMINATORS) + r")s?\b)"
     # cardinal words: four, twenty-five, three hundred
     r"|(?P<words>\b(?:(?P<tens>" + "|".join(TENS) + r")(?:-(?P<tunit>" + _DIGIT_WORDS + r"))?|(?P<unit>" + _UNIT_WORDS + r"))\b"
     r"(?:\s+(?P<wscale>" + _SCALE_WORD + r")\b)?)",
@@ -99,6 +103,9 @@ def find_numbers(text: str) -> list[NumberMention]:
             found.append(NumberMention(start, end, span, Fraction(12), "word"))
         elif match.group("ascale"):
             found.append(NumberMention(start, end, span, Fraction(SCALES[match.group("ascaleword").lower()]), "word"))
+        elif match.group("wfrac"):
+            value = Fraction(UNITS[match.group("fnum").lower()], DENOMINATORS[match.group("fden").lower()])
+            found.append(NumberMention(start, end, span, value, "fraction"))
         elif match.group("words"):
             if match.group("tens"):
                 value = Fraction(TENS[match.group("tens").lower()] + (UNITS[match.group("tunit").lower()] if match.group("tunit") else 0))

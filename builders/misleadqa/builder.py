@@ -23,7 +23,6 @@ from ctxrobust.errors import CtxRobustError
 
 FRED_PREFIX = "fred/"
 SITUATEDQA_PREFIX = "situatedqa/"
-USER_SOURCES = ("ambigdocs", "condambigqa")  # files the user supplies: config fields <source>_path
 
 
 class MisleadQAConfig(BuildConfig):
@@ -73,27 +72,37 @@ class MisleadQABuilder(Builder):
         """(lock name, verified path, sha256) of every pinned snapshot under `prefix`, in name order."""
         return [(n, self.store.path(n), self.store.snapshot(n).sha256) for n in self.required_snapshots() if n.startswith(prefix)]
 
-    def _user_file(self, field: str) -> tuple[Path | None, str | None]:
-        value = getattr(self.config, field)
-        if value is None:
-            return None, None
-        path = Path(value)
-        if not path.is_file():
-            raise CtxRobustError(f"{field}={value}: file not found; give the path of the downloaded file, or leave {field} unset")
-        return path, sha256_file(path)
+    def _user_records(self, notes: dict) -> dict[str, list]:
+        """The records of every user-supplied file (config `<source>_path`), its name and sha256 noted."""
+        from sources import ambigdocs, condambigqa
+
+        out = {}
+        for source, module in (("ambigdocs", ambigdocs), ("condambigqa", condambigqa)):
+            field = f"{source}_path"
+            value = getattr(self.config, field)
+            if value is None:
+                continue
+            path = Path(value)
+            if not path.is_file():
+                raise CtxRobustError(f"{field}={value}: file not found; give the path of the downloaded file, or leave {field} unset")
+            sha = sha256_file(path)
+            notes["user_sources"][source] = {"file": path.name, "sha256": sha}
+            out[source] = module.read_file(path, path.name, sha)
+        return out
 
     # --- build -----------------------------------------------------------------
 
     def build(self) -> BuildOutput:
         if self.store is None:
             raise CtxRobustError("misleadqa needs the FRED and SituatedQA snapshots: set SOURCES_MIRROR=DIR or run `ctxrobust sources`")
-        if not self._snapshots(FRED_PREFIX) or not self._snapshots(SITUATEDQA_PREFIX):
+        names = self.required_snapshots()
+        if not any(n.startswith(FRED_PREFIX) for n in names) or not any(n.startswith(SITUATEDQA_PREFIX) for n in names):
             raise CtxRobustError("sources/lock.json pins no fred/ or situatedqa/ snapshots; regenerate it from a mirror (python -m sources.lock --regenerate-from DIR)")
         cfg = self.config
-        supplied = {source: self._user_file(f"{source}_path") for source in USER_SOURCES}  # a missing file fails first
-        notes: dict = {"user_sources": {source: {"file": path.name, "sha256": sha} for source, (path, sha) in sorted(supplied.items()) if path}}
+        notes: dict = {"user_sources": {}}
+        user_records = self._user_records(notes)  # a missing or malformed user file fails before anything is built
         exclusions: list[dict] = []
-        selections = self._fred(notes, exclusions) | self._situatedqa() | self._user_sources(supplied)
+        selections = self._fred(notes, exclusions) | self._situatedqa() | self._user_items(user_records)
         main, condition = self._items(selections)
         for selected in selections.values():
             exclusions.extend(selected.exclusions)
@@ -151,19 +160,15 @@ class MisleadQABuilder(Builder):
             out[("situatedqa", dimension)] = self._select(specs, n, cfg.situatedqa_per_question, state)
         return out
 
-    def _user_sources(self, supplied: dict[str, tuple[Path | None, str | None]]) -> dict[tuple[str, str], Selected]:
-        """AmbigDocs (entity) and CondAmbigQA (the condition supplement), from the files supplied."""
-        from sources import ambigdocs, condambigqa
-
+    def _user_items(self, records: dict[str, list]) -> dict[tuple[str, str], Selected]:
+        """AmbigDocs (entity) and CondAmbigQA (the condition supplement) items, from the files supplied."""
         cfg, out = self.config, {}
-        for source, dimension, module, items, n, per_question in (
-            ("ambigdocs", "entity", ambigdocs, entity_items, cfg.ambigdocs_n, cfg.ambigdocs_per_question),
-            ("condambigqa", "condition", condambigqa, condition_items, cfg.condambigqa_n, cfg.condambigqa_per_question),
-        ):
-            path, sha = supplied[source]
-            if path is not None:
-                specs = items.specs(module.read_file(path, path.name, sha), cfg.seed)
-                out[(source, dimension)] = self._select(specs, n, per_question, SelectionState())
+        if "ambigdocs" in records:
+            specs = entity_items.specs(records["ambigdocs"], cfg.seed)
+            out[("ambigdocs", "entity")] = self._select(specs, cfg.ambigdocs_n, cfg.ambigdocs_per_question, SelectionState())
+        if "condambigqa" in records:
+            specs = condition_items.specs(records["condambigqa"], cfg.seed)
+            out[("condambigqa", "condition")] = self._select(specs, cfg.condambigqa_n, cfg.condambigqa_per_question, SelectionState())
         return out
 
     def _screen(self, candidate: Candidate) -> None:

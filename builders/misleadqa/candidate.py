@@ -9,14 +9,15 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
+from itertools import permutations
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 from builders.misleadqa.substitution import substitute
 from sources.facts import Provenance, Scope
+from validators.normalise import same_answer
 
 _TEMPLATES = Path(__file__).with_name("templates.json")
-LETTERS = ("A", "B", "C", "D")
 
 
 def templates() -> dict:
@@ -57,7 +58,6 @@ class Candidate:
     id: str
     source: str  # fred | situatedqa | ambigdocs | condambigqa
     scope_dimension: str  # time | location | entity | condition
-    split: str  # main | condition
     cluster_id: str
     question: str
     target_scope: Scope
@@ -72,6 +72,11 @@ class Candidate:
     construction: dict[str, str]  # how G and S were written: template | extract | restatement
     distractors: list[Distractor] = field(default_factory=list)  # chosen by distractors.with_distractors
     linked_clusters: set[str] = field(default_factory=set)  # clusters sharing source documents or distractor sources
+
+    @property
+    def split(self) -> str:
+        """CondAmbigQA items form the separate condition supplement (Section 3.2); all others the main split."""
+        return "condition" if self.source == "condambigqa" else "main"
 
     def f_text_and_edits(self) -> tuple[str, list[dict]]:
         return substitute(self.g_text, self.registered)
@@ -115,7 +120,7 @@ class Candidate:
 
 @dataclass(frozen=True)
 class Spec:
-    """A candidate before it is built: what selection needs to rank and cap it."""
+    """A candidate before it is built: what selection needs to rank and cap it, and how to build it."""
 
     id: str
     source: str
@@ -123,4 +128,36 @@ class Spec:
     cluster_id: str
     target_key: str  # equal keys: the same target fact (repeated targets are excluded)
     alt_key: str  # (target_key, alt_key) reversed is the reversed pair
-    make: Callable[[], Candidate]
+    make: Callable[["Spec"], Candidate]  # raises Excluded for a candidate that breaks a construction rule
+
+    def build(self) -> Candidate:
+        return self.make(self)
+
+    def candidate(self, **fields) -> Candidate:
+        """The Candidate this spec describes: its id, source, scope dimension and cluster, with the rest of `fields`."""
+        return Candidate(id=self.id, source=self.source, scope_dimension=self.scope_dimension, cluster_id=self.cluster_id, **fields)
+
+
+def pair_specs(
+    source: str,
+    dimension: str,
+    upstream_id: str,
+    members: list[Any],
+    answer: Callable[[Any], str],
+    fact_key: Callable[[Any], str],
+    tag: Callable[[Any], str],
+    make: Callable[[Spec, Any, Any], Candidate],
+) -> list[Spec]:
+    """One spec per ordered pair (target, alternative) of one upstream question's contexts whose answers
+    differ (a fact pair, Section 3.3): id `<source>-<dimension>-<upstream id>-<target tag>-<alternative tag>`,
+    fact keys `<source>:<fact_key(member)>`, built by `make(spec, target, alternative)`."""
+    return [
+        Spec(
+            id=f"{source}-{dimension}-{safe_id(upstream_id)}-{tag(t)}-{tag(a)}",
+            source=source, scope_dimension=dimension, cluster_id=cluster_id(source, upstream_id),
+            target_key=f"{source}:{fact_key(t)}", alt_key=f"{source}:{fact_key(a)}",
+            make=lambda spec, t=t, a=a: make(spec, t, a),
+        )
+        for t, a in permutations(members, 2)
+        if not same_answer(answer(t), answer(a))
+    ]

@@ -8,9 +8,7 @@ question; items go to condition.jsonl, never the main split.
 """
 from __future__ import annotations
 
-from itertools import permutations
-
-from builders.misleadqa.candidate import Candidate, Distractor, Excluded, Spec, cluster_id, safe_id, templates
+from builders.misleadqa.candidate import Candidate, Distractor, Excluded, Spec, pair_specs, templates
 from builders.misleadqa.distractors import Pool, with_distractors
 from builders.misleadqa.scopes import canonical_condition
 from sources.condambigqa import CondAmbigQARecord, Property
@@ -21,22 +19,20 @@ MAX_ANSWER_WORDS = 12  # options are short answers; a sentence-long groundtruth 
 
 
 def specs(records: list[CondAmbigQARecord], seed: int) -> list[Spec]:
-    out = []
-    for record in sorted(records, key=lambda r: (r.line or 0, r.index or 0, r.upstream_id)):
-        for t, a in permutations(record.properties, 2):
-            if same_answer(t.groundtruth[0], a.groundtruth[0]):
-                continue
-            cid = f"condambigqa-condition-{safe_id(record.upstream_id)}-{t.position}-{a.position}"
-            out.append(Spec(
-                id=cid, source="condambigqa", scope_dimension="condition", cluster_id=cluster_id("condambigqa", record.upstream_id),
-                target_key=f"condambigqa:{record.upstream_id}@{canonical_condition(t.condition)}",
-                alt_key=f"condambigqa:{record.upstream_id}@{canonical_condition(a.condition)}",
-                make=lambda record=record, t=t, a=a, cid=cid: build(record, t, a, cid, seed),
-            ))
-    return out
+    return [
+        spec
+        for record in sorted(records, key=lambda r: (r.line or 0, r.index or 0, r.upstream_id))
+        for spec in pair_specs(
+            "condambigqa", "condition", record.upstream_id, list(record.properties),
+            answer=lambda prop: prop.groundtruth[0],
+            fact_key=lambda prop, record=record: f"{record.upstream_id}@{canonical_condition(prop.condition)}",
+            tag=lambda prop: str(prop.position),
+            make=lambda spec, t, a, record=record: build(spec, record, t, a, seed),
+        )
+    ]
 
 
-def build(record: CondAmbigQARecord, t: Property, a: Property, cid: str, seed: int) -> Candidate:
+def build(spec: Spec, record: CondAmbigQARecord, t: Property, a: Property, seed: int) -> Candidate:
     for role, prop in (("target", t), ("alternative", a)):
         if len({answer_key(answer) for answer in prop.groundtruth}) > 1:
             raise Excluded("multiple_answers", f"{role} condition {prop.position} gives {len(prop.groundtruth)} different answers")
@@ -47,14 +43,8 @@ def build(record: CondAmbigQARecord, t: Property, a: Property, cid: str, seed: i
     gold, lure = t.groundtruth[0], a.groundtruth[0]
     tpl = templates()["condambigqa"]
     question = record.question.strip()
-    home = cluster_id("condambigqa", record.upstream_id)
-    candidate = Candidate(
-        id=cid,
-        source="condambigqa",
-        scope_dimension="condition",
-        split="condition",
-        cluster_id=home,
-        question=tpl["question"].format(question=question, condition=t.condition),
+    candidate = spec.candidate(
+        question=tpl["question"].format(question=question, condition=t.condition.rstrip(".")),
         target_scope=Scope(condition=t.condition),
         alt_scope=Scope(condition=a.condition),
         gold=gold,
@@ -67,7 +57,7 @@ def build(record: CondAmbigQARecord, t: Property, a: Property, cid: str, seed: i
         construction={"G": "restatement", "S": "restatement"},
     )
     preferred = [
-        Distractor(text=answer, provenance=record.answer_provenance(prop, answer), cluster_id=home)
+        Distractor(text=answer, provenance=record.answer_provenance(prop, answer), cluster_id=spec.cluster_id)
         for prop in record.properties if prop is not t and prop is not a for answer in prop.groundtruth
     ]
     return with_distractors(candidate, Pool(preferred), seed)

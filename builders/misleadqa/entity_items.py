@@ -12,9 +12,8 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from itertools import permutations
 
-from builders.misleadqa.candidate import Candidate, Distractor, Excluded, Spec, cluster_id, safe_id, templates
+from builders.misleadqa.candidate import Candidate, Distractor, Excluded, Spec, cluster_id, pair_specs, templates
 from builders.misleadqa.distractors import Pool, with_distractors
 from builders.misleadqa.scopes import canonical_entity
 from sources.ambigdocs import AmbigDocsRecord, Document
@@ -89,22 +88,20 @@ class AmbigDocsPool:
 
 def specs(records: list[AmbigDocsRecord], seed: int) -> list[Spec]:
     pool = AmbigDocsPool(records)
-    out = []
-    for record in pool.records:
-        for t, a in permutations(record.documents, 2):
-            if same_answer(t.answer, a.answer) or canonical_entity(t.title) == canonical_entity(a.title):
-                continue
-            cid = f"ambigdocs-entity-{safe_id(record.qid)}-{t.position}-{a.position}"
-            out.append(Spec(
-                id=cid, source="ambigdocs", scope_dimension="entity", cluster_id=cluster_id("ambigdocs", record.qid),
-                target_key=f"ambigdocs:{relation(record)}@{canonical_entity(t.title)}",
-                alt_key=f"ambigdocs:{relation(record)}@{canonical_entity(a.title)}",
-                make=lambda record=record, t=t, a=a, cid=cid: build(pool, record, t, a, cid, seed),
-            ))
-    return out
+    return [
+        spec
+        for record in pool.records
+        for spec in pair_specs(
+            "ambigdocs", "entity", record.qid, list(record.documents),
+            answer=lambda doc: doc.answer,
+            fact_key=lambda doc, record=record: f"{relation(record)}@{canonical_entity(doc.title)}",
+            tag=lambda doc: str(doc.position),
+            make=lambda spec, t, a, record=record: build(spec, pool, record, t, a, seed),
+        )
+    ]
 
 
-def build(pool: AmbigDocsPool, record: AmbigDocsRecord, t: Document, a: Document, cid: str, seed: int) -> Candidate:
+def build(spec: Spec, pool: AmbigDocsPool, record: AmbigDocsRecord, t: Document, a: Document, seed: int) -> Candidate:
     gold, lure = t.answer, a.answer
     registered = registered_pairs(gold, lure)
     g_text = extract(t, [g for g, _ in registered])
@@ -116,13 +113,7 @@ def build(pool: AmbigDocsPool, record: AmbigDocsRecord, t: Document, a: Document
         words = disambiguators(doc.title, record.ambiguous_entity)
         if not words or not (words & content_tokens(text)):
             raise Excluded("scope_not_stated", f"{role} ({doc.title!r}) does not name what distinguishes the entity from other {record.ambiguous_entity!r}")
-    home = cluster_id("ambigdocs", record.qid)
-    candidate = Candidate(
-        id=cid,
-        source="ambigdocs",
-        scope_dimension="entity",
-        split="main",
-        cluster_id=home,
+    candidate = spec.candidate(
         question=templates()["ambigdocs"]["question"].format(ambiguous_entity=record.ambiguous_entity, title=t.title, question=record.question),
         target_scope=Scope(entity=t.title),
         alt_scope=Scope(entity=a.title),
@@ -137,7 +128,7 @@ def build(pool: AmbigDocsPool, record: AmbigDocsRecord, t: Document, a: Document
         linked_clusters={cluster_id("ambigdocs", q) for doc in (t, a) for q in pool.qids_of_pid[doc.pid]},
     )
     preferred = [
-        Distractor(text=doc.answer, provenance=record.document_provenance(doc), cluster_id=home)
+        Distractor(text=doc.answer, provenance=record.document_provenance(doc), cluster_id=spec.cluster_id)
         for doc in record.documents if doc is not t and doc is not a
     ]
     fallback = [

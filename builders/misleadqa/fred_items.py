@@ -71,15 +71,10 @@ def _distinct_values(ff: FredFacts, facts: list[Fact]) -> list[Distractor]:
 def _spec(ff: FredFacts, seed: int, cid: str, dimension: str, gold: Fact, lure: Fact, others: Callable[[], list[Fact]]) -> Spec:
     """A fact pair (gold at the target scope, lure at the alternative) with the facts its distractors come from."""
 
-    def make() -> Candidate:
+    def make(spec: Spec) -> Candidate:
         t = templates()["fred"]
         date = spoken_date(gold.scope.time)
-        candidate = Candidate(
-            id=cid,
-            source="fred",
-            scope_dimension=dimension,
-            split="main",
-            cluster_id=ff.cluster(gold),
+        candidate = spec.candidate(
             question=t["question"].format(jurisdiction=gold.subject, date=date),
             target_scope=gold.scope,
             alt_scope=lure.scope,

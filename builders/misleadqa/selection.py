@@ -74,7 +74,7 @@ def select(
             out.exclusions.append(exclusion_row(spec, "reversed_pair", f"reverses the selected pair {spec.alt_key} / {spec.target_key}"))
             continue
         try:
-            candidate = spec.make()
+            candidate = spec.build()
             screen(candidate)
         except Excluded as excluded:
             out.exclusions.append(exclusion_row(spec, excluded.reason, excluded.detail))

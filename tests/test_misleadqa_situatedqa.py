@@ -1,0 +1,71 @@
+"""SituatedQA candidates from project-written qa_data rows: questions, contexts, scopes, distractors, rewordings."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from builders.misleadqa.candidate import Excluded
+from builders.misleadqa.situatedqa_items import SituatedQAPool, specs
+from sources import situatedqa
+
+
+def rows_file(tmp_path: Path, name: str, rows: list[dict]) -> list:
+    path = tmp_path / name
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return situatedqa.read_file(path, f"situatedqa/{name}", "c" * 64)
+
+
+def geo(uid, location, answer, question="who is the head of the harbour board"):
+    return {"question": question, "id": uid, "edited_question": f"{question} in {location}", "location": location, "answer": [answer], "any_answer": [answer]}
+
+
+def temp(uid, date, answer, question):
+    return {"question": question, "id": uid, "edited_question": f"{question} as of {date}", "date": date, "date_type": "sampled_year", "answer": [answer], "any_answer": [answer]}
+
+
+@pytest.fixture
+def geo_pool(tmp_path):
+    rows = [geo(11, "us", "Ann Lee"), geo(11, "saudi arabia", "Omar Said"), geo(11, "canada", "Dee Moss"), geo(11, "chile", "Eli Park"),
+            geo(11, "Atlanta Falcons", "Cy Young")]
+    return SituatedQAPool(rows_file(tmp_path, "geo.dev.jsonl", rows))
+
+
+def made(found, target, alt):
+    spec = next(s for s in found if s.id.endswith(f"-dev{target}-dev{alt}"))
+    return spec.build()
+
+
+def test_location_item_states_each_scope_as_english_names_it(geo_pool):
+    candidate = made(specs(geo_pool, seed=0, min_similarity=0.3), 2, 1)  # target: saudi arabia, alternative: us
+    assert candidate.question == "Who is the head of the harbour board in Saudi Arabia?"
+    assert candidate.g_text == 'In Saudi Arabia, the answer to the question "who is the head of the harbour board?" is Omar Said.'
+    assert candidate.s_text == 'In the US, the answer to the question "who is the head of the harbour board?" is Ann Lee.'
+    f_text, edits = candidate.f_text_and_edits()
+    assert f_text == 'In Saudi Arabia, the answer to the question "who is the head of the harbour board?" is Ann Lee.'
+    assert edits == [{"start": 87, "end": 96, "old": "Omar Said", "new": "Ann Lee"}]
+    assert candidate.target_scope.location == "saudi arabia" and candidate.alt_scope.location == "us"  # as the source writes them
+    assert sorted(d.text for d in candidate.distractors) == ["Dee Moss", "Eli Park"]  # the question's other contexts
+
+
+def test_a_location_that_is_not_a_place_is_excluded(geo_pool):
+    with pytest.raises(Excluded) as info:
+        made(specs(geo_pool, seed=0, min_similarity=0.3), 5, 1)
+    assert info.value.reason == "scope_not_a_place" and "Atlanta Falcons" in info.value.detail
+
+
+def test_reworded_questions_share_target_facts_and_link_their_clusters(tmp_path):
+    chairs, chair = "who chairs the harbour board", "who is the chair of the harbour board"
+    rows = [temp(21, "2001", "Ann Lee", chairs), temp(21, "2010", "Bo Chan", chairs), temp(21, "2016", "Cy Dee", chairs),
+            temp(21, "2020", "Di Fox", chairs), temp(22, "2001", "Ann Lee", chair), temp(22, "2010", "Bo Chan", chair),
+            temp(23, "2001", "Ann Lee", "who won the harbour regatta"), temp(23, "2010", "Bo Chan", "who won the harbour regatta")]
+    pool = SituatedQAPool(rows_file(tmp_path, "temp.dev.jsonl", rows))
+    assert pool.relation == {"21": "21", "22": "21", "23": "23"}  # 23 shares the answers, not the wording
+    found = specs(pool, seed=0, min_similarity=0.3)
+    by_id = {s.id: s for s in found}
+    assert by_id["situatedqa-time-21-dev1-dev2"].target_key == by_id["situatedqa-time-22-dev5-dev6"].target_key
+    assert by_id["situatedqa-time-21-dev1-dev2"].target_key != by_id["situatedqa-time-23-dev7-dev8"].target_key
+    candidate = by_id["situatedqa-time-21-dev1-dev2"].build()
+    assert candidate.question == "Who chairs the harbour board as of 2001?"
+    assert "situatedqa-22" in candidate.linked_clusters  # one dependency group with the rewording
