@@ -5,13 +5,15 @@ Target: build + validate under 30 s on a 2-core machine.
     SOURCES_MIRROR=/path/to/mirror .venv/bin/python bench/gsm_ic_build.py [--repeat N]
 
 Prints the end-to-end times of the two commands as a user runs them (fresh processes,
-imports included), then a per-stage breakdown of the build and of each check, measured
-in one process.
+imports included; wall and CPU time, the latter unaffected by other work on the machine),
+a per-stage breakdown of the build and of each check measured in one process, and the
+release's shape (pool exclusions, base problems, variants, factor cells, GSM-IC-4K).
 """
 from __future__ import annotations
 
 import argparse
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -23,10 +25,12 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 
-def timed_command(args: list[str], env: dict) -> float:
-    started = time.perf_counter()
+def timed_command(args: list[str], env: dict) -> tuple[float, float]:
+    """(wall seconds, CPU seconds of the command's process): CPU time does not grow when other work shares the machine."""
+    before, started = resource.getrusage(resource.RUSAGE_CHILDREN), time.perf_counter()
     subprocess.run([sys.executable, "-m", "ctxrobust.cli", *args], check=True, cwd=REPO, capture_output=True, env=env)
-    return time.perf_counter() - started
+    wall, after = time.perf_counter() - started, resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
 def end_to_end(repeat: int, cache: Path) -> None:
@@ -39,11 +43,11 @@ def end_to_end(repeat: int, cache: Path) -> None:
             validates.append(timed_command(["validate", str(out / "gsm-ic" / "bench")], env))
         finally:
             shutil.rmtree(out)
-    best_build, best_validate = min(builds), min(validates)
-    print(f"ctxrobust build gsm-ic (default)  best {best_build:6.2f} s  runs {', '.join(f'{t:.2f}' for t in builds)}")
-    print(f"validate                          best {best_validate:6.2f} s  runs {', '.join(f'{t:.2f}' for t in validates)}")
-    total = best_build + best_validate
-    print(f"build + validate                       {total:6.2f} s  (target < 30 s: {'met' if total < 30 else 'NOT met'})")
+    (build_wall, build_cpu), (validate_wall, validate_cpu) = min(builds), min(validates)
+    print(f"ctxrobust build gsm-ic (default)  best {build_wall:6.2f} s wall, {build_cpu:6.2f} s CPU  runs {', '.join(f'{w:.2f}' for w, _ in builds)}")
+    print(f"validate                          best {validate_wall:6.2f} s wall, {validate_cpu:6.2f} s CPU  runs {', '.join(f'{w:.2f}' for w, _ in validates)}")
+    total = build_wall + validate_wall
+    print(f"build + validate                       {total:6.2f} s wall, {build_cpu + validate_cpu:6.2f} s CPU  (target < 30 s: {'met' if total < 30 else 'NOT met'})")
 
 
 def stages(cache: Path) -> None:

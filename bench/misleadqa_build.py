@@ -49,10 +49,15 @@ def main() -> int:
         failures = sum(len(found) for found in results.values())
 
         rows = ", ".join(f"{f['name']} {f['rows']}" for f in result.manifest["files"])
+        notes = result.manifest["build_notes"]
         print(f"sources into an empty cache (verify sha256): {fetched:6.2f} s")
         print(f"build (construct, screen, write, validate, freeze): {built:6.2f} s  [{rows}]")
         print(f"validate (all {len(results)} checks):        {validated:6.2f} s  [{failures} failure(s)]")
         print(f"build + validate:                          {built + validated:6.2f} s  (target < 60 s)")
+        for group, counts in notes["groups"].items():
+            print(f"  {group:22} {counts['items']:4} items of {counts['requested']:4} requested, {counts['clusters']:4} clusters")
+        for split, counts in notes["splits"].items():
+            print(f"  split {split:16} {counts['items']:4} items, {counts['clusters']:4} clusters, {counts['dependency_groups']:4} dependency groups")
     return 0 if failures == 0 else 1
 
 

@@ -125,7 +125,11 @@ def write_parquet(rows: list[dict], path: Path, source_name: str, schema_name: s
         table = pa.Table.from_pylist(rows, schema=arrow_schema(load_schema(schema_name)))
     except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
         raise CtxRobustError(f"{source_name}: rows do not fit the column types of schema {schema_name} ({exc})") from None
-    pq.write_table(table, path, compression="zstd", write_statistics=False, store_schema=False)
+    options = {"compression": "zstd", "write_statistics": False, "store_schema": False}
+    if table.num_rows:
+        pq.write_table(table, path, **options)
+    else:  # no row group at all: `datasets` cannot read an empty one
+        pq.ParquetWriter(path, table.schema, **options).close()
 
 
 def make_config(builder_cls: type[Builder], overrides: dict) -> Any:

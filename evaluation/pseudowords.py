@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import csv
 import html
+import math
 import re
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -37,6 +38,8 @@ DIGITS = 6  # report figures are rounded to 6 decimals
 def _number(value: Any) -> Any:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise ValueError("must be a JSON number (not a string or true/false)")
+    if not math.isfinite(value):
+        raise ValueError("must be a finite number (not NaN or Infinity)")
     return value
 
 

@@ -6,8 +6,7 @@ each document is a Wikipedia excerpt about one of several distinct entities
 sharing the name `ambiguous_entity`; `title` is the disambiguated entity and
 `answer` the answer to `question` for that entity.
 
-AmbigDocs is not in the pinned mirror: the user supplies the file, and its
-sha256 is recorded with every fact read from it.
+AmbigDocs is not in the pinned mirror: the user supplies the file.
 """
 from __future__ import annotations
 

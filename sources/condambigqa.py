@@ -5,8 +5,7 @@ groundtruth, condition_citations, answer_citations}], ctxs: [{title, text}]}`;
 each property is one interpretation of the question (the condition) with its
 answer (groundtruth). Citations are kept as given.
 
-CondAmbigQA is not in the pinned mirror: the user supplies the file, and its
-sha256 is recorded with every fact read from it.
+CondAmbigQA is not in the pinned mirror: the user supplies the file.
 """
 from __future__ import annotations
 

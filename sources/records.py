@@ -1,9 +1,12 @@
-"""User-supplied JSON record files (AmbigDocs, CondAmbigQA): records with their locators, and field checks.
+"""JSON record files (SituatedQA's qa_data; AmbigDocs and CondAmbigQA files the user supplies):
+records with their locators, and field checks.
 
 A file is JSON Lines (one object a line) or a single JSON array of objects
-(as the upstream dev / train files are). A JSON Lines record is located by its
-1-based line, an array record by its 0-based index: the locator a Provenance
-names. Every error is one line naming the file and the record.
+(as the upstream AmbigDocs dev / train files are). A JSON Lines record is
+located by its 1-based line, an array record by its 0-based index: the
+locator a Provenance names. A user-supplied file is named by its file name
+and its sha256 is recorded with every fact read from it. Every error is one
+line naming the file and the record.
 """
 from __future__ import annotations
 
@@ -18,7 +21,7 @@ from sources.facts import Provenance
 
 
 class Located(BaseModel):
-    """A record of a user-supplied file: the file (as recorded in the manifest), its sha256, and the record's locator."""
+    """A record of a snapshot or user file: the file (lock name or file name), its sha256, and the record's locator."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
     snapshot: str

@@ -6,25 +6,19 @@ All rows sharing `id` are contexts of one upstream question.
 """
 from __future__ import annotations
 
-import json
 from pathlib import Path, PurePosixPath
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
-
 from ctxrobust.errors import CtxRobustError
 from sources.facts import Fact, Provenance, Scope
+from sources.records import Located, read_records
 
 Kind = Literal["temp", "geo"]
 
 
-class SituatedQARecord(BaseModel):
+class SituatedQARecord(Located):
     """One context of one upstream question: the answer(s) at one time or location."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
-    snapshot: str
-    sha256: str
-    line: int
     kind: Kind
     upstream_id: str
     question: str
@@ -33,6 +27,10 @@ class SituatedQARecord(BaseModel):
     date_type: str | None
     answers: tuple[str, ...]
     any_answer: tuple[str, ...]
+
+    def answer_provenance(self, answer: str) -> Provenance:
+        """Where `answer` (one of the record's answers) was read."""
+        return self.provenance(self.upstream_id, "answer", answer)
 
     @property
     def dimension(self) -> str:
@@ -58,35 +56,25 @@ def read_file(path: Path, snapshot: str, sha256: str) -> list[SituatedQARecord]:
     kind = kind_of(snapshot)
     scope_field = "date" if kind == "temp" else "location"
     records = []
-    with open(path, encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            where = f"{snapshot}:{number}"
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise CtxRobustError(f"{where}: not valid JSON ({exc.msg})") from None
-            missing = [f for f in ("question", "id", "edited_question", scope_field, "answer", "any_answer") if f not in row]
-            if missing:
-                raise CtxRobustError(f"{where}: missing field(s) {', '.join(missing)}; not a SituatedQA {kind} row")
-            if not isinstance(row["id"], (int, str)) or isinstance(row["id"], bool):
-                raise CtxRobustError(f"{where}: field 'id' must be an integer or string")
-            records.append(
-                SituatedQARecord(
-                    snapshot=snapshot,
-                    sha256=sha256,
-                    line=number,
-                    kind=kind,
-                    upstream_id=str(row["id"]),
-                    question=str(row["question"]).strip(),
-                    edited_question=str(row["edited_question"]).strip(),
-                    scope_value=str(row[scope_field]).strip(),
-                    date_type=row.get("date_type") if kind == "temp" else None,
-                    answers=_strings(row["answer"], where, "answer"),
-                    any_answer=_strings(row["any_answer"], where, "any_answer"),
-                )
+    for located, where, row in read_records(path, snapshot, sha256):
+        missing = [f for f in ("question", "id", "edited_question", scope_field, "answer", "any_answer") if f not in row]
+        if missing:
+            raise CtxRobustError(f"{where}: missing field(s) {', '.join(missing)}; not a SituatedQA {kind} row")
+        if not isinstance(row["id"], (int, str)) or isinstance(row["id"], bool):
+            raise CtxRobustError(f"{where}: field 'id' must be an integer or string")
+        records.append(
+            SituatedQARecord(
+                **located.model_dump(),
+                kind=kind,
+                upstream_id=str(row["id"]),
+                question=str(row["question"]).strip(),
+                edited_question=str(row["edited_question"]).strip(),
+                scope_value=str(row[scope_field]).strip(),
+                date_type=row.get("date_type") if kind == "temp" else None,
+                answers=_strings(row["answer"], where, "answer"),
+                any_answer=_strings(row["any_answer"], where, "any_answer"),
             )
+        )
     return records
 
 
@@ -101,21 +89,5 @@ def fact(record: SituatedQARecord) -> Fact | None:
         scope=scope,
         value=record.answers[0],
         alternatives=record.answers[1:],
-        provenance=Provenance(
-            snapshot=record.snapshot,
-            sha256=record.sha256,
-            line=record.line,
-            upstream_id=record.upstream_id,
-            field="answer",
-            value=record.answers[0],
-        ),
+        provenance=record.answer_provenance(record.answers[0]),
     )
-
-
-def reread(path: Path, line: int) -> dict:
-    """The raw JSON object on `line` of a qa_data file (for provenance checks)."""
-    with open(path, encoding="utf-8") as handle:
-        for number, text in enumerate(handle, start=1):
-            if number == line:
-                return json.loads(text)
-    raise CtxRobustError(f"{path}: has no line {line}")

@@ -120,6 +120,7 @@ def test_bad_rows_are_reported_by_line_and_left_out(release, tmp_path):
         {"model": "a", "id": "q3", "context": None, "trial": 0, "correct": 1},         # 13 q3: no context rows
         {"model": "b", "id": "q1", "context": None, "trial": 0, "correct": 1},         # 14 model b: no context at all
         {"model": "a", "id": "q1", "context": "SQA-000020-010", "trial": 0, "correct": 1},  # 15 SQA index >= 10
+        '{"model": "a", "id": "q1", "context": null, "trial": 9, "correct": NaN}',          # 16 not a finite number
     ]
     path = write_rows(tmp_path / "p.jsonl", lines)
     report = pseudowords.score(release, path, dict(FAST))
@@ -132,12 +133,13 @@ def test_bad_rows_are_reported_by_line_and_left_out(release, tmp_path):
     assert "mixes 'correct' and 'score'" in problems[10]
     assert "needs 'trial'" in problems[11]
     assert "unknown context 'SQA-000020-010'" in problems[15]
+    assert "'correct'" in problems[16] and "finite number" in problems[16]
     whole = [p["message"] for p in report["predictions"]["problems"] if p["line"] is None]
     assert any("'q2'" in m and "no baseline" in m for m in whole)
     assert any("'q3'" in m and "no context rows" in m for m in whole)
     assert any("model 'b': no rows with a context" in m for m in whole)
-    assert report["predictions"]["rows"] == 15
-    assert report["predictions"]["excluded"] == 8 + 3  # eight bad lines, plus the rows of q2, q3 and model b
+    assert report["predictions"]["rows"] == 16
+    assert report["predictions"]["excluded"] == 9 + 3  # nine bad lines, plus the rows of q2, q3 and model b
     assert sorted(report["models"]) == ["a"]
     assert report["models"]["a"]["design"]["questions"] == 1
     with pytest.raises(PredictionsError, match="--strict"):
@@ -254,6 +256,26 @@ def simulated_file(tmp_path: Path, models: int = 3, n: int = 60, seed: int = 0) 
         shift = np.where(rng.random(n) < 0.2, rng.choice([-0.3, 0.3], n), 0.0)
         rows += binary_rows(f"model-{i}", p0, np.clip(p0 + shift, 0, 1), rng)
     return write_rows(tmp_path / "predictions.jsonl", rows)
+
+
+def test_split_sample_wtd_recovers_a_planted_tail_within_its_interval(release, tmp_path):
+    """A known 10% of 500 questions drop from 0.9 to 0.2 under context, the rest are unaffected (most
+    of them easy); the paper's design and parameters (20 + 10 x 2 trials, 1,000 replicates, 200
+    splits). The oracle WTD is exactly 0.7; the naive WTD ranks and measures on the same noisy
+    changes and overstates it, split-sample WTD (Appendix A) recovers it."""
+    rng = np.random.default_rng(1)
+    n = 500
+    hit = np.zeros(n, dtype=bool)
+    hit[rng.choice(n, n // 10, replace=False)] = True
+    p0 = np.where(rng.random(n) < 0.7, rng.uniform(0.9, 1.0, n), rng.uniform(0, 1, n))
+    pc = p0.copy()
+    p0[hit], pc[hit] = 0.9, 0.2
+    path = write_rows(tmp_path / "p.jsonl", binary_rows("planted", p0, pc, rng))
+    metrics = pseudowords.score(release, path, {"seed": 0})["models"]["planted"]["metrics"]
+    split = metrics["WTD.split_sample"]
+    assert split["ci"][0] <= 0.7 <= split["ci"][1]
+    assert split["estimate"] == pytest.approx(0.7, abs=0.06)
+    assert metrics["WTD"]["estimate"] > split["estimate"]
 
 
 def test_cross_model_block(release, tmp_path):

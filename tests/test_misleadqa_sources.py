@@ -164,3 +164,20 @@ def test_condambigqa_missing_properties_is_one_line_error(tmp_path):
 def test_decimal_canonical_form():
     assert fred.canonical_decimal(Decimal("12.00")) == "12"
     assert fred.canonical_decimal(Decimal("4.250")) == "4.25"
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ('[{"qid": "a"}, 7]', "u.json record 1: not a JSON object"),
+        ('[{"qid": "a"},', "u.json:1: not valid JSON"),
+        ('{"qid": "a"}\n\n{"qid": \n', "u.json:3: not valid JSON"),
+        ('{"qid": "a", "question": "q", "ambiguous_entity": "e", "documents": ["x"]}\n', "u.json:1: documents[0]: must be an object"),
+        ('{"qid": "a", "question": "", "ambiguous_entity": "e", "documents": []}\n', "u.json:1: field 'question' must be a non-empty string"),
+    ],
+)
+def test_user_file_errors_name_the_file_and_record(tmp_path, text, expected):
+    path = write(tmp_path, "u.json", text)
+    with pytest.raises(CtxRobustError) as info:
+        ambigdocs.read_file(path)
+    assert str(info.value).startswith(expected) and "\n" not in str(info.value)

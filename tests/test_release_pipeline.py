@@ -162,6 +162,7 @@ def test_an_empty_file_gets_a_parquet_copy_with_its_declared_columns(tmp_path):
     table = pq.read_table(tmp_path / "small" / "1.0.0" / "extra.parquet")
     assert table.num_rows == 0
     assert table.schema.names == ["id", "value"] and table.schema.field("value").type == pa.int64()
+    assert pq.read_metadata(tmp_path / "small" / "1.0.0" / "extra.parquet").num_row_groups == 0
 
 
 def test_a_parquet_copy_that_differs_from_its_jsonl_is_reported(tmp_path):

@@ -5,7 +5,6 @@ before the question), Appendix A (pronoun rewording), Section 5 (GSM-IC-4K).
 """
 from __future__ import annotations
 
-import re
 from collections import defaultdict
 from fractions import Fraction
 from typing import Iterable
@@ -33,7 +32,7 @@ def span_replay(release) -> Iterable[Failure]:
     offset is the start of the question sentence [tab. 1]."""
     names = {base_id: {form for name in base["people"] for form in (name, possessive(name))} for base_id, base in _bases(release).items()}
     question_start: dict[str, int] = {}
-    for row in release.iter_rows(VARIANTS):
+    for row in release.rows(VARIANTS):
         for edit in row["edits"]:
             if edit["old"].lower() not in PRONOUNS or edit["new"] not in names.get(row["base_id"], ()):
                 yield Failure(VARIANTS, row["id"], f"edit {edit['old']!r} -> {edit['new']!r} does not replace a pronoun by a person of the problem")
@@ -74,7 +73,7 @@ def factor_replay(release) -> Iterable[Failure]:
     known: dict[str, list[Fraction]] = {}
     number_labels: dict[tuple[str, Fraction], str] = {}
     role_labels: dict[tuple[str, str], str | None] = {}
-    for row in release.iter_rows(VARIANTS):
+    for row in release.rows(VARIANTS):
         base = bases.get(row["base_id"])
         if base is None:
             continue  # reported by answer_matches_base
@@ -107,7 +106,7 @@ def factor_replay(release) -> Iterable[Failure]:
 def answer_matches_base(release) -> Iterable[Failure]:
     """Every variant keeps its base problem's question, answer and step count."""
     bases = _bases(release)
-    for row in release.iter_rows(VARIANTS):
+    for row in release.rows(VARIANTS):
         base = bases.get(row["base_id"])
         if base is None:
             yield Failure(VARIANTS, row["id"], f"base_id {row['base_id']} is not in {BASE}")
@@ -119,33 +118,35 @@ def answer_matches_base(release) -> Iterable[Failure]:
 
 @check("gsm-ic", "inserted_number")
 def inserted_number(release) -> Iterable[Failure]:
-    """The inserted number is not the answer, not a number of the problem or its solution, and appears in the sentence."""
+    """The inserted number is not the answer and not a number of the problem or its solution (it is in the
+    sentence: span_replay checks the sentence is its template filled with it)."""
     bases = _bases(release)
     problem_numbers: dict[str, set[Fraction]] = {}
-    for row in release.iter_rows(VARIANTS):
+    answers: dict[str, Fraction | None] = {}
+    for row in release.rows(VARIANTS):
         number, base = _number(row), bases.get(row["base_id"])
         if number is None or base is None:
             continue  # reported by factor_replay / answer_matches_base
         if base["id"] not in problem_numbers:
             problem_numbers[base["id"]] = numbers_in(base["question"]) | numbers_in(solution_text(base["solution"]))
-        try:
-            is_answer = number == parse_answer(row["answer"])
-        except ValueError:
+        if row["answer"] not in answers:
+            try:
+                answers[row["answer"]] = parse_answer(row["answer"])
+            except ValueError:
+                answers[row["answer"]] = None
+        if answers[row["answer"]] is None:
             yield Failure(VARIANTS, row["id"], f"answer {row['answer']!r} is not a number")
-            is_answer = False
-        if is_answer:
+        elif number == answers[row["answer"]]:
             yield Failure(VARIANTS, row["id"], f"inserted number {row['number']} is the answer")
         elif number in problem_numbers[base["id"]]:
             yield Failure(VARIANTS, row["id"], f"inserted number {row['number']} is a number of the problem or its solution")
-        if not re.search(r"(?<![\d.,])" + row["number"] + r"(?![\d]|[.,]\d)", row["sentence"]):
-            yield Failure(VARIANTS, row["id"], f"inserted number {row['number']} does not appear in the sentence")
 
 
 @check("gsm-ic", "distinct_text")
 def distinct_text(release) -> Iterable[Failure]:
     """No two variants have the same new_question, and none equals its original."""
     seen: dict[str, str] = {}
-    for row in release.iter_rows(VARIANTS):
+    for row in release.rows(VARIANTS):
         text = row["new_question"]
         if text in seen:
             yield Failure(VARIANTS, row["id"], f"new_question is the same text as variant {seen[text]}")
@@ -159,7 +160,7 @@ def distinct_text(release) -> Iterable[Failure]:
 def cell_coverage(release) -> Iterable[Failure]:
     """Every base problem has variants in all 8 cells (topic x role x number) [§3.1]."""
     cells: dict[str, set] = defaultdict(set)
-    for row in release.iter_rows(VARIANTS):
+    for row in release.rows(VARIANTS):
         cells[row["base_id"]].add((row["sentence_label"], row["role_label"], row["number_label"]))
     for base_id in sorted(_bases(release)):
         missing = [cell_key(c) for c in CELLS if c not in cells.get(base_id, set())]
@@ -193,7 +194,7 @@ def base_selection(release) -> Iterable[Failure]:
 @check("gsm-ic", "gsm_ic_4k")
 def gsm_ic_4k(release) -> Iterable[Failure]:
     """GSM-IC-4K: eval_size variants of variants.jsonl covering every base problem [§5]."""
-    variant_base = {row["id"]: row["base_id"] for row in release.iter_rows(VARIANTS)}
+    variant_base = {row["id"]: row["base_id"] for row in release.rows(VARIANTS)}
     rows = release.rows(EVAL)
     size = release.config.get("eval_size", 4000)
     if len(rows) != size:

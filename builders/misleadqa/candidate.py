@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 from itertools import permutations
 from pathlib import Path
 from typing import Any, Callable
@@ -20,7 +21,9 @@ from validators.normalise import same_answer
 _TEMPLATES = Path(__file__).with_name("templates.json")
 
 
+@lru_cache(maxsize=1)
 def templates() -> dict:
+    """The fixed templates (templates.json); read once, never modified."""
     return json.loads(_TEMPLATES.read_text(encoding="utf-8"))
 
 

@@ -13,7 +13,7 @@ from builders.misleadqa.distractors import Pool, with_distractors
 from builders.misleadqa.scopes import canonical_condition
 from sources.condambigqa import CondAmbigQARecord, Property
 from sources.facts import Scope
-from validators.normalise import answer_key, same_answer, word_count
+from validators.normalise import answer_key, word_count
 
 MAX_ANSWER_WORDS = 12  # options are short answers; a sentence-long groundtruth cannot be an option
 

@@ -18,7 +18,7 @@ from builders.misleadqa.distractors import Pool, with_distractors
 from builders.misleadqa.scopes import canonical_entity
 from sources.ambigdocs import AmbigDocsRecord, Document
 from sources.facts import Scope
-from validators.normalise import answer_key, content_tokens, mentions, same_answer
+from validators.normalise import answer_key, content_tokens, mentions
 
 LEAD_SENTENCES = 3  # an answer within the first three sentences keeps the opening (entity) sentence
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[]?[A-Z0-9])")
