@@ -36,7 +36,8 @@ def condition_means(total: np.ndarray, count: np.ndarray) -> np.ndarray:
 
 
 def context_mean(s_ij: np.ndarray) -> np.ndarray:
-    """s_ic = (1/M) sum_j s_ij over the contexts observed for each question (rows of an (N, M) array)."""
+    """s_ic = (1/M) sum_j s_ij over the contexts observed for each question (rows of an (N, M) array);
+    Delta_i = s_ic - s_i0 (Section 2)."""
     return np.nanmean(s_ij, axis=1)
 
 

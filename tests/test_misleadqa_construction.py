@@ -72,6 +72,9 @@ def test_replay_refuses_edits_that_do_not_fit_g(edits, message):
         ("Kenny Smith", "Kenny Smyth", True),  # near-duplicate (rapidfuzz)
         ("Toronto Raptors", "Golden State Warriors, Toronto Raptors", True),  # one contains the other
         ("2020 Jun 05", "June 5, 2020", True),
+        ("Argentina, Germany, Spain", "Argentina, Netherlands, Germany", True),  # lists naming a common answer
+        ("December 7, 1972", "December 12, 1972", False),  # a date is not a list
+        ("Mexico and Belgium", "Argentina, Germany, Spain", False),
         ("$5.15", "$5.75", False),
         ("1984", "1986", False),
         ("November 7, 2017", "November 7, 2023", False),
@@ -248,7 +251,8 @@ def test_preferred_distractors_match_the_gold_answers_precision_and_never_repeat
 @pytest.mark.parametrize(
     "written, shown",
     [("saudi arabia", "Saudi Arabia"), ("United states", "the United States"), ("us", "the US"), ("the uk", "the UK"),
-     ("charlotte nc", "Charlotte NC"), ("bosnia and herzegovina", "Bosnia and Herzegovina"), ("Chile", "Chile"), ("america", "America")],
+     ("charlotte nc", "Charlotte NC"), ("bosnia and herzegovina", "Bosnia and Herzegovina"), ("Chile", "Chile"), ("america", "America"),
+     ("rio de janeiro", "Rio de Janeiro"), ("va", "VA")],
 )
 def test_locations_are_shown_capitalised_with_the_article_english_uses(written, shown):
     assert display_location(written) == shown

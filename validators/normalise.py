@@ -47,6 +47,7 @@ MONTHS = {
 _TOKEN = re.compile(r"\d+(?:[.,]\d+)+|[^\W_]+(?:'[^\W_]+)*", re.UNICODE)
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 _CURRENCY_WORDS = frozenset({"usd", "us$", "dollar", "dollars"})
+_LIST_SEPARATOR = re.compile(r", | and | & | / |; ")  # between the answers of a list answer
 NEAR_DUPLICATE_RATIO = 90.0  # rapidfuzz ratio (0-100) at or above which two text answers are one answer
 
 
@@ -126,9 +127,20 @@ def is_numeric_key(key: str) -> bool:
     return bool(re.fullmatch(r"[\d.\- ]+", key))
 
 
+def answer_parts(text: str) -> frozenset[str]:
+    """The answer keys of the answers a list answer names ('Argentina, Germany and Spain'); any other
+    answer, a date ('May 3, 2010') or a number included, is its own single part."""
+    key = answer_key(text)
+    parts = [answer_key(part) for part in _LIST_SEPARATOR.split(text) if part.strip()]
+    if is_numeric_key(key) or len(parts) < 2 or any(not part or is_numeric_key(part) for part in parts):
+        return frozenset({key})
+    return frozenset(parts)
+
+
 def same_answer(a: str, b: str) -> bool:
-    """Equal after normalisation; for text that is not a number or date, also near-duplicates (rapidfuzz)
-    and one answer containing the other's words ('Toronto Raptors' in 'Golden State Warriors, Toronto Raptors')."""
+    """Equal after normalisation; for text that is not a number or date, also near-duplicates (rapidfuzz),
+    one answer containing the other's words ('Toronto Raptors', 'Toronto Raptors (NBA)') and list answers
+    naming a common answer ('Argentina, Germany, Spain', 'Argentina, Netherlands, Germany')."""
     ka, kb = answer_key(a), answer_key(b)
     if ka == kb:
         return True
@@ -137,7 +149,9 @@ def same_answer(a: str, b: str) -> bool:
     if any(ch.isdigit() for ch in ka + kb) and re.sub(r"\D", "", ka) != re.sub(r"\D", "", kb):
         return False  # "Super Bowl LII 2018" vs "... 2019": the numbers differ, so the answers do
     words_a, words_b = set(ka.split()), set(kb.split())
-    return words_a <= words_b or words_b <= words_a or fuzz.ratio(ka, kb) >= NEAR_DUPLICATE_RATIO
+    if words_a <= words_b or words_b <= words_a or answer_parts(a) & answer_parts(b):
+        return True
+    return fuzz.ratio(ka, kb) >= NEAR_DUPLICATE_RATIO
 
 
 def mentions(haystack: str, needle: str) -> bool:

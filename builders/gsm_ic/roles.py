@@ -63,7 +63,7 @@ def _tokens(text: str) -> list[_Token]:
         begin = match.start()
         while begin > 0 and text[begin - 1] in _OPENERS:
             begin -= 1
-        line_start = not text[:begin].strip(" \t") or text[:begin].rstrip(" \t").endswith("\n")
+        line_start = not text[text.rfind("\n", 0, begin) + 1:begin].strip()  # solutions: one step per line
         out.append(_Token(match.group(), match.start(), match.end(), begin in starts or line_start))
     return out
 

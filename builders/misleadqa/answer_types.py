@@ -17,14 +17,13 @@ from functools import lru_cache
 from pathlib import Path
 
 from builders.misleadqa.scopes import is_place
-from validators.normalise import MONTHS, answer_key, is_numeric_key, tokens
+from validators.normalise import MONTHS, answer_key, answer_parts, is_numeric_key, tokens
 
 _LEXICON = Path(__file__).with_name("answer_types.json")
 _SEASON = re.compile(r"\d{4}\s*[-–—]\s*\d{2}")
 _YEAR_RANGE = re.compile(r"\d{4}\s*(?:[-–—]|to)\s*\d{4}")
 _DECADE = re.compile(r"\d{3}0s")
 _ACRONYM = re.compile(r"[A-Z]{2,5}")
-_LIST = re.compile(r", | and | & | / |; ")  # 'Ernesto Zedillo, Vicente Fox', 'Jazmine Sullivan and Eric Church'
 _GARBLED = re.compile("Ã.|Â|â€")  # UTF-8 read as Windows-1252 ('MÃ¼ller', '30Â March')
 
 
@@ -70,7 +69,7 @@ def kind(text: str) -> str:
         return found
     if is_place(text) or ("," in text and is_place(text.rsplit(",", 1)[1])):
         return "place"
-    if _LIST.search(text):
+    if len(answer_parts(text)) > 1:
         return "list"
     words = tokens(text)
     if (words and words[-1] in _team_words()) or _ACRONYM.fullmatch(text.strip()):

@@ -92,10 +92,13 @@ def display_location(text: str) -> str:
     if words[0].lower() == "the":
         words = words[1:]
     shown = []
+    last = len(words) - 1
     for position, word in enumerate(words):
         folded = word.lower()
-        if folded in gaz["us_state_abbreviations"] and position > 0 or (len(words) == 1 and folded in gaz["aliases"] and len(folded) <= 4):
-            shown.append(word.upper())  # 'NC' in 'Charlotte NC'; 'US', 'UK', 'USSR' standing alone
+        state_after_city = position == last > 0 and folded in gaz["us_state_abbreviations"]  # 'NC' in 'Charlotte NC'
+        alone = last == 0 and len(folded) <= 4 and (folded in gaz["aliases"] or folded in gaz["us_state_abbreviations"])  # 'US', 'VA'
+        if state_after_city or alone:
+            shown.append(word.upper())
         elif folded in _LOWER_WORDS and position > 0:
             shown.append(folded)
         else:

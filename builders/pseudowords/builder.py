@@ -79,6 +79,7 @@ class PseudowordsBuilder(Builder):
 
     def build(self) -> BuildOutput:
         cfg: PseudowordsConfig = self.config
+        corpus = web.read_corpus(Path(cfg.web_corpus)) if cfg.web_corpus is not None else None  # a bad path fails first
         tok = tokenizer.load(cfg.tokenizer)
         vocab = vocabulary.build_vocabulary(
             np.random.default_rng([cfg.seed, 0]),
@@ -91,9 +92,9 @@ class PseudowordsBuilder(Builder):
         )
         rows: list[dict] = []
         seen: set[str] = set()
-        built, not_built, user_sources = [], {}, []
+        built, not_built = [], {}
         for kind in cfg.kinds:
-            make_text = self._text_maker(kind, vocab, tok, user_sources)
+            make_text = _text_maker(kind, vocab, tok, corpus)
             if make_text is None:
                 not_built[kind] = WEB_NOT_BUILT
                 continue
@@ -107,7 +108,7 @@ class PseudowordsBuilder(Builder):
             "kinds_not_built": not_built,
             "sqa": SQA,
             "mean_chars": _mean_chars(rows),
-            "user_sources": user_sources,
+            "user_sources": [{"kind": "web_corpus", **corpus.source}] if corpus is not None else [],
         }
         if "TOK" in built:
             notes["tok_pool"] = {"tokens": len(tok.round_trip_pool()), "of": tok.n_ordinary, "rule": TOK_POOL}
@@ -119,19 +120,19 @@ class PseudowordsBuilder(Builder):
             notes=notes,
         )
 
-    def _text_maker(self, kind: str, vocab: vocabulary.Vocabulary, tok: tokenizer.Tokenizer, user_sources: list):
-        if kind == "CHA":
-            words = vocab.words
-            first, rest = contexts.word_costs(words, tok)
-            return lambda rng, n: contexts.cha_text(words, first, rest, n, rng)
-        if kind == "TOK":
-            pool = tok.round_trip_pool()
-            return lambda rng, n: contexts.tok_text(tok, pool, n, rng)
-        if self.config.web_corpus is None:
-            return None
-        corpus = web.read_corpus(Path(self.config.web_corpus))
-        user_sources.append({"kind": "web_corpus", **corpus.source})
-        return lambda rng, n: web.web_text(corpus, tok, n, rng)
+
+def _text_maker(kind: str, vocab: vocabulary.Vocabulary, tok: tokenizer.Tokenizer, corpus: Optional[web.Corpus]):
+    """The function (rng, target tokens) -> text of one context of `kind`; None for WEB without a corpus."""
+    if kind == "CHA":
+        words = vocab.words
+        first, rest = contexts.word_costs(words, tok)
+        return lambda rng, n: contexts.cha_text(words, first, rest, n, rng)
+    if kind == "TOK":
+        pool = tok.round_trip_pool()
+        return lambda rng, n: contexts.tok_text(tok, pool, n, rng)
+    if corpus is None:
+        return None
+    return lambda rng, n: web.web_text(corpus, tok, n, rng)
 
 
 def _mean_chars(rows: list[dict]) -> dict[str, dict[str, float]]:
