@@ -35,8 +35,12 @@ def write_jsonl(path: Path, rows: Iterable[dict]) -> int:
 
 def iter_jsonl(path: Path) -> Iterator[tuple[int, Any]]:
     """Yield (1-based line number, object); a bad line is an error naming file and line."""
-    with open(path, encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
+    with open(path, "rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                raise CtxRobustError(f"{path}:{number}: not UTF-8; convert the file to UTF-8") from None
             if not line.strip():
                 continue
             try:

@@ -121,16 +121,27 @@ def cmd_prompts(args) -> int:
 
     release = Release(Path(args.release))
     options = _options(args, ["benchmark", "prompt", "instruction", "seed", "kinds", "lengths"])
-    out = open(args.output, "w", encoding="utf-8", newline="\n") if args.output else sys.stdout
+    requests = prompts_for(release.dataset)(release, options)
+    if not args.output:
+        count = 0
+        for request in requests:
+            sys.stdout.write(dumps(request) + "\n")
+            count += 1
+        print(f"wrote {count} request(s)", file=sys.stderr)
+        return 0
+    # written beside the target and renamed on success, so a failed run leaves no partial file
+    target = Path(args.output)
+    partial = target.with_name(target.name + ".part")
     count = 0
     try:
-        for request in prompts_for(release.dataset)(release, options):
-            out.write(dumps(request) + "\n")
-            count += 1
+        with open(partial, "w", encoding="utf-8", newline="\n") as out:
+            for request in requests:
+                out.write(dumps(request) + "\n")
+                count += 1
+        os.replace(partial, target)
     finally:
-        if out is not sys.stdout:
-            out.close()
-    print(f"wrote {count} request(s){' to ' + args.output if args.output else ''}", file=sys.stderr)
+        partial.unlink(missing_ok=True)
+    print(f"wrote {count} request(s) to {target}", file=sys.stderr)
     return 0
 
 
@@ -200,8 +211,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--benchmark", help="pseudowords: a JSONL of {id, question, options?, answer?}")
     p.add_argument("--prompt", help="misleadqa: original|cf|scope (default original); gsm-ic: cot|cot-ic|ltm|ltm-ic|program|program-ic|0-cot (default cot)")
     p.add_argument("--instruction", action="store_true", help="gsm-ic: prepend the paper's instruction")
-    p.add_argument("--kinds", nargs="+", help="pseudowords: CHA TOK WEB SQA (default: every kind in the release, plus SQA when every question has an answer)")
-    p.add_argument("--lengths", nargs="+", type=int, help="pseudowords: context lengths in tokens (default: all in the release)")
+    p.add_argument("--kinds", nargs="+", help="pseudowords: CHA TOK WEB SQA (default: CHA, the paper's main setting)")
+    p.add_argument("--lengths", nargs="+", type=int, help="pseudowords: context lengths in tokens (default: the release's longest, 10000 by default)")
     p.add_argument("--seed", type=int)
     p.add_argument("-o", "--output")
     p.set_defaults(func=cmd_prompts)

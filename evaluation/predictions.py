@@ -101,6 +101,8 @@ class PredictionsReader(Generic[Row]):
     def finish(self, strict: bool, extra: list[Problem] | None = None) -> dict:
         """Report problems on stderr; under `strict`, refuse to go on if there are any. Returns the report's
         "predictions" block."""
+        if self.rows == 0:
+            raise PredictionsError(f"{self.path}: no prediction rows (the file is empty); write one JSON object per line")
         problems = self.problems + list(extra or [])
         listed = [p.render(self.path) for p in problems[:MAX_LISTED]]
         if len(problems) > MAX_LISTED:

@@ -90,18 +90,15 @@ def read_benchmark(path: Path) -> list[Entry]:
         raise CtxRobustError(f"{path}: no such benchmark file; give a JSONL of {RECORD_SHAPE} records")
     entries: list[Entry] = []
     lines_of: dict[str, int] = {}
-    try:
-        for number, raw in iter_jsonl(path):
-            try:
-                record = BenchmarkRecord.model_validate(raw)
-            except ValidationError as exc:
-                raise CtxRobustError(f"{path}:{number}: {_problem(exc)}; each line must be {RECORD_SHAPE}") from None
-            if record.key in lines_of:
-                raise CtxRobustError(f"{path}:{number}: id {record.key!r} already used on line {lines_of[record.key]}; ids must be unique")
-            lines_of[record.key] = number
-            entries.append(Entry(number, record))
-    except UnicodeDecodeError:
-        raise CtxRobustError(f"{path}: not UTF-8 text; convert it to UTF-8") from None
+    for number, raw in iter_jsonl(path):  # names the line of any text that is not UTF-8 or not JSON
+        try:
+            record = BenchmarkRecord.model_validate(raw)
+        except ValidationError as exc:
+            raise CtxRobustError(f"{path}:{number}: {_problem(exc)}; each line must be {RECORD_SHAPE}") from None
+        if record.key in lines_of:
+            raise CtxRobustError(f"{path}:{number}: id {record.key!r} already used on line {lines_of[record.key]}; ids must be unique")
+        lines_of[record.key] = number
+        entries.append(Entry(number, record))
     if not entries:
         raise CtxRobustError(f"{path}: no records; give a JSONL of {RECORD_SHAPE} records")
     return sorted(entries, key=lambda e: e.record.key)

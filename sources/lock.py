@@ -131,10 +131,10 @@ GSM_IC_COMMIT = "0c1da13552afcc5d995d6f1ad5288417cb110246"
 # folder -> (licence, URL template for {file}, note or None). FRED is handled apart.
 HTTPS_CATALOGUE: dict[str, tuple[str, str, str | None]] = {
     "situatedqa": (
-        "CC BY 4.0",
+        "Not stated: SituatedQA (Zhang and Choi, 2021) specifies no licence; its questions come from Natural Questions (CC BY-SA 3.0)",
         f"https://raw.githubusercontent.com/mikejqzhang/SituatedQA/{SITUATEDQA_COMMIT}/data/qa_data/{{file}}",
-        "Licence as stated for SituatedQA (Zhang and Choi, 2021); the repository's README names no licence, so "
-        "check the repository before redistributing. URL pinned to the commit whose qa_data file matches these bytes.",
+        "The MisleadQA paper notes that SituatedQA specifies no licence, and the repository names none; check it before "
+        "redistributing. URL pinned to the commit whose qa_data file matches these bytes.",
     ),
     "gsm_ic": (
         "Not stated: the google-research-datasets/GSM-IC README names no licence; the problems are drawn "

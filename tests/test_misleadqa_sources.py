@@ -59,22 +59,6 @@ def test_fred_values_are_exact_whatever_their_precision_and_missing_rows_are_not
     assert fact.provenance.series_id == "STTMINWGNE" and fact.provenance.line == 2 and fact.provenance.value == "12"
 
 
-@pytest.mark.parametrize(
-    "text, expected",
-    [
-        ("DATE,STTMINWGNE\n2021-01-01,abc\n", "fred/STTMINWGNE.csv:2"),
-        ("DATE,STTMINWGNE\n2021-13-45,1\n", "fred/STTMINWGNE.csv:2: date '2021-13-45' is not a calendar date"),
-        ("DATE,STTMINWGNE\n2022-01-01,1\n2021-01-01,1\n", "fred/STTMINWGNE.csv:3"),
-        ("WHEN,STTMINWGNE\n2021-01-01,1\n", "fred/STTMINWGNE.csv:1"),
-    ],
-)
-def test_fred_bad_rows_are_one_line_errors_naming_file_and_line(tmp_path, text, expected):
-    path = write(tmp_path, "STTMINWGNE.csv", text)
-    with pytest.raises(CtxRobustError) as info:
-        fred.read_series(path, "fred/STTMINWGNE.csv", "0" * 64)
-    assert expected in str(info.value) and "\n" not in str(info.value)
-
-
 def test_fred_mirror_quirks(store):
     """The real snapshot: five federal files, an M/D/YY file, a monthly series, uneven coverage."""
     names = [n for n in store.names() if n.startswith("fred/")]
@@ -166,18 +150,25 @@ def test_decimal_canonical_form():
     assert fred.canonical_decimal(Decimal("4.250")) == "4.25"
 
 
+def _fred(path):
+    return fred.read_series(path, "fred/STTMINWGNE.csv", "0" * 64)
+
+
 @pytest.mark.parametrize(
-    "text, expected",
+    "name, read, text, expected",
     [
-        ('[{"qid": "a"}, 7]', "u.json record 1: not a JSON object"),
-        ('[{"qid": "a"},', "u.json:1: not valid JSON"),
-        ('{"qid": "a"}\n\n{"qid": \n', "u.json:3: not valid JSON"),
-        ('{"qid": "a", "question": "q", "ambiguous_entity": "e", "documents": ["x"]}\n', "u.json:1: documents[0]: must be an object"),
-        ('{"qid": "a", "question": "", "ambiguous_entity": "e", "documents": []}\n', "u.json:1: field 'question' must be a non-empty string"),
+        ("STTMINWGNE.csv", _fred, "DATE,STTMINWGNE\n2021-01-01,abc\n", "fred/STTMINWGNE.csv:2: value 'abc' is not a number"),
+        ("STTMINWGNE.csv", _fred, "DATE,STTMINWGNE\n2021-13-45,1\n", "fred/STTMINWGNE.csv:2: date '2021-13-45' is not a calendar date"),
+        ("STTMINWGNE.csv", _fred, "DATE,STTMINWGNE\n2022-01-01,1\n2021-01-01,1\n", "fred/STTMINWGNE.csv:3: date 2021-01-01 does not follow"),
+        ("STTMINWGNE.csv", _fred, "WHEN,STTMINWGNE\n2021-01-01,1\n", "fred/STTMINWGNE.csv:1: expected a 'DATE,<SERIES_ID>' header"),
+        ("u.json", ambigdocs.read_file, '[{"qid": "a"}, 7]', "u.json record 1: not a JSON object"),
+        ("u.json", ambigdocs.read_file, '[{"qid": "a"},', "u.json:1: not valid JSON"),
+        ("u.json", ambigdocs.read_file, '{"qid": "a"}\n\n{"qid": \n', "u.json:3: not valid JSON"),
+        ("u.json", ambigdocs.read_file, '{"qid": "a", "question": "q", "ambiguous_entity": "e", "documents": ["x"]}\n', "u.json:1: documents[0]: must be an object"),
+        ("u.json", ambigdocs.read_file, '{"qid": "a", "question": "", "ambiguous_entity": "e", "documents": []}\n', "u.json:1: field 'question' must be a non-empty string"),
     ],
 )
-def test_user_file_errors_name_the_file_and_record(tmp_path, text, expected):
-    path = write(tmp_path, "u.json", text)
+def test_bad_source_records_are_one_line_errors_naming_file_and_record(tmp_path, name, read, text, expected):
     with pytest.raises(CtxRobustError) as info:
-        ambigdocs.read_file(path)
+        read(write(tmp_path, name, text))
     assert str(info.value).startswith(expected) and "\n" not in str(info.value)

@@ -72,3 +72,10 @@ def test_a_byte_order_mark_is_not_a_bad_line(tmp_path):
 def test_an_unreadable_file_is_one_line(tmp_path):
     with pytest.raises(PredictionsError, match="cannot read"):
         read(tmp_path / "missing.jsonl")
+
+
+def test_an_empty_file_is_refused(tmp_path):
+    path = tmp_path / "p.jsonl"
+    path.write_text("\n\n")
+    with pytest.raises(PredictionsError, match="no prediction rows"):
+        read(path)

@@ -188,7 +188,7 @@ def test_missing_benchmark_option_or_file_or_not_utf8(release, tmp_path):
         list(prompts(release, {"benchmark": str(tmp_path / "nope.jsonl")}))
     latin1 = tmp_path / "latin1.jsonl"
     latin1.write_bytes(b'{"id": "q0", "question": "Caf\xe9?"}\n')
-    with pytest.raises(CtxRobustError, match=r"latin1\.jsonl: not UTF-8 text"):
+    with pytest.raises(CtxRobustError, match=r"latin1\.jsonl:1: not UTF-8"):
         list(prompts(release, {"benchmark": str(latin1)}))
 
 

@@ -201,3 +201,35 @@ def test_arrow_types_follow_the_json_schema():
     assert result.field("edits").type == pa.list_(pa.struct([pa.field("new", pa.string()), pa.field("start", pa.int64())]))
     assert result.field("score").type == pa.float64() and result.field("value").type == pa.float64()
     assert result.field("label").type == pa.string() and result.field("kind").type == pa.string()
+
+
+def test_a_changed_sums_line_blames_sha256sums(tmp_path, capsys):
+    build_release("small", "1.0.0", {}, tmp_path, None)
+    sums = tmp_path / "small" / "1.0.0" / "SHA256SUMS"
+    lines = sums.read_text().splitlines()
+    index = next(i for i, line in enumerate(lines) if line.endswith("items.jsonl"))
+    lines[index] = ("0" if lines[index][0] != "0" else "1") + lines[index][1:]
+    sums.write_text("\n".join(lines) + "\n")
+    assert cli.validate_main([str(tmp_path)]) == 1
+    assert "FAIL small 1.0.0 SHA256SUMS items.jsonl hashes: says " in capsys.readouterr().out
+
+
+def test_a_damaged_manifest_entry_is_named_and_other_failures_are_kept(tmp_path, capsys):
+    build_release("small", "1.0.0", {}, tmp_path, None)
+    path = tmp_path / "small" / "1.0.0" / "manifest.json"
+    manifest = json.loads(path.read_text())
+    manifest["files"][0]["tha256"] = manifest["files"][0].pop("sha256")
+    path.write_text(json.dumps(manifest))
+    assert cli.validate_main([str(tmp_path)]) == 1
+    out = capsys.readouterr().out
+    assert "FAIL small 1.0.0 manifest.json - hashes: sha256" in out  # the changed file itself
+    assert "lacks name, sha256 or bytes" in out
+
+
+def test_a_non_utf8_line_is_named(tmp_path):
+    from ctxrobust.canonical import read_jsonl
+
+    path = tmp_path / "x.jsonl"
+    path.write_bytes(b'{"id": "a"}\n{"id": "\xff"}\n')
+    with pytest.raises(CtxRobustError, match="x.jsonl:2: not UTF-8"):
+        read_jsonl(path)

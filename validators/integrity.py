@@ -30,15 +30,22 @@ def hashes_match(release) -> Iterable[Failure]:
     present = {p.name for p in release.path.iterdir() if p.is_file() and p.name != SUMS}
     for name in sorted(present - set(sums)):
         yield Failure(name, None, f"file is not listed in {SUMS}")
+    entries = release.manifest.get("files", []) + release.manifest.get("parquet", [])
+    recorded = {e.get("name"): e.get("sha256") for e in entries if isinstance(e, dict)}
     for name, digest in sorted(sums.items()):
         path = release.path / name
         if not path.exists():
             yield Failure(name, None, f"listed in {SUMS} but missing")
             continue
         actual = sha256_file(path)
-        if actual != digest:
+        if actual != digest and recorded.get(name) == actual:
+            yield Failure(SUMS, name, f"says {digest} for {name}, but the file and manifest.json agree on {actual}: {SUMS} was changed after the release was frozen")
+        elif actual != digest:
             yield Failure(name, None, f"sha256 is {actual}, {SUMS} says {digest}: the file was changed after the release was frozen")
-    for entry in release.manifest.get("files", []) + release.manifest.get("parquet", []):
+    for entry in entries:
+        if not isinstance(entry, dict) or not {"name", "sha256", "bytes"} <= entry.keys():
+            yield Failure("manifest.json", None, f"file entry {entry!r} lacks name, sha256 or bytes: manifest.json was changed after the release was frozen")
+            continue
         path = release.path / entry["name"]
         if path.exists() and sha256_file(path) != entry["sha256"]:
             yield Failure(entry["name"], None, f"sha256 differs from manifest.json ({entry['sha256']})")

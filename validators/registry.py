@@ -66,9 +66,11 @@ def run_checks(release: "Release", skip: Iterable[str] = ()) -> dict[str, list[F
     for name, fn in checks_for(release.dataset).items():
         if name in skipped:
             continue
+        found: list[Failure] = []
         try:
-            found = [Failure(f.file, f.item, f.message, name) for f in fn(release)]
-        except Exception as exc:  # a check that cannot run is reported, never hidden
-            found = [Failure(None, None, f"check could not run: {type(exc).__name__}: {exc}", name)]
+            for f in fn(release):
+                found.append(Failure(f.file, f.item, f.message, name))
+        except Exception as exc:  # reported, never hidden; failures found before it are kept
+            found.append(Failure(None, None, f"check could not run: {type(exc).__name__}: {exc}", name))
         results[name] = found
     return results
