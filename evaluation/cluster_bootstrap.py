@@ -13,6 +13,8 @@ from typing import Hashable, Sequence
 
 import numpy as np
 
+from evaluation.resampling import draw_counts
+
 REPLICATES = 10_000  # App. C.2
 SEED = 2027  # App. C.2
 PRIMARY_LEVEL = 0.975  # Bonferroni-adjusted, for the two primary contrasts (§4.3)
@@ -31,9 +33,7 @@ def multiplicities(n_units: int, replicates: int, seed: int = SEED) -> np.ndarra
 
     Draws: numpy.random.default_rng(seed).integers(0, n_units, size=(replicates, n_units)).
     """
-    draws = np.random.default_rng(seed).integers(0, n_units, size=(replicates, n_units))
-    flat = draws + n_units * np.arange(replicates, dtype=np.int64)[:, None]
-    return np.bincount(flat.ravel(), minlength=replicates * n_units).reshape(replicates, n_units)
+    return draw_counts(np.random.default_rng(seed), n_units, replicates)
 
 
 def per_unit_sums(values: np.ndarray, unit: np.ndarray, n_units: int) -> np.ndarray:

@@ -10,6 +10,8 @@ import hashlib
 
 import numpy as np
 
+from evaluation.resampling import draw_counts
+
 REPLICATES = 1000  # Appendix B
 LEVEL = 0.95
 
@@ -24,9 +26,7 @@ def stream(seed: int, purpose: str, name: str = "") -> np.random.Generator:
 
 def multiplicities(rng: np.random.Generator, n: int, replicates: int = REPLICATES) -> np.ndarray:
     """(replicates, n) float matrix of draw counts: each row is n draws of questions with replacement."""
-    drawn = rng.integers(0, n, size=(replicates, n))
-    flat = (np.arange(replicates)[:, None] * n + drawn).ravel()
-    return np.bincount(flat, minlength=replicates * n).reshape(replicates, n).astype(np.float64)
+    return draw_counts(rng, n, replicates).astype(np.float64)
 
 
 def percentile_interval(values: np.ndarray, level: float = LEVEL) -> tuple[float, float] | None:
