@@ -101,7 +101,8 @@ def main() -> int:
     print(f"mean INS {summary['INS']['estimate']:.4f}, INS.adjusted {summary['INS.adjusted']['estimate']:.4f}, "
           f"WTD {summary['WTD']['estimate']:.4f}, WTD.adjusted {summary['WTD.adjusted']['estimate']:.4f}, "
           f"WTD.split_sample {summary['WTD.split_sample']['estimate']:.4f}, tail_share {summary['tail_share']['estimate']:.3f}, "
-          f"mean Pearson r {report['pairs']['metrics']['pearson.mean']['estimate']:.3f}")
+          f"mean Pearson r {report['pairs']['by_group']['CHA 10000 / correct']['metrics']['pearson.mean']['estimate']:.3f} "
+          f"({len(report['pairs']['by_group']['CHA 10000 / correct']['units'])} models, CHA 10000, binary trials)")
     return 0
 
 

@@ -56,6 +56,9 @@ class ConfigText(_Text):
     description: str
     fields: dict[str, str]  # top-level column, or dotted path to a nested field -> description
     same_fields_as: Optional[str] = None  # another configuration of the same dataset whose fields these are
+    # the sources that may feed this configuration: source kind ("fred", the first part of a snapshot name or a
+    # user-source kind) -> the name the card gives it; the card names those that fed the build's rows
+    sources: dict[str, str] = {}
 
 
 class SettingLimit(_Text):
@@ -112,6 +115,9 @@ class CardText(_Text):
             for config, described in text.configs.items():
                 if described.same_fields_as is not None and described.same_fields_as not in text.configs:
                     raise ValueError(f"dataset {name}: config {config}: same_fields_as {described.same_fields_as} is not one of its configs")
+                for kind in described.sources:
+                    if not any(source.prefix.rstrip("/") == kind for source in self.sources):
+                        raise ValueError(f"dataset {name}: config {config}: source {kind} is not one of `sources`")
         return self
 
 
@@ -399,6 +405,57 @@ def _overview(manifest: Manifest, text: DatasetText, licence: Licence) -> list[s
     return out
 
 
+def _source_kind(name: str) -> str:
+    """'fred/STTMINWGNE.csv' -> 'fred'; a user-source kind ('ambigdocs') is its own kind."""
+    return name.split("/", 1)[0]
+
+
+def config_sources(manifest: Manifest, described: ConfigText) -> Optional[tuple[list[tuple[str, Optional[int]]], list[str]]]:
+    """(sources that fed the configuration, each with its item count where the build notes give one; sources that did
+    not) among those the card text names for it, or None when it names none.
+
+    A build whose notes count items per source-scope group (`groups`: {"fred/time": {"items": n}, ...}) fed the
+    configuration from the sources with items there; otherwise from the sources the build used (snapshots and
+    user-supplied sources)."""
+    if not described.sources:
+        return None
+    groups = manifest.build_notes.get("groups")
+    counts: dict[str, Optional[int]] = {}
+    if isinstance(groups, dict) and groups:
+        for key, group in groups.items():
+            items = group.get("items") if isinstance(group, dict) else None
+            if isinstance(items, int) and not isinstance(items, bool) and items > 0:
+                kind = _source_kind(key)
+                counts[kind] = (counts.get(kind) or 0) + items
+    else:
+        counts = {_source_kind(name): None for name, _ in sources_used(manifest)}
+    used = [(name, counts[kind]) for kind, name in described.sources.items() if kind in counts]
+    unused = [name for kind, name in described.sources.items() if kind not in counts]
+    return used, unused
+
+
+def _joined(names: list[str], word: str = "and") -> str:
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + f" {word} " + names[-1]
+
+
+def _sources_sentence(manifest: Manifest, described: ConfigText) -> str:
+    """' In this build: 400 items from FRED and 400 from SituatedQA; none from AmbigDocs.' ("" when the card text
+    names no sources for the configuration, or none of them fed it)."""
+    found = config_sources(manifest, described)
+    if found is None:
+        return ""
+    used, unused = found
+    if not used:
+        return ""  # rows the build notes do not attribute to a source: say nothing rather than guess
+    if all(count is not None for _, count in used):
+        first, first_count = used[0]
+        parts = [f"{first_count:,} {'item' if first_count == 1 else 'items'} from {first}"]
+        parts += [f"{count:,} from {name}" for name, count in used[1:]]
+    else:
+        parts = [f"items from {used[0][0]}"] + [name for name, _ in used[1:]]
+    return f" In this build: {_joined(parts)}" + (f"; none from {_joined(unused, 'or')}." if unused else ".")
+
+
 def _configurations(manifest: Manifest, text: DatasetText) -> list[str]:
     rows = []
     for entry in manifest.published:
@@ -406,6 +463,8 @@ def _configurations(manifest: Manifest, text: DatasetText) -> list[str]:
         contents = described.description if described else "no description recorded"
         if entry.rows == 0:
             contents += " Empty in this build."
+        elif described is not None:
+            contents += _sources_sentence(manifest, described)
         rows.append([f"`{entry.config}`", SPLIT, entry.name, f"{entry.rows:,}", f"`{entry.sha256}`", contents])
     out = ["## Configurations", ""]
     out += _table(["configuration", "split", "file", "rows", "sha256", "contents"], rows, ["---", "---", "---", "---:", "---", "---"])

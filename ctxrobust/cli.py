@@ -103,24 +103,46 @@ def cmd_validate(args) -> int:
             total_failures += 1
             continue
         failures = [f for found in results.values() for f in found]
-        _print_failures(failures, release.dataset, release.version)
+        dataset, version = folder.parent.name, folder.name  # the folder, which a `location` failure compares with the manifest
+        _print_failures(failures, dataset, version)
         total_failures += len(failures)
         state = "ok" if not failures else f"{len(failures)} failure(s)"
-        print(f"{release.dataset} {release.version}: {len(results)} checks, {state}")
+        print(f"{dataset} {version}: {len(results)} checks, {state}")
     print(f"validated {len(folders)} release(s): {'all passed' if not total_failures else f'{total_failures} failure(s)'}")
     return 0 if not total_failures else 1
 
 
-def _options(args, names: list[str]) -> dict:
-    return {name: getattr(args, name) for name in names if getattr(args, name, None) is not None}
+def _options(args, dataset: str, accepted: dict[str, set[str]], names: list[str]) -> dict:
+    """The options given on the command line; one that does not apply to the dataset is refused."""
+    given = {name: getattr(args, name) for name in names if getattr(args, name, None) not in (None, False)}
+    stray = sorted(set(given) - accepted.get(dataset, set()))
+    if stray:
+        flags = ", ".join("--" + name.replace("_", "-") for name in stray)
+        raise CtxRobustError(f"{flags}: not an option for {dataset} (it takes: {', '.join('--' + n.replace('_', '-') for n in sorted(accepted.get(dataset, set()))) or 'none'})")
+    return given
+
+
+def _frozen_release(path: Path):
+    """A release whose files still match their SHA256SUMS: prompts and scores are never made from a changed one."""
+    from ctxrobust.release import Release
+    from validators.integrity import hashes_match
+
+    release = Release(path)
+    changed = list(hashes_match(release))
+    if changed:
+        first = changed[0]
+        raise CtxRobustError(f"{path}: {first.file}: {first.message}; run `validate {path}` and use an intact release")
+    return release
+
+
+FORMATS_BY_SUFFIX = {".md": "md", ".markdown": "md", ".html": "html", ".htm": "html", ".json": "json"}
 
 
 def cmd_prompts(args) -> int:
-    from ctxrobust.release import Release
-    from evaluation import prompts_for
+    from evaluation import PROMPT_OPTIONS, prompts_for
 
-    release = Release(Path(args.release))
-    options = _options(args, ["benchmark", "prompt", "instruction", "seed", "kinds", "lengths"])
+    release = _frozen_release(Path(args.release))
+    options = _options(args, release.dataset, PROMPT_OPTIONS, ["benchmark", "prompt", "instruction", "seed", "kinds", "lengths"])
     requests = prompts_for(release.dataset)(release, options)
     if not args.output:
         count = 0
@@ -146,18 +168,20 @@ def cmd_prompts(args) -> int:
 
 
 def cmd_score(args) -> int:
-    from ctxrobust.release import Release
-    from evaluation import scorer_for
+    from evaluation import SCORE_OPTIONS, scorer_for
 
-    release = Release(Path(args.release))
+    release = _frozen_release(Path(args.release))
     predictions = Path(args.predictions)
-    if not predictions.exists():
+    if not predictions.is_file():
         raise CtxRobustError(f"{predictions}: no such predictions file")
-    options = _options(args, ["strict", "seed", "replicates", "lenient_letters", "export", "min_clusters"])
+    options = _options(args, release.dataset, SCORE_OPTIONS, ["strict", "seed", "replicates", "lenient_letters", "export", "min_clusters"])
+    form = args.format
+    if form is None:
+        form = FORMATS_BY_SUFFIX.get(Path(args.output).suffix.lower(), "json") if args.output else "json"
     report = scorer_for(release.dataset)(release, predictions, options)
-    if args.format == "json":
+    if form == "json":
         text = json.dumps(report, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n"
-    elif args.format == "md":
+    elif form == "md":
         text = scorer_for(release.dataset, "render_markdown")(report)
     else:
         text = scorer_for(release.dataset, "render_html")(report)
@@ -210,7 +234,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("release")
     p.add_argument("--benchmark", help="pseudowords: a JSONL of {id, question, options?, answer?}")
     p.add_argument("--prompt", help="misleadqa: original|cf|scope (default original); gsm-ic: cot|cot-ic|ltm|ltm-ic|program|program-ic|0-cot (default cot)")
-    p.add_argument("--instruction", action="store_true", help="gsm-ic: prepend the paper's instruction")
+    p.add_argument("--instruction", action="store_true", default=None, help="gsm-ic: prepend the paper's instruction")
     p.add_argument("--kinds", nargs="+", help="pseudowords: CHA TOK WEB SQA (default: CHA, the paper's main setting)")
     p.add_argument("--lengths", nargs="+", type=int, help="pseudowords: context lengths in tokens (default: the release's longest, 10000 by default)")
     p.add_argument("--seed", type=int)
@@ -221,11 +245,11 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("release")
     p.add_argument("predictions")
     p.add_argument("-o", "--output")
-    p.add_argument("--format", choices=["json", "md", "html"], default="json")
+    p.add_argument("--format", choices=["json", "md", "html"], help="default: from the -o file's suffix (.md, .html), else json")
     p.add_argument("--strict", action="store_true", help="refuse to score a file with any bad row")
     p.add_argument("--seed", type=int)
     p.add_argument("--replicates", type=int, help="bootstrap replicates (default: the paper's)")
-    p.add_argument("--lenient-letters", dest="lenient_letters", action="store_true", help="misleadqa: accept 'B.' and '(B)'")
+    p.add_argument("--lenient-letters", dest="lenient_letters", action="store_true", default=None, help="misleadqa: accept 'B.' and '(B)'")
     p.add_argument("--min-clusters", dest="min_clusters", type=int, help="misleadqa: source clusters A_m must cover for a model to enter inference (default 20)")
     p.add_argument("--export", help="pseudowords: write per-example changes to this CSV or Parquet file")
     p.set_defaults(func=cmd_score)
@@ -250,6 +274,10 @@ def _run(argv: list[str]) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except OSError as exc:  # a file or folder the user named cannot be read or written
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"error: {where}{exc.strerror or exc}", file=sys.stderr)
+        return 2
     except Exception as exc:
         if os.environ.get("CTXROBUST_DEBUG"):
             raise

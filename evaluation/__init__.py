@@ -20,6 +20,19 @@ SCORERS: dict[str, str] = {
 }
 
 
+# the command-line options each dataset's prompts and scorer understand; any other given option is refused
+PROMPT_OPTIONS: dict[str, set[str]] = {
+    "gsm-ic": {"prompt", "instruction"},
+    "misleadqa": {"prompt"},
+    "pseudowords": {"benchmark", "seed", "kinds", "lengths"},
+}
+SCORE_OPTIONS: dict[str, set[str]] = {
+    "gsm-ic": {"strict", "seed", "replicates"},
+    "misleadqa": {"strict", "seed", "replicates", "lenient_letters", "min_clusters"},
+    "pseudowords": {"strict", "seed", "replicates", "export"},
+}
+
+
 def _function(table: dict[str, str], dataset: str, name: str) -> Callable:
     if dataset not in table:
         raise CtxRobustError(f"no evaluation for dataset {dataset!r}; known: {', '.join(sorted(table))}")

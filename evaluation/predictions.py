@@ -28,10 +28,14 @@ class Problem:
         return f"{path}:{self.line}: {self.message}" if self.line is not None else f"{path}: {self.message}"
 
 
-def _describe(error: ValidationError) -> str:
+def _describe(error: ValidationError, raw: bytes) -> str:
     first = error.errors()[0]
     where = ".".join(str(p) for p in first["loc"])
     if first["type"] == "json_invalid":
+        try:
+            raw.decode("utf-8")
+        except UnicodeDecodeError:
+            return "not UTF-8 text (convert the file to UTF-8)"
         return "not valid JSON"
     if not first["loc"]:
         return "not a JSON object (expected one predictions row per line)"
@@ -78,7 +82,7 @@ class PredictionsReader(Generic[Row]):
                 try:
                     row = validate(raw)
                 except ValidationError as exc:
-                    self.problems.append(Problem(number, _describe(exc)))
+                    self.problems.append(Problem(number, _describe(exc, raw)))
                     continue
                 message = self.check(row) if self.check else None
                 if message:
@@ -104,6 +108,10 @@ class PredictionsReader(Generic[Row]):
         if self.rows == 0:
             raise PredictionsError(f"{self.path}: no prediction rows (the file is empty); write one JSON object per line")
         problems = self.problems + list(extra or [])
+        if self.valid == 0:
+            for problem in problems[:MAX_LISTED]:
+                print(problem.render(self.path), file=sys.stderr)
+            raise PredictionsError(f"{self.path}: none of its {self.rows} row(s) is a valid prediction (problems listed above); nothing to score")
         listed = [p.render(self.path) for p in problems[:MAX_LISTED]]
         if len(problems) > MAX_LISTED:
             listed.append(f"{self.path}: ... and {len(problems) - MAX_LISTED} more problem(s)")

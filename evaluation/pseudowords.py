@@ -1,14 +1,36 @@
 """Score predictions against a pseudowords release: per-example instability (The Illusion of
 Robustness, Section 2), noise floors, question-bootstrap intervals, split-sample WTD (Appendix A),
-tail share (Section 3.1), cross-model specificity (Section 3.2, Appendices D and F).
+tail share (Section 3.1), cross-model specificity (Section 3.2, Appendices D and F) and the
+correlation between context types (Section 3.3, Figure 4; Appendix G, Figure 8).
 
 Rows stream through PredictionsReader and are folded into per-cell counts as they come; the
 statistics run on compact numpy arrays (see instability, noise_floor, split_sample, cross_model).
 
-Analysis unit: a model's contexts are grouped by kind and length (e.g. CHA, 10000 tokens). A model
-whose contexts all share one group is one unit named after the model; a model run on several
-groups (the ablations of Section 3.3) gives one unit per group, "MODEL [CHA 10000]", all sharing
-the model's no-context baseline. Cross-model figures compare units.
+Analysis unit: a model's contexts are grouped by kind and length (e.g. CHA, 10000 tokens); every
+unit's `context_group` names its group. A model whose contexts all share one group is one unit
+named after the model; a model run on several groups (the ablations of Section 3.3) gives one unit
+per group, "MODEL [CHA 10000]", all sharing the model's no-context baseline.
+
+Two kinds of correlation between units, kept apart:
+
+- `pairs` (Section 3.2, Figure 3): model specificity. Pairs of DIFFERENT models only, within one
+  context group and one input kind (binary trials, "correct"; probability scores, "score", Appendix
+  G), so a model is never correlated with itself under another context, and local models scored
+  by probability (no sampling noise) are not averaged with sampled ones. The paper compares models
+  under one shared setting (Figure 3: CHA 10k; Figure 8 top: local models, among themselves).
+  `pairs["by_group"]["CHA 10000 / correct"]` holds the units compared, the questions all of them
+  answered, Pearson r and top-K% Jaccard per pair and their means with question-bootstrap
+  intervals; a block only exists where at least two models share the group and input kind.
+- `context_pairs` (Section 3.3, Figure 4; Figure 8 bottom): the same model under different context
+  groups, `context_pairs["by_model"][MODEL]`, the same figures per pair of its units and their
+  means. The paper reports these as a separate result ("the question-level effects are positively
+  correlated across context types", mean r 0.37) and they are not evidence about model
+  specificity. The units of one model share its baseline trials, so sampling noise of the baseline
+  enters both changes and pushes r up (the attenuation bound of Appendix D assumes independent
+  noise and is not given here); with probability scores there is no such noise (Appendix G).
+
+Each block draws its own bootstrap stream (seeded by the block's key), so its figures do not depend
+on which other models or groups are in the file.
 """
 from __future__ import annotations
 
@@ -142,7 +164,7 @@ class Unit:
 
     name: str
     model: str
-    group: str | None
+    group: str  # "KIND LENGTH"
     binary: bool
     ids: list[str]
     contexts: list[str]
@@ -160,7 +182,7 @@ class Unit:
         return self.context_total.sum(axis=1)
 
 
-def _unit(name: str, model: str, group: str | None, binary: bool, questions: dict, ids: list[str], contexts: list[str]) -> Unit:
+def _unit(name: str, model: str, group: str, binary: bool, questions: dict, ids: list[str], contexts: list[str]) -> Unit:
     """Dense arrays for the given questions (rows) and contexts (columns)."""
     column = {c: j for j, c in enumerate(contexts)}
     n = len(ids)
@@ -215,7 +237,7 @@ def build_units(acc: Accumulator) -> tuple[list[Unit], list[Problem], int]:
                 used.update([(qid, None), *((qid, c) for c in in_group)])
             if ids:
                 contexts = sorted({c for qid in ids for c in questions[qid] if c is not None and acc.groups[c] == group})
-                units.append(_unit(name, model, group if len(groups) > 1 else None, acc.kind[model] == "correct", questions, ids, contexts))
+                units.append(_unit(name, model, group, acc.kind[model] == "correct", questions, ids, contexts))
         dropped += sum(cell[0] for qid, cells in questions.items() for c, cell in cells.items() if (qid, c) not in used)
     return units, problems, dropped
 
@@ -368,11 +390,15 @@ def score_unit(unit: Unit, p: Parameters) -> UnitResult:
     return UnitResult(metrics, delta, s_i0, s_ic, block)
 
 
-def score_pairs(units: list[Unit], results: dict[str, UnitResult], p: Parameters) -> dict:
-    """Section 3.2 / Appendix D across units, on the questions every unit has."""
-    names = [u.name for u in units]
+INPUTS = ("correct", "score")  # binary trials, probability scores (Appendix G)
+
+
+def _pair_block(units: list[Unit], results: dict[str, UnitResult], p: Parameters, stream: tuple[str, str], attenuation: bool) -> dict:
+    """Pearson r and top-K% Jaccard of per-example change for every pair of `units`, on the questions
+    they all have, and the mean of each over the pairs; row 0 of `both` is the plain estimate, rows
+    1.. the bootstrap replicates (one question resampling shared by every pair of the block)."""
     common = sorted(set.intersection(*(set(u.ids) for u in units))) if units else []
-    out: dict[str, Any] = {"models": names, "questions": len(common), "metrics": {}, "by_pair": {}}
+    out: dict[str, Any] = {"units": [u.name for u in units], "questions": len(common), "metrics": {}, "by_pair": {}}
     if len(units) < 2 or len(common) < 3:
         return out
     n = len(common)
@@ -382,7 +408,7 @@ def score_pairs(units: list[Unit], results: dict[str, UnitResult], p: Parameters
         position = {qid: i for i, qid in enumerate(unit.ids)}
         columns.append(results[unit.name].delta[[position[q] for q in common]])
     x = np.column_stack(columns)
-    weights = question_bootstrap.multiplicities(question_bootstrap.stream(p.seed, "cross-model"), n, p.replicates)
+    weights = question_bootstrap.multiplicities(question_bootstrap.stream(p.seed, *stream), n, p.replicates)
     both = np.vstack([np.ones((1, n)), weights])
     improved = [cross_model.tail_membership(both, -x[:, a], m) for a in range(len(units))]
     degraded = [cross_model.tail_membership(both, x[:, a], m) for a in range(len(units))]
@@ -396,11 +422,11 @@ def score_pairs(units: list[Unit], results: dict[str, UnitResult], p: Parameters
             "jaccard.improved": _figure(jac_up[:, column], n),
             "jaccard.degraded": _figure(jac_down[:, column], n),
         }
-        rel_a = results[names[a]].metrics.get("split_half.spearman_brown", {}).get("estimate")
-        rel_b = results[names[b]].metrics.get("split_half.spearman_brown", {}).get("estimate")
-        if rel_a is not None and rel_b is not None and rel_a > 0 and rel_b > 0:
+        rel_a = results[units[a].name].metrics.get("split_half.spearman_brown", {}).get("estimate")
+        rel_b = results[units[b].name].metrics.get("split_half.spearman_brown", {}).get("estimate")
+        if attenuation and rel_a is not None and rel_b is not None and rel_a > 0 and rel_b > 0:
             entry["attenuation"] = metric(float(np.sqrt(rel_a * rel_b)), None, n)  # Appendix D: sqrt(rho_i rho_j)
-        out["by_pair"].setdefault(names[a], {})[names[b]] = entry
+        out["by_pair"].setdefault(units[a].name, {})[units[b].name] = entry
     out["metrics"] = {
         "pearson.mean": _figure(cross_model.mean_defined(pearson), n),
         "jaccard.improved.mean": _figure(cross_model.mean_defined(jac_up), n),
@@ -408,6 +434,43 @@ def score_pairs(units: list[Unit], results: dict[str, UnitResult], p: Parameters
         "jaccard.random_baseline": metric(cross_model.jaccard_random_baseline(n, p.k), None, n),
     }
     return out
+
+
+def pair_key(group: str, kind: str) -> str:
+    """Key of a cross-model block: "CHA 10000 / correct"."""
+    return f"{group} / {kind}"
+
+
+def score_pairs(units: list[Unit], results: dict[str, UnitResult], p: Parameters) -> dict:
+    """Model specificity (Section 3.2, Figure 3): pairs of different models within one context group
+    and one input kind, one block per (group, input) that holds at least two models. Units come in
+    scoring order (by model name), so a group holds each model once."""
+    by_group: dict[str, dict] = {}
+    for group in sorted({u.group for u in units}, key=_group_order):
+        for kind in INPUTS:
+            members = [u for u in units if u.group == group and ("correct" if u.binary else "score") == kind]
+            if len(members) < 2:
+                continue
+            key = pair_key(group, kind)
+            block = {"context_group": group, "input": kind}
+            block.update(_pair_block(members, results, p, ("cross-model", key), attenuation=True))
+            by_group[key] = block
+    return {"by_group": by_group}
+
+
+def score_context_pairs(units: list[Unit], results: dict[str, UnitResult], p: Parameters) -> dict:
+    """The same model across its context groups (Section 3.3, Figure 4; Appendix G, Figure 8 bottom),
+    one block per model with at least two groups. No attenuation bound: its units share the
+    baseline trials, so their sampling noise is not independent."""
+    by_model: dict[str, dict] = {}
+    for model in sorted({u.model for u in units}):
+        members = [u for u in units if u.model == model]
+        if len(members) < 2:
+            continue
+        block = {"input": "correct" if members[0].binary else "score", "context_groups": [u.group for u in members]}
+        block.update(_pair_block(members, results, p, ("context-pairs", model), attenuation=False))
+        by_model[model] = block
+    return {"by_model": by_model}
 
 
 # --- report ----------------------------------------------------------------------------------------
@@ -474,6 +537,7 @@ def score(release: Release, predictions: Path, options: dict) -> dict:
     report["models"] = models
     report["summary"] = {"metrics": mean_over_models(models)}
     report["pairs"] = score_pairs(units, results, p)
+    report["context_pairs"] = score_context_pairs(units, results, p)
     if options.get("export"):
         export_examples(Path(options["export"]), units, results)
     return _rounded(report)
@@ -494,18 +558,68 @@ def _get(report: dict, name: str, key: str) -> dict | None:
 
 def _unit_order(report: dict) -> list[str]:
     """Models in scoring order (by model name, then context kind and length)."""
-    listed = [name for name in report["pairs"].get("models", []) if name in report["models"]]
-    return listed + sorted(set(report["models"]) - set(listed))
+    def key(name: str) -> tuple:
+        group = report["models"][name].get("context_group")
+        return (report["models"][name].get("model", name), _group_order(group) if group else ("", -1), name)
+
+    return sorted(report["models"], key=key)
 
 
-def _pair(pairs: dict, a: str, b: str) -> dict:
-    """The figures of a pair, stored once under the model listed first in pairs["models"]."""
-    return pairs["by_pair"][a][b] if b in pairs["by_pair"].get(a, {}) else pairs["by_pair"][b][a]
+INPUT_LABEL = {"correct": "binary trials", "score": "probability scores"}
+
+
+def _cross_blocks(report: dict) -> list[dict]:
+    """The cross-model blocks, by context kind and length, binary trials before probability scores."""
+    blocks = report["pairs"].get("by_group", {}).values()
+    return sorted(blocks, key=lambda b: (_group_order(b["context_group"]), INPUTS.index(b["input"])))
+
+
+def _context_blocks(report: dict) -> list[tuple[str, dict]]:
+    return sorted(report.get("context_pairs", {}).get("by_model", {}).items())
+
+
+def _cross_title(block: dict) -> str:
+    return f"{block['context_group']}, {INPUT_LABEL[block['input']]}"
+
+
+def _cross_labels(report: dict, block: dict) -> list[str]:
+    """A cross-model block's units by model name (each model appears once in a group)."""
+    return [report["models"][u]["model"] for u in block["units"]]
+
+
+def _pair(block: dict, a: str, b: str) -> dict:
+    """The figures of a pair, stored once under the unit listed first in block["units"]."""
+    return block["by_pair"][a][b] if b in block["by_pair"].get(a, {}) else block["by_pair"][b][a]
+
+
+def _pearson_grid(block: dict) -> np.ndarray:
+    units = block["units"]
+    grid = np.eye(len(units))
+    for a in range(len(units)):
+        for b in range(a + 1, len(units)):
+            value = _pair(block, units[a], units[b])["pearson"]["estimate"]
+            grid[a, b] = grid[b, a] = np.nan if value is None else value
+    return grid
 
 
 def _plain(m: dict | None, percent: bool = True, digits: int = 1) -> str:
     """The estimate alone."""
     return fmt_metric(None if m is None else {**m, "ci": None}, percent, digits)
+
+
+def _specificity_row(block: dict, first: list[str]) -> list[str]:
+    pm = block["metrics"]
+    return [*first, str(block["questions"]), fmt_metric(pm.get("pearson.mean"), percent=False, digits=2),
+            fmt_metric(pm.get("jaccard.improved.mean"), percent=False, digits=2),
+            fmt_metric(pm.get("jaccard.degraded.mean"), percent=False, digits=2),
+            fmt_metric(pm.get("jaccard.random_baseline"), percent=False, digits=3)]
+
+
+def _grid_table(title: str, corner: str, block: dict, labels: list[str], note: str) -> tuple[str, list[str], list[list[str]], str]:
+    grid = _pearson_grid(block)
+    rows = [[label, *(("1.00" if a == b else "n/a" if not np.isfinite(grid[a, b]) else f"{grid[a, b]:.2f}") for b in range(len(labels)))]
+            for a, label in enumerate(labels)]
+    return title, [corner, *labels], rows, note
 
 
 def _tables(report: dict) -> list[tuple[str, list[str], list[list[str]], str]]:
@@ -547,29 +661,36 @@ def _tables(report: dict) -> list[tuple[str, list[str], list[list[str]], str]]:
         correlate_rows,
         "As Table 3: baseline uncertainty s_i0(1 - s_i0) against the signed change Δ_i and its square; split-sample estimates use disjoint trials for feature and target (Appendix F).",
     ))
-    pairs = report["pairs"]
-    if pairs.get("metrics"):
-        pm = pairs["metrics"]
+    k = report["parameters"]["K"]
+    cross = _cross_blocks(report)
+    if cross:
         tables.append((
             "Model specificity",
-            ["Figure", "estimate [95% CI]"],
-            [["mean Pearson r", fmt_metric(pm["pearson.mean"], percent=False, digits=2)],
-             [f"mean Jaccard, top {report['parameters']['K']}% improved", fmt_metric(pm["jaccard.improved.mean"], percent=False, digits=2)],
-             [f"mean Jaccard, top {report['parameters']['K']}% degraded", fmt_metric(pm["jaccard.degraded.mean"], percent=False, digits=2)],
-             ["Jaccard random baseline", fmt_metric(pm["jaccard.random_baseline"], percent=False, digits=3)]],
-            f"Section 3.2, over the {pairs['questions']} questions every model answered.",
+            ["Context group", "Input", "Models", "Questions", "mean Pearson r [95% CI]", f"mean Jaccard, top {k}% improved",
+             f"mean Jaccard, top {k}% degraded", "Jaccard random baseline"],
+            [_specificity_row(block, [block["context_group"], INPUT_LABEL[block["input"]], ", ".join(_cross_labels(report, block))])
+             for block in cross],
+            "Section 3.2: pairs of different models only, within one context group and one input kind (binary trials or "
+            "probability scores, Appendix G); each over the questions every model of its group answered.",
         ))
-        labels = pairs["models"]
-        grid = []
-        for a in labels:
-            row = [a]
-            for b in labels:
-                if a == b:
-                    row.append("1.00")
-                else:
-                    row.append(_plain(_pair(pairs, a, b)["pearson"], percent=False, digits=2))
-            grid.append(row)
-        tables.append(("Pearson r of per-example change", ["Model", *labels], grid, "Figure 3 as a table."))
+        for block in cross:
+            if block["by_pair"]:
+                tables.append(_grid_table(f"Pearson r of per-example change, {_cross_title(block)}", "Model", block,
+                                          _cross_labels(report, block), "Figure 3 as a table."))
+    own = _context_blocks(report)
+    if own:
+        tables.append((
+            "Context groups of one model",
+            ["Model", "Input", "Context groups", "Questions", "mean Pearson r [95% CI]", f"mean Jaccard, top {k}% improved",
+             f"mean Jaccard, top {k}% degraded", "Jaccard random baseline"],
+            [_specificity_row(block, [model, INPUT_LABEL[block["input"]], ", ".join(block["context_groups"])]) for model, block in own],
+            "Section 3.3 (Figure 4): one model's per-example changes under different context groups; not part of the cross-model "
+            "figures. The groups share the model's no-context baseline, whose sampling noise raises r.",
+        ))
+        for model, block in own:
+            if block["by_pair"]:
+                tables.append(_grid_table(f"Pearson r between context groups, {model}", "Context group", block, block["context_groups"],
+                                          "Figure 4 as a table."))
     return tables
 
 
@@ -619,18 +740,12 @@ def _tail_figure(report: dict):
     return fig
 
 
-def _heatmap(report: dict):
-    """Figure 3: Pearson r of per-example change between every pair of models."""
+def _heatmap(block: dict, labels: list[str]):
+    """Figure 3 (or Figure 4): Pearson r of per-example change between every pair of a block's units."""
     from matplotlib.figure import Figure
 
-    pairs = report["pairs"]
-    labels = pairs["models"]
+    grid = _pearson_grid(block)
     size = len(labels)
-    grid = np.eye(size)
-    for a in range(size):
-        for b in range(a + 1, size):
-            value = _pair(pairs, labels[a], labels[b])["pearson"]["estimate"]
-            grid[a, b] = grid[b, a] = np.nan if value is None else value
     fig = Figure(figsize=(1.2 + 0.7 * size, 1 + 0.6 * size))
     ax = fig.subplots()
     image = ax.imshow(grid, cmap="RdBu_r", vmin=-1, vmax=1)
@@ -655,9 +770,15 @@ def render_html(report: dict) -> str:
         sections.append(("Per-example change in the tails (Figure 2)",
                          f"<img alt=\"tail plot\" src=\"{figure_data_uri(_tail_figure(report))}\">"
                          "<p>Solid bars: observed mean change per 2% bin; hatched: the noise floor from synthetic null experiments.</p>"))
-    if report["pairs"].get("metrics"):
-        sections.append(("Correlation of per-example change (Figure 3)",
-                         f"<img alt=\"correlation heat map\" src=\"{figure_data_uri(_heatmap(report))}\">"))
+    for block in _cross_blocks(report):
+        if block["by_pair"]:
+            sections.append((f"Correlation of per-example change (Figure 3), {_cross_title(block)}",
+                             f"<img alt=\"correlation heat map\" src=\"{figure_data_uri(_heatmap(block, _cross_labels(report, block)))}\">"))
+    for model, block in _context_blocks(report):
+        if block["by_pair"]:
+            sections.append((f"Correlation between context groups (Figure 4), {model}",
+                             f"<img alt=\"context group heat map\" src=\"{figure_data_uri(_heatmap(block, block['context_groups']))}\">"
+                             "<p>The same model under different context groups; they share its no-context baseline.</p>"))
     problems = report["predictions"]["problems"]
     if problems:
         items = "".join(f"<li>{html.escape(('line ' + str(p['line']) + ': ') if p['line'] is not None else '')}{html.escape(p['message'])}</li>" for p in problems[:50])

@@ -17,6 +17,8 @@ from pydantic import BaseModel, ConfigDict
 from sources.facts import Fact, Provenance, Scope
 from sources.records import Located, object_list, read_records, text_field
 
+EXPECTED = "the AmbigDocs JSON or JSON Lines file (records of question, ambiguous_entity, qid, documents)"  # the file to give, in errors
+
 
 class Document(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -56,7 +58,7 @@ def read_file(path: Path, snapshot: str | None = None, sha256: str | None = None
                 for position, doc_where, doc in object_list(obj, "documents", where, "{title, text, pid, answer} (not an AmbigDocs record?)")
             ),
         )
-        for located, where, obj in read_records(path, snapshot, sha256)
+        for located, where, obj in read_records(path, snapshot, sha256, EXPECTED)
     ]
 
 

@@ -18,6 +18,8 @@ from ctxrobust.errors import CtxRobustError
 from sources.facts import Fact, Provenance, Scope
 from sources.records import Located, object_list, read_records, text_field
 
+EXPECTED = "the CondAmbigQA JSON or JSON Lines file (records of id, question, properties, ctxs)"  # the file to give, in errors
+
 
 class Property(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -77,7 +79,7 @@ def read_file(path: Path, snapshot: str | None = None, sha256: str | None = None
                 for _, _, ctx in object_list(obj, "ctxs", where, "{title, text}", required=False)
             ),
         )
-        for located, where, obj in read_records(path, snapshot, sha256)
+        for located, where, obj in read_records(path, snapshot, sha256, EXPECTED)
     ]
 
 

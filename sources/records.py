@@ -36,12 +36,29 @@ class Located(BaseModel):
         )
 
 
-def read_records(path: Path, snapshot: str | None = None, sha256: str | None = None) -> list[tuple[Located, str, dict]]:
-    """(locator, "file:line" or "file record N", object) for every record; snapshot and sha256 default to the file's."""
+def read_text(path: Path, expected: str) -> str:
+    """The file's text; a file that is not UTF-8 is one error naming the file (its path, to find and convert it)
+    and the line of the first bad byte. `expected` names the file to give instead ("the AmbigDocs JSON or JSON Lines file")."""
+    raw = Path(path).read_bytes()
+    try:
+        return raw.decode("utf-8-sig")  # a byte-order mark is not part of the JSON
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        column = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise CtxRobustError(
+            f"{path}:{line}: not UTF-8 (byte 0x{raw[exc.start]:02x} at column {column}); convert the file to UTF-8, or give {expected}"
+        ) from None
+
+
+def read_records(
+    path: Path, snapshot: str | None = None, sha256: str | None = None, expected: str = "a JSON or JSON Lines file of records"
+) -> list[tuple[Located, str, dict]]:
+    """(locator, "file:line" or "file record N", object) for every record; snapshot and sha256 default to the file's.
+    `expected` names the file to give when this one is not UTF-8."""
     path = Path(path)
     snapshot = snapshot or path.name
     sha256 = sha256 or sha256_file(path)
-    text = path.read_text(encoding="utf-8")
+    text = read_text(path, expected)
     out = []
     if text.lstrip().startswith("["):
         try:

@@ -25,6 +25,7 @@ DEFAULT_CACHE_DIR = Path(__file__).resolve().parent / "cache"
 MIRROR_REMEDY = "set SOURCES_MIRROR=DIR to a mirror laid out like fred/, situatedqa/, gsm_ic/, gsm8k/"
 
 CACHE, MIRROR, UPSTREAM = "cache", "mirror", "upstream"
+LISTED = 5  # snapshots named in one error line; the rest are counted
 
 
 class SourceError(CtxRobustError):
@@ -58,11 +59,13 @@ class _Failure:
 
 
 def _error(failures: list[_Failure]) -> SourceError:
-    """One line for one snapshot; for several, a count, every name, and the first in full."""
+    """One line for one snapshot; for several, a count, the first few names, and the first in full."""
     if len(failures) == 1:
         return SourceError(failures[0].line())
     fixes = sorted({f.upstream_fix for f in failures if f.upstream_fix})
-    listed = ", ".join(f"{f.snapshot.name} ({f.short()})" for f in failures)
+    listed = ", ".join(f"{f.snapshot.name} ({f.short()})" for f in failures[:LISTED])
+    if len(failures) > LISTED:
+        listed += f" and {len(failures) - LISTED} more"
     return SourceError(f"{len(failures)} source snapshots unavailable: {listed}. First: {failures[0].line(fixes)}")
 
 

@@ -17,7 +17,7 @@ from pydantic import ValidationError
 from ctxrobust.canonical import dumps, dumps_pretty, write_jsonl
 from ctxrobust.cli import main
 from ctxrobust.errors import CtxRobustError
-from ctxrobust.release import Release
+from ctxrobust.release import Release, write_sums
 from evaluation import accuracy
 from evaluation.gsm_ic import GsmIcPrediction, render_html, render_markdown, score
 from schemas import load_schema
@@ -59,6 +59,7 @@ def write_release(folder: Path, bases, variants, subset=None) -> Release:
         base_of = {v[0]: v[1] for v in variants}
         write_jsonl(folder / "gsm-ic-4k.jsonl", [{"id": v, "base_id": base_of[v]} for v in subset])
     (folder / "manifest.json").write_text(dumps_pretty({"dataset": "gsm-ic", "version": "0.0.1", "config": {"seed": 0}, "files": []}), encoding="utf-8")
+    write_sums(folder)  # frozen: the command line scores intact releases only
     return Release(folder)
 
 

@@ -8,7 +8,7 @@ import pytest
 from ctxrobust.canonical import dumps_pretty, write_jsonl
 from ctxrobust.cli import main
 from ctxrobust.errors import CtxRobustError
-from ctxrobust.release import Release
+from ctxrobust.release import Release, write_sums
 from evaluation.gsm_ic_prompts import PROMPTS, build_prompt, prompts
 
 INSTRUCTION = "Solve grade school math problems. Feel free to ignore irrelevant information given in the questions."
@@ -34,6 +34,7 @@ def release(tmp_path) -> Release:
     ])
     write_jsonl(folder / "gsm-ic-4k.jsonl", [{"id": "b1-v0", "base_id": "b1"}, {"id": "b2-v2", "base_id": "b2"}])
     (folder / "manifest.json").write_text(dumps_pretty({"dataset": "gsm-ic", "version": "0.0.1", "files": []}), encoding="utf-8")
+    write_sums(folder)  # frozen: the command line reads intact releases only
     return Release(folder)
 
 

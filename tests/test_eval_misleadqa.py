@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ctxrobust.release import Release
+from ctxrobust.release import Release, write_sums
 from evaluation import misleadqa
 from evaluation.lure_rates import evaluation_subsets, outcomes
 
@@ -83,6 +83,7 @@ def write_release(folder: Path, main: dict, supplement: dict | None = None) -> P
             lines = [json.dumps(item_row(i, spec, split), sort_keys=True) for i, spec in sorted(items.items())]
             (folder / name).write_text("\n".join(lines) + "\n", encoding="utf-8")
     (folder / "manifest.json").write_text(json.dumps({"dataset": "misleadqa", "version": "0.0.1", "config": {"seed": 0}, "files": []}), encoding="utf-8")
+    write_sums(folder)  # frozen: the command line scores intact releases only
     return folder
 
 
@@ -566,6 +567,7 @@ def test_release_without_main_split_is_one_clear_error(tmp_path):
     folder = tmp_path / "empty"
     folder.mkdir()
     (folder / "manifest.json").write_text(json.dumps({"dataset": "misleadqa", "version": "0"}), encoding="utf-8")
+    write_sums(folder)
     (tmp_path / "p.jsonl").write_text("", encoding="utf-8")
     done = run_cli("score", str(folder), str(tmp_path / "p.jsonl"))
     assert done.returncode == 2 and "no main.jsonl" in done.stderr and "Traceback" not in done.stderr

@@ -12,7 +12,7 @@ from pydantic import ValidationError
 
 from ctxrobust.cli import main as cli_main
 from ctxrobust.errors import CtxRobustError
-from ctxrobust.release import Release
+from ctxrobust.release import Release, write_sums
 from evaluation import cluster_bootstrap as cb
 from evaluation.misleadqa_prompts import prompts
 from evaluation.misleadqa_responses import CONDITIONS, INVALID, MisleadQAPrediction, parse_letter, row_problem
@@ -55,6 +55,7 @@ def release(tmp_path) -> Release:
     (folder / "main.jsonl").write_text(json.dumps(NEBRASKA, sort_keys=True) + "\n", encoding="utf-8")
     (folder / "condition.jsonl").write_text(json.dumps(SUPPLEMENT_ITEM, sort_keys=True) + "\n", encoding="utf-8")
     (folder / "manifest.json").write_text(json.dumps({"dataset": "misleadqa", "version": "0.0.1"}), encoding="utf-8")
+    write_sums(folder)  # frozen: the command line reads intact releases only
     return Release(folder)
 
 
@@ -110,7 +111,7 @@ def test_prompts_cli_writes_jsonl(release, tmp_path, capsys):
     lines = out.read_text(encoding="utf-8").splitlines()
     assert len(lines) == 16 and json.loads(lines[0])["id"] == "cond-1"
     assert cli_main(["prompts", str(release.path), "--instruction"]) == 2
-    assert "--instruction applies to gsm-ic" in capsys.readouterr().err
+    assert "--instruction: not an option for misleadqa (it takes: --prompt)" in capsys.readouterr().err
 
 
 def test_prompts_refuse_a_release_without_main_split(tmp_path):
@@ -206,6 +207,7 @@ def test_a_damaged_release_item_is_one_clear_line(tmp_path, capsys, change, mess
     folder.mkdir()
     (folder / "main.jsonl").write_text(json.dumps({**NEBRASKA, **change}, sort_keys=True) + "\n", encoding="utf-8")
     (folder / "manifest.json").write_text(json.dumps({"dataset": "misleadqa", "version": "0.0.1"}), encoding="utf-8")
+    write_sums(folder)
     (tmp_path / "p.jsonl").write_text("", encoding="utf-8")
     for command in (["prompts", str(folder)], ["score", str(folder), str(tmp_path / "p.jsonl")]):
         assert cli_main(command) == 2

@@ -14,7 +14,7 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
-from ctxrobust.canonical import dumps, write_jsonl
+from ctxrobust.canonical import dumps, sha256_file, write_jsonl
 from ctxrobust.cli import main as cli_main
 from ctxrobust.release import Release
 from evaluation import pseudowords
@@ -35,6 +35,8 @@ def make_release(folder: Path) -> Release:
     write_jsonl(folder / "contexts.jsonl", rows)
     manifest = {"dataset": "pseudowords", "version": "9.9.9", "config": {"seed": 0}, "files": []}
     (folder / "manifest.json").write_text(dumps(manifest) + "\n", encoding="utf-8")
+    sums = "".join(f"{sha256_file(folder / name)}  {name}\n" for name in ("contexts.jsonl", "manifest.json"))
+    (folder / "SHA256SUMS").write_text(sums, encoding="utf-8")  # frozen: the command line scores intact releases only
     return Release(folder)
 
 
@@ -203,7 +205,8 @@ def test_report_figures_by_hand(release, tmp_path):
     assert {k: report["parameters"][k] for k in ("K", "seed", "replicates", "null_experiments", "splits", "ci_level")} == {
         "K": 10, "seed": 0, "replicates": 200, "null_experiments": 200, "splits": 20, "ci_level": 0.95}
     assert report["summary"]["metrics"]["INS"]["estimate"] == metrics["INS"]["estimate"]
-    assert report["pairs"]["by_pair"] == {}
+    assert report["models"]["h"]["context_group"] == "CHA 10000"
+    assert report["pairs"] == {"by_group": {}} and report["context_pairs"] == {"by_model": {}}  # one model: nothing to pair
 
 
 def test_probability_scores_are_not_noise_corrected(release, tmp_path):
@@ -230,7 +233,10 @@ def test_context_kinds_are_scored_as_separate_units_sharing_the_baseline(release
              for q in range(12) for c in TOK + SHORT for t in range(2)]
     report = pseudowords.score(release, write_rows(tmp_path / "p.jsonl", rows), dict(FAST))
     order = ["m [CHA 10]", "m [CHA 10000]", "m [TOK 100]"]  # kind, then length as a number
-    assert sorted(report["models"]) == sorted(order) and report["pairs"]["models"] == order
+    assert sorted(report["models"]) == sorted(order)
+    assert report["pairs"]["by_group"] == {}  # one model: no cross-model pair
+    assert report["context_pairs"]["by_model"]["m"]["units"] == order
+    assert report["context_pairs"]["by_model"]["m"]["context_groups"] == ["CHA 10", "CHA 10000", "TOK 100"]
     assert report["models"]["m [TOK 100]"]["context_group"] == "TOK 100"
     assert report["models"]["m [TOK 100]"]["metrics"]["delta"]["estimate"] < report["models"]["m [CHA 10000]"]["metrics"]["delta"]["estimate"]
     text = pseudowords.render_markdown(report)
@@ -285,8 +291,9 @@ def test_split_sample_wtd_recovers_a_planted_tail_within_its_interval(release, t
 def test_cross_model_block(release, tmp_path):
     path = simulated_file(tmp_path)
     report = pseudowords.score(release, path, dict(FAST))
-    pairs = report["pairs"]
-    assert pairs["models"] == ["model-0", "model-1", "model-2"] and pairs["questions"] == 60
+    assert list(report["pairs"]["by_group"]) == ["CHA 10000 / correct"]
+    pairs = report["pairs"]["by_group"]["CHA 10000 / correct"]
+    assert pairs["units"] == ["model-0", "model-1", "model-2"] and pairs["questions"] == 60
     assert set(pairs["by_pair"]) == {"model-0", "model-1"} and set(pairs["by_pair"]["model-0"]) == {"model-1", "model-2"}
     entry = pairs["by_pair"]["model-0"]["model-1"]
     for name in ("pearson", "jaccard.improved", "jaccard.degraded"):
@@ -300,7 +307,7 @@ def test_identical_models_correlate_perfectly(release, tmp_path):
     rows = binary_rows("x", np.linspace(0.1, 0.9, 30), np.linspace(0.9, 0.1, 30), np.random.default_rng(3))
     rows += [{**r, "model": "y"} for r in rows]
     report = pseudowords.score(release, write_rows(tmp_path / "p.jsonl", rows), dict(FAST))
-    entry = report["pairs"]["by_pair"]["x"]["y"]
+    entry = report["pairs"]["by_group"]["CHA 10000 / correct"]["by_pair"]["x"]["y"]
     assert entry["pearson"]["estimate"] == pytest.approx(1.0)
     assert entry["jaccard.degraded"]["estimate"] == pytest.approx(1.0)
     for name in ("INS", "WTD", "delta", "tail_share"):
@@ -386,3 +393,97 @@ def test_command_line_score(release, tmp_path, capsys):
     bad = write_rows(tmp_path / "bad.jsonl", [json.loads(line) for line in path.read_text().splitlines()[:30]] + ["nope"])
     assert cli_main(["score", str(release.path), str(bad), "--strict", "--replicates", "10"]) == 2
     assert "--strict refuses" in capsys.readouterr().err
+
+
+# --- cross-model pairs: different models, one context group and one input kind -------------------
+
+
+def cross_pairs(report: dict) -> list[tuple[str, str, str]]:
+    """(block key, unit a, unit b) of every cross-model pair in the report."""
+    return [(key, a, b) for key, block in report["pairs"]["by_group"].items() for a in block["by_pair"] for b in block["by_pair"][a]]
+
+
+def test_a_model_on_two_context_groups_is_not_paired_with_itself(release, tmp_path):
+    """m runs on CHA 10000 and TOK 100 with the same planted effect (its two units correlate
+    strongly); a and b run on CHA 10000 only, with effects of their own."""
+    rng = np.random.default_rng(7)
+    n = 40
+    p0 = rng.uniform(0.3, 0.9, n)
+    effect = np.where(rng.random(n) < 0.3, rng.choice([-0.3, 0.3], n), 0.0)
+    rows = binary_rows("m", p0, np.clip(p0 + effect, 0, 1), rng, contexts=CHA[:4] + TOK)
+    for model in ("a", "b"):
+        own = np.where(rng.random(n) < 0.3, rng.choice([-0.3, 0.3], n), 0.0)
+        rows += binary_rows(model, p0, np.clip(p0 + own, 0, 1), rng, contexts=CHA[:4])
+    report = pseudowords.score(release, write_rows(tmp_path / "p.jsonl", rows), dict(FAST))
+    assert sorted(report["models"]) == ["a", "b", "m [CHA 10000]", "m [TOK 100]"]
+    assert report["models"]["a"]["context_group"] == "CHA 10000" and report["models"]["m [TOK 100]"]["context_group"] == "TOK 100"
+    by_group = report["pairs"]["by_group"]
+    assert list(by_group) == ["CHA 10000 / correct"]  # TOK 100 holds one model: no pair
+    block = by_group["CHA 10000 / correct"]
+    assert block["context_group"] == "CHA 10000" and block["input"] == "correct"
+    assert block["units"] == ["a", "b", "m [CHA 10000]"] and block["questions"] == n
+    pairs = cross_pairs(report)
+    assert len(pairs) == 3
+    for _, a, b in pairs:
+        assert report["models"][a]["model"] != report["models"][b]["model"]
+        assert report["models"][a]["context_group"] == report["models"][b]["context_group"]
+    estimates = [block["by_pair"][a][b]["pearson"]["estimate"] for _, a, b in pairs]
+    assert block["metrics"]["pearson.mean"]["estimate"] == pytest.approx(np.mean(estimates), abs=1e-6)
+    assert block["metrics"]["pearson.mean"]["ci"][0] <= block["metrics"]["pearson.mean"]["estimate"] <= block["metrics"]["pearson.mean"]["ci"][1]
+    # the same model across context groups (Figure 4) is reported apart
+    context = report["context_pairs"]["by_model"]
+    assert list(context) == ["m"]
+    own = context["m"]
+    assert own["input"] == "correct" and own["context_groups"] == ["CHA 10000", "TOK 100"]
+    assert own["units"] == ["m [CHA 10000]", "m [TOK 100]"] and own["questions"] == n
+    r_self = own["by_pair"]["m [CHA 10000]"]["m [TOK 100]"]["pearson"]["estimate"]
+    assert r_self > 0.5 > block["metrics"]["pearson.mean"]["estimate"]
+    assert own["metrics"]["pearson.mean"]["estimate"] == pytest.approx(r_self, abs=1e-6)
+    assert "attenuation" not in own["by_pair"]["m [CHA 10000]"]["m [TOK 100]"]  # shared baseline: not independent noise
+    text = pseudowords.render_markdown(report)
+    assert "## Model specificity" in text and "## Pearson r of per-example change, CHA 10000, binary trials" in text
+    assert "## Context groups of one model" in text and "## Pearson r between context groups, m" in text
+    page = pseudowords.render_html(report)
+    assert page.count("data:image/png;base64,") == 3  # tail plot, one cross-model heat map, one context-group heat map
+
+
+def test_probability_score_models_are_paired_only_with_each_other(release, tmp_path):
+    rng = np.random.default_rng(8)
+    n = 30
+    p0 = rng.uniform(0.2, 0.9, n)
+    rows = []
+    for model in ("a", "b"):
+        rows += binary_rows(model, p0, np.clip(p0 + rng.normal(0, 0.2, n), 0, 1), rng, contexts=CHA[:3])
+    for model in ("local-1", "local-2", "local-3"):
+        for q in range(n):
+            rows.append({"model": model, "id": f"q{q:03d}", "context": None, "score": float(p0[q])})
+            rows += [{"model": model, "id": f"q{q:03d}", "context": c, "score": float(np.clip(p0[q] + rng.normal(0, 0.2), 0, 1))} for c in CHA[:3]]
+    report = pseudowords.score(release, write_rows(tmp_path / "p.jsonl", rows), dict(FAST))
+    by_group = report["pairs"]["by_group"]
+    assert list(by_group) == ["CHA 10000 / correct", "CHA 10000 / score"]
+    binary, scores = by_group["CHA 10000 / correct"], by_group["CHA 10000 / score"]
+    assert binary["units"] == ["a", "b"] and list(binary["by_pair"]) == ["a"] and list(binary["by_pair"]["a"]) == ["b"]
+    assert scores["input"] == "score" and scores["units"] == ["local-1", "local-2", "local-3"]
+    for _, a, b in cross_pairs(report):
+        assert report["models"][a]["input"] == report["models"][b]["input"]
+    assert binary["metrics"]["pearson.mean"]["estimate"] == pytest.approx(binary["by_pair"]["a"]["b"]["pearson"]["estimate"], abs=1e-6)
+    three = [scores["by_pair"][a][b]["pearson"]["estimate"] for a in scores["by_pair"] for b in scores["by_pair"][a]]
+    assert len(three) == 3 and scores["metrics"]["pearson.mean"]["estimate"] == pytest.approx(np.mean(three), abs=1e-6)
+    assert report["context_pairs"]["by_model"] == {}
+    text = pseudowords.render_markdown(report)
+    assert "CHA 10000, probability scores" in text and "CHA 10000, binary trials" in text
+    assert pseudowords.render_html(report).count("data:image/png;base64,") == 3  # tail plot and one heat map per block
+
+
+def test_cross_model_figures_of_a_group_do_not_depend_on_the_other_groups(release, tmp_path):
+    """Adding a model on another context group, or a probability-score model, leaves the figures of
+    the binary CHA 10000 models as they were."""
+    path = simulated_file(tmp_path, models=2, n=30)
+    alone = pseudowords.score(release, path, dict(FAST))["pairs"]["by_group"]["CHA 10000 / correct"]
+    rng = np.random.default_rng(9)
+    extra = binary_rows("other", [0.5] * 30, [0.6] * 30, rng, contexts=TOK)
+    extra += [{"model": "local", "id": f"q{q:03d}", "context": c, "score": 0.5} for q in range(30) for c in [None, *CHA[:2]]]
+    lines = path.read_text(encoding="utf-8").splitlines() + [dumps(r) for r in extra]
+    mixed = pseudowords.score(release, write_rows(tmp_path / "mixed.jsonl", lines), dict(FAST))
+    assert dumps(mixed["pairs"]["by_group"]["CHA 10000 / correct"]) == dumps(alone)
+    assert sorted(mixed["pairs"]["by_group"]) == ["CHA 10000 / correct"]  # 'other' and 'local' are alone in theirs

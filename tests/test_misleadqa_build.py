@@ -223,3 +223,38 @@ def test_missing_sources_or_user_files_are_one_line_errors(store, tmp_path):
     bad.write_text(CONDAMBIGQA.read_text(encoding="utf-8") + "{not json\n", encoding="utf-8")
     with pytest.raises(CtxRobustError, match=r"^cond.jsonl:4: not valid JSON"):  # before anything is built
         MisleadQABuilder(MisleadQAConfig(condambigqa_path=str(bad)), store).build()
+
+
+def _cli_build(mirror, tmp_path, *settings):
+    env = dict(os.environ, SOURCES_MIRROR=str(mirror), CTXROBUST_CACHE=str(tmp_path / "cache"))
+    args = [sys.executable, "-m", "ctxrobust.cli", "build", "misleadqa", "--version", "0.0.1-test", "--out", str(tmp_path / "out")]
+    for setting in settings:
+        args += ["--set", setting]
+    return subprocess.run(args, env=env, capture_output=True, text=True)
+
+
+@pytest.mark.parametrize("field, source", [("ambigdocs_path", "AmbigDocs"), ("condambigqa_path", "CondAmbigQA")])
+def test_a_user_file_that_is_not_utf8_is_named_with_its_line_and_the_file_to_give(mirror, tmp_path, field, source):
+    garbage = tmp_path / "garbage.bin"
+    garbage.write_bytes(b"\x8f\xff\x00binary\n" * 4)
+    run = _cli_build(mirror, tmp_path, f"{field}={garbage}")
+    assert run.returncode == 2 and run.stdout == ""
+    assert run.stderr.startswith(f"error: {garbage}:1: not UTF-8 (byte 0x8f at column 1); convert the file to UTF-8, or give the {source} JSON or JSON Lines file")
+    assert run.stderr.count("\n") == 1 and "internal error" not in run.stderr
+    assert not (tmp_path / "out" / "misleadqa" / "0.0.1-test").exists()
+
+
+@pytest.mark.parametrize("field, source", [("ambigdocs_path", "AmbigDocs"), ("condambigqa_path", "CondAmbigQA")])
+def test_a_folder_given_for_a_user_file_is_called_a_folder(mirror, tmp_path, field, source):
+    folder = tmp_path / "download"
+    folder.mkdir()
+    (folder / "dev.json").write_text("[]", encoding="utf-8")
+    (folder / "notes.txt").write_text("", encoding="utf-8")
+    run = _cli_build(mirror, tmp_path, f"{field}={folder}")
+    assert run.returncode == 2 and run.stdout == ""
+    assert run.stderr == (
+        f"error: {field}={folder}: is a folder, not a file; give the path of the {source} JSON or JSON Lines file "
+        f"({'records of question, ambiguous_entity, qid, documents' if source == 'AmbigDocs' else 'records of id, question, properties, ctxs'}) "
+        f"itself (the folder holds dev.json), or leave {field} unset\n"
+    )
+    assert "file not found" not in run.stderr

@@ -130,6 +130,33 @@ def test_ambigdocs_bad_record_is_one_line_error(tmp_path):
         ambigdocs.read_file(path)
 
 
+@pytest.mark.parametrize(
+    "read, content, line, column, byte, expected",
+    [
+        # JSON Lines with a Latin-1 byte on its second record
+        (ambigdocs.read_file, b'{"qid": "a"}\n{"qid": "caf\xe9"}\n', 2, 13, "0xe9", "the AmbigDocs JSON or JSON Lines file"),
+        # a JSON array saved as UTF-16
+        (ambigdocs.read_file, '[{"qid": "a"}]'.encode("utf-16"), 1, 1, "0xff", "the AmbigDocs JSON or JSON Lines file"),
+        (condambigqa.read_file, b"\x00\x01\xfe\xfe binary", 1, 3, "0xfe", "the CondAmbigQA JSON or JSON Lines file"),
+    ],
+)
+def test_a_user_file_that_is_not_utf8_is_one_line_naming_file_line_and_remedy(tmp_path, read, content, line, column, byte, expected):
+    path = tmp_path / "garbage.bin"
+    path.write_bytes(content)
+    with pytest.raises(CtxRobustError) as info:
+        read(path)
+    message = str(info.value)
+    assert message.startswith(f"{path}:{line}: not UTF-8 (byte {byte} at column {column}); convert the file to UTF-8, or give {expected}")
+    assert "\n" not in message and "UnicodeDecodeError" not in message
+
+
+def test_a_byte_order_mark_is_not_part_of_the_json(tmp_path):
+    text = (FIXTURES / "ambigdocs_sample.jsonl").read_text(encoding="utf-8")
+    path = tmp_path / "bom.jsonl"
+    path.write_bytes(b"\xef\xbb\xbf" + text.encode("utf-8"))
+    assert [r.qid for r in ambigdocs.read_file(path)] == [r.qid for r in ambigdocs.read_file(FIXTURES / "ambigdocs_sample.jsonl")]
+
+
 def test_condambigqa_fixture_records_and_facts():
     records = condambigqa.read_file(FIXTURES / "condambigqa_sample.jsonl")
     assert [r.upstream_id for r in records] == ["cdx-01", "cdx-02", "cdx-03"]

@@ -13,7 +13,7 @@ from sources.facts import Provenance
 from sources.fred import january_facts, read_series
 from validators.registry import run_checks
 
-GENERIC = {"hashes", "row_counts", "sources_locked"}  # need a release folder; covered by the core tests
+GENERIC = {"hashes", "row_counts", "sources_locked", "location", "manifest"}  # need a release folder and its full manifest; covered by the core tests
 TEMPLATE_Q = "What was the recorded basic state minimum wage in {j} on {d}? Give the rate in US dollars per hour."
 TEMPLATE_C = "On {d}, the recorded basic state minimum wage in {j} was {v} per hour."
 
@@ -133,6 +133,24 @@ def test_distinctness_reports_options_equal_after_normalisation(good):
     bad = copy.deepcopy(good)
     bad["options"]["B"] = "4.250"  # the gold answer, $4.25, in another format
     assert_reported(StubRelease([bad]), "distinctness", bad["id"], "same answer after normalisation")
+
+
+@pytest.mark.parametrize(
+    "b, d, reason",
+    [
+        ("English and Spanish", "English and French", "share the entry 'English'"),
+        ("Argentina, Germany, Spain", "Argentina, Netherlands, Germany", "share the entries 'Argentina', 'Germany'"),
+        ("Spain and Germany", "Germany, Spain", "list the same entries in another order or form"),
+        ("Toronto Raptors", "Toronto Raptors (NBA)", "are one answer: every word of 'Toronto Raptors' is also in 'Toronto Raptors (NBA)'"),
+        ("Kenny Smith", "Kenny Smyth", "are near-duplicates (similarity 90.9 of 100; 90 or more counts as one answer)"),
+    ],
+)
+def test_distinctness_names_the_reason_two_text_options_are_one_answer(good, b, d, reason):
+    bad = copy.deepcopy(good)
+    bad["options"]["B"], bad["options"]["D"] = b, d  # the two distractors (gold C, lure A)
+    (found,) = failures(StubRelease([bad]), "distinctness")
+    assert found.item == bad["id"]
+    assert found.message == f"options B {b!r} and D {d!r} {reason}"
 
 
 def test_comparability_reports_a_long_s(good):

@@ -79,3 +79,12 @@ def test_an_empty_file_is_refused(tmp_path):
     path.write_text("\n\n")
     with pytest.raises(PredictionsError, match="no prediction rows"):
         read(path)
+
+
+def test_a_file_with_no_valid_row_is_refused(tmp_path, capsys):
+    path = tmp_path / "p.jsonl"
+    path.write_bytes(b'{"model": "m"}\n\xff\xfe garbage\n')
+    with pytest.raises(PredictionsError, match="none of its 2 row\\(s\\) is a valid prediction"):
+        read(path)
+    err = capsys.readouterr().err
+    assert f"{path}:1: missing field 'id'" in err and f"{path}:2: not UTF-8 text" in err

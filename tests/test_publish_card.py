@@ -230,3 +230,68 @@ def test_a_malformed_manifest_is_one_clear_error(nested_release, change, message
     change(manifest)
     with pytest.raises(CtxRobustError, match=message + ".*rebuild it$"):
         render_card(manifest)
+
+
+def _misleadqa_card(groups: dict[str, int] | None, sources: list[str], user_sources: dict, main_rows: int) -> str:
+    notes = {"user_sources": user_sources}
+    if groups is not None:
+        notes["groups"] = {key: {"requested": 200, "items": n} for key, n in groups.items()}
+    return render_card(bare_manifest(
+        "misleadqa",
+        config={"ambigdocs_path": "/data/dev.json" if "ambigdocs" in user_sources else None, "condambigqa_path": None},
+        sources=[{"name": n, "sha256": "0" * 64} for n in sources],
+        parquet=[
+            {"name": "main.parquet", "sha256": "1" * 64, "bytes": 1, "rows": main_rows, "from": "main.jsonl"},
+            {"name": "condition.parquet", "sha256": "2" * 64, "bytes": 1, "rows": 0, "from": "condition.jsonl"},
+        ],
+        build_notes=notes,
+    ))
+
+
+def _row(text: str, config: str) -> str:
+    (row,) = [line for line in text.splitlines() if line.startswith(f"| `{config}` | test |")]
+    return row
+
+
+PINNED = ["fred/STTMINWGNE.csv", "situatedqa/temp.train.jsonl"]
+
+
+def test_the_main_row_names_only_the_sources_the_build_used():
+    text = _misleadqa_card({"fred/location": 200, "fred/time": 200, "situatedqa/location": 160, "situatedqa/time": 150}, PINNED, {}, 710)
+    row = _row(text, "main")
+    assert row.endswith("| The main split: the items to evaluate, with option positions balanced within every source-scope group. "
+                        "In this build: 400 items from FRED and 310 from SituatedQA; none from AmbigDocs. |")
+    assert "AmbigDocs when" not in row and "SituatedQA and AmbigDocs" not in row
+    assert _row(text, "condition").endswith("Empty in this build. |")  # an empty configuration names no source
+
+
+def test_the_main_row_names_ambigdocs_when_it_gave_items():
+    groups = {"ambigdocs/entity": 5, "fred/location": 200, "fred/time": 200, "situatedqa/location": 160, "situatedqa/time": 150}
+    row = _row(_misleadqa_card(groups, PINNED, {"ambigdocs": {"file": "dev.json", "sha256": "3" * 64}}, 715), "main")
+    assert row.endswith("In this build: 400 items from FRED, 310 from SituatedQA and 5 from AmbigDocs. |")
+
+
+def test_a_source_given_but_giving_no_items_is_not_named_as_a_source_of_items():
+    groups = {"ambigdocs/entity": 0, "fred/location": 200, "fred/time": 200, "situatedqa/time": 1}
+    row = _row(_misleadqa_card(groups, PINNED, {"ambigdocs": {"file": "dev.json", "sha256": "3" * 64}}, 401), "main")
+    assert row.endswith("In this build: 400 items from FRED and 1 from SituatedQA; none from AmbigDocs. |")
+
+
+def test_without_item_counts_the_row_names_the_sources_the_build_used(nested_release):
+    row = _row(_misleadqa_card(None, ["fred/STTMINWGNE.csv"], {}, 7), "main")
+    assert row.endswith("In this build: items from FRED; none from SituatedQA or AmbigDocs. |")
+    assert _row((nested_release / "README.md").read_text(encoding="utf-8"), "main").endswith("In this build: items from FRED; none from SituatedQA or AmbigDocs. |")
+
+
+def test_config_sources_must_be_sources_the_card_text_describes(tmp_path, monkeypatch):
+    broken = tmp_path / "cards.json"
+    data = json.loads(card.CARD_TEXT.read_text(encoding="utf-8"))
+    data["datasets"]["misleadqa"]["configs"]["main"]["sources"]["wikipedia"] = "Wikipedia"
+    broken.write_text(json.dumps(data), encoding="utf-8")
+    monkeypatch.setattr(card, "CARD_TEXT", broken)
+    card.card_text.cache_clear()
+    try:
+        with pytest.raises(CtxRobustError, match=r"cards\.json: unusable card text .*config main: source wikipedia is not one of `sources`"):
+            card.card_text()
+    finally:
+        card.card_text.cache_clear()

@@ -53,6 +53,14 @@ def hashes_match(release) -> Iterable[Failure]:
             yield Failure(entry["name"], None, f"size {path.stat().st_size} differs from manifest.json ({entry['bytes']})")
 
 
+@check("*", "location")
+def folder_matches_manifest(release) -> Iterable[Failure]:
+    """A release lives in <dataset>/<version>/ as its manifest names them."""
+    where = (release.path.parent.name, release.path.name)
+    if where != (release.dataset, release.version):
+        yield Failure("manifest.json", None, f"the folder {where[0]}/{where[1]} holds {release.dataset} {release.version} by its manifest; move it to {release.dataset}/{release.version}/")
+
+
 @check("*", "row_counts")
 def row_counts_match(release) -> Iterable[Failure]:
     for entry in release.manifest.get("files", []):

@@ -17,7 +17,7 @@ from typing import Callable, Iterable
 from builders.misleadqa.scopes import scopes_overlap
 from builders.misleadqa.substitution import ReplayError, replay
 from ctxrobust.errors import CtxRobustError
-from validators.normalise import answer_key, content_tokens, mentions, same_answer, word_count
+from validators.normalise import answer_clash, answer_key, content_tokens, mentions, word_count
 from validators.registry import Failure, check
 
 DATASET = "misleadqa"
@@ -114,8 +114,9 @@ def distinctness_problems(item: dict) -> list[str]:
         problems.append(f"gold and lure are the same option {item['gold']}")
     for i, a in enumerate(SUBSTANTIVE):
         for b in SUBSTANTIVE[i + 1 :]:
-            if same_answer(options[a], options[b]):
-                problems.append(f"options {a} {options[a]!r} and {b} {options[b]!r} are the same answer after normalisation")
+            clash = answer_clash(options[a], options[b])
+            if clash is not None:
+                problems.append(f"options {a} {options[a]!r} and {b} {options[b]!r} {clash}")
     return problems
 
 
@@ -494,7 +495,7 @@ def _user_problems(release, readers: dict, source: str, role: str, prov: dict, v
         entry = release.manifest.get("build_notes", {}).get("user_sources", {}).get(source)
         path_field = f"{source}_path"
         path = release.config.get(path_field)
-        if entry is None or not path or not Path(path).exists():
+        if entry is None or not path or not Path(path).is_file():
             readers[source] = f"{source} file {path or '(none recorded)'} not found: supply it at that path (config {path_field}) to check provenance"
         else:
             from ctxrobust.canonical import sha256_file

@@ -137,21 +137,50 @@ def answer_parts(text: str) -> frozenset[str]:
     return frozenset(parts)
 
 
+def _list_entries(text: str) -> dict[str, str]:
+    """answer key -> the entry as written, for each answer a list answer names (a single answer: itself)."""
+    parts = answer_parts(text)
+    if len(parts) == 1:
+        return {next(iter(parts)): text.strip()}
+    written: dict[str, str] = {}
+    for part in _LIST_SEPARATOR.split(text):
+        if part.strip():
+            written.setdefault(answer_key(part), part.strip())
+    return written
+
+
+def answer_clash(a: str, b: str) -> str | None:
+    """Why two answers count as one answer (see `same_answer`), as a phrase completing "A and B ...";
+    None when they are distinct."""
+    ka, kb = answer_key(a), answer_key(b)
+    if ka == kb:
+        return f"are the same answer after normalisation (both {ka!r})"
+    if not ka or not kb or is_numeric_key(ka) or is_numeric_key(kb):
+        return None
+    if any(ch.isdigit() for ch in ka + kb) and re.sub(r"\D", "", ka) != re.sub(r"\D", "", kb):
+        return None  # "Super Bowl LII 2018" vs "... 2019": the numbers differ, so the answers do
+    entries_a, entries_b = _list_entries(a), _list_entries(b)
+    shared = [key for key in entries_a if key in entries_b]
+    if shared and (len(entries_a) > 1 or len(entries_b) > 1):
+        if len(shared) == len(entries_a) == len(entries_b):
+            return "list the same entries in another order or form"
+        names = ", ".join(repr(entries_a[key]) for key in shared)
+        return f"share the entr{'y' if len(shared) == 1 else 'ies'} {names}"
+    words_a, words_b = set(ka.split()), set(kb.split())
+    if words_a <= words_b or words_b <= words_a:
+        inner, outer = (a, b) if words_a <= words_b else (b, a)
+        return f"are one answer: every word of {inner.strip()!r} is also in {outer.strip()!r}"
+    similarity = fuzz.ratio(ka, kb)
+    if similarity >= NEAR_DUPLICATE_RATIO:
+        return f"are near-duplicates (similarity {similarity:.1f} of 100; {NEAR_DUPLICATE_RATIO:.0f} or more counts as one answer)"
+    return None
+
+
 def same_answer(a: str, b: str) -> bool:
     """Equal after normalisation; for text that is not a number or date, also near-duplicates (rapidfuzz),
     one answer containing the other's words ('Toronto Raptors', 'Toronto Raptors (NBA)') and list answers
     naming a common answer ('Argentina, Germany, Spain', 'Argentina, Netherlands, Germany')."""
-    ka, kb = answer_key(a), answer_key(b)
-    if ka == kb:
-        return True
-    if not ka or not kb or is_numeric_key(ka) or is_numeric_key(kb):
-        return False
-    if any(ch.isdigit() for ch in ka + kb) and re.sub(r"\D", "", ka) != re.sub(r"\D", "", kb):
-        return False  # "Super Bowl LII 2018" vs "... 2019": the numbers differ, so the answers do
-    words_a, words_b = set(ka.split()), set(kb.split())
-    if words_a <= words_b or words_b <= words_a or answer_parts(a) & answer_parts(b):
-        return True
-    return fuzz.ratio(ka, kb) >= NEAR_DUPLICATE_RATIO
+    return answer_clash(a, b) is not None
 
 
 def mentions(haystack: str, needle: str) -> bool:

@@ -26,6 +26,13 @@ def items_match_schema(release) -> Iterable[Failure]:
                 break
 
 
+@check("*", "manifest")
+def manifest_matches_schema(release) -> Iterable[Failure]:
+    for error in validator_for("manifest").iter_errors(release.manifest):
+        where = "/".join(str(p) for p in error.absolute_path) or "(manifest)"
+        yield Failure("manifest.json", None, f"{where}: {error.message} (schema manifest)")
+
+
 @check("*", "unique_ids")
 def ids_unique(release) -> Iterable[Failure]:
     for entry in release.files:

@@ -83,6 +83,8 @@ class MisleadQABuilder(Builder):
             if value is None:
                 continue
             path = Path(value)
+            if path.is_dir():
+                raise CtxRobustError(f"{field}={value}: is a folder, not a file; give the path of {module.EXPECTED} itself{_json_files_in(path)}, or leave {field} unset")
             if not path.is_file():
                 raise CtxRobustError(f"{field}={value}: file not found; give the path of the downloaded file, or leave {field} unset")
             sha = sha256_file(path)
@@ -223,6 +225,18 @@ class MisleadQABuilder(Builder):
             "splits": {name: _split_counts(items) for name, items in (("main", main), ("condition", condition))},
             "exclusions_by_reason": {group: dict(sorted(c.items())) for group, c in sorted(by_reason.items())},
         }
+
+
+def _json_files_in(folder: Path, limit: int = 5) -> str:
+    """' (the folder holds a.json, b.jsonl)': the JSON / JSON Lines files a folder given for a file holds, if any."""
+    try:
+        names = sorted(p.name for p in folder.iterdir() if p.is_file() and p.suffix.lower() in (".json", ".jsonl"))
+    except OSError:
+        return ""
+    if not names:
+        return ""
+    more = f" and {len(names) - limit} more" if len(names) > limit else ""
+    return f" (the folder holds {', '.join(names[:limit])}{more})"
 
 
 def _split_counts(items: list[dict]) -> dict[str, int]:
