@@ -35,10 +35,14 @@ def _overrides(args) -> dict:
 
 
 def cmd_build(args) -> int:
-    from ctxrobust.release import build_release
+    from ctxrobust.release import ValidationFailed, build_release
 
     started = time.perf_counter()
-    result = build_release(args.dataset, args.version, _overrides(args), Path(args.out), _store(args))
+    try:
+        result = build_release(args.dataset, args.version, _overrides(args), Path(args.out), _store(args))
+    except ValidationFailed as exc:
+        _print_failures(exc.failures, args.dataset, args.version)
+        raise
     rows = ", ".join(f"{f['name']} {f['rows']}" for f in result.manifest["files"])
     print(f"{result.status} {result.path} ({rows}) in {time.perf_counter() - started:.1f}s")
     return 0

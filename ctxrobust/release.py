@@ -39,6 +39,8 @@ class Release:
                 manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
             except ValueError as exc:
                 raise CtxRobustError(f"{manifest_path}: not valid JSON ({exc}); the release is corrupted, rebuild it") from None
+            if not isinstance(manifest, dict) or not all(isinstance(manifest.get(k), str) for k in ("dataset", "version")):
+                raise CtxRobustError(f"{manifest_path}: names no dataset and version; the release is corrupted, rebuild it")
         self.manifest = manifest
 
     @property

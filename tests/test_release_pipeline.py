@@ -233,3 +233,18 @@ def test_a_non_utf8_line_is_named(tmp_path):
     path.write_bytes(b'{"id": "a"}\n{"id": "\xff"}\n')
     with pytest.raises(CtxRobustError, match="x.jsonl:2: not UTF-8"):
         read_jsonl(path)
+
+
+def test_build_command_lists_each_validator_failure(tmp_path, capsys):
+    assert cli.main(["build", "small", "--version", "1.0.0", "--set", "broken=true", "--out", str(tmp_path)]) == 2
+    captured = capsys.readouterr()
+    assert "FAIL small 1.0.0 items.jsonl item-002 schema: value: -1 is less than the minimum of 0" in captured.out
+    assert captured.err.startswith("error: small 1.0.0: 1 validator failure(s); nothing was written")
+
+
+@pytest.mark.parametrize("text", ["{}", "[1]", '{"dataset": "small"}'])
+def test_a_manifest_without_dataset_and_version_is_one_line(tmp_path, capsys, text):
+    build_release("small", "1.0.0", {}, tmp_path, None)
+    (tmp_path / "small" / "1.0.0" / "manifest.json").write_text(text)
+    assert cli.validate_main([str(tmp_path)]) == 1
+    assert "manifest.json: names no dataset and version; the release is corrupted" in capsys.readouterr().out
