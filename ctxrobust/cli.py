@@ -87,23 +87,25 @@ def _print_failures(failures, dataset: str, version: str) -> None:
 
 
 def cmd_validate(args) -> int:
-    from ctxrobust.release import Release, find_releases
+    from ctxrobust.release import Release, find_folders_without_manifest, find_releases
     from validators.registry import run_checks
 
     root = Path(args.path)
     if not root.exists():
         raise CtxRobustError(f"{root}: no such folder; give a release folder or a folder of releases (e.g. releases/)")
-    folders = find_releases(root)
-    if not folders:
+    folders, partial = find_releases(root), find_folders_without_manifest(root)
+    if not folders and not partial:
         raise CtxRobustError(f"{root}: no release found (no <dataset>/<version>/manifest.json below it)")
+    for folder in partial:
+        print(f"FAIL {folder.parent.name} {folder.name} manifest.json - load: {folder} holds no manifest.json; the release is incomplete, rebuild it")
     store = _store(args)
-    total_failures = 0
+    total_failures = len(partial)
     for folder in folders:
         try:
             release = Release(folder, store=store)
             results = run_checks(release)
         except CtxRobustError as exc:
-            print(f"FAIL {folder} manifest.json - load: {exc}")
+            print(f"FAIL {folder.parent.name} {folder.name} manifest.json - load: {exc}")
             total_failures += 1
             continue
         failures = [f for found in results.values() for f in found]
@@ -112,13 +114,13 @@ def cmd_validate(args) -> int:
         total_failures += len(failures)
         state = "ok" if not failures else f"{len(failures)} failure(s)"
         print(f"{dataset} {version}: {len(results)} checks, {state}")
-    print(f"validated {len(folders)} release(s): {'all passed' if not total_failures else f'{total_failures} failure(s)'}")
+    print(f"validated {len(folders) + len(partial)} release(s): {'all passed' if not total_failures else f'{total_failures} failure(s)'}")
     return 0 if not total_failures else 1
 
 
 def _options(args, dataset: str, accepted: dict[str, set[str]], names: list[str]) -> dict:
     """The options given on the command line; one that does not apply to the dataset is refused."""
-    given = {name: getattr(args, name) for name in names if getattr(args, name, None) not in (None, False)}
+    given = {name: getattr(args, name) for name in names if getattr(args, name, None) is not None and getattr(args, name) is not False}
     stray = sorted(set(given) - accepted.get(dataset, set()))
     if stray:
         flags = ", ".join("--" + name.replace("_", "-") for name in stray)
@@ -139,6 +141,14 @@ def _frozen_release(path: Path):
     return release
 
 
+def _writable(output: str) -> Path:
+    """The -o path, checked before any work: its folder must exist."""
+    target = Path(output)
+    if not target.parent.is_dir():
+        raise CtxRobustError(f"{target}: the folder {target.parent} does not exist; create it or write elsewhere")
+    return target
+
+
 FORMATS_BY_SUFFIX = {".md": "md", ".markdown": "md", ".html": "html", ".htm": "html", ".json": "json"}
 
 
@@ -156,7 +166,7 @@ def cmd_prompts(args) -> int:
         print(f"wrote {count} request(s)", file=sys.stderr)
         return 0
     # written beside the target and renamed on success, so a failed run leaves no partial file
-    target = Path(args.output)
+    target = _writable(args.output)
     partial = target.with_name(target.name + ".part")
     count = 0
     try:
@@ -176,8 +186,12 @@ def cmd_score(args) -> int:
 
     release = _frozen_release(Path(args.release))
     predictions = Path(args.predictions)
+    if predictions.is_dir():
+        raise CtxRobustError(f"{predictions}: is a folder; give the predictions JSON Lines file")
     if not predictions.is_file():
         raise CtxRobustError(f"{predictions}: no such predictions file")
+    if args.output:
+        _writable(args.output)
     options = _options(args, release.dataset, SCORE_OPTIONS, ["strict", "seed", "replicates", "lenient_letters", "export", "min_clusters"])
     form = args.format
     if form is None:
@@ -194,8 +208,7 @@ def cmd_score(args) -> int:
         print(f"wrote {args.output}", file=sys.stderr)
     else:
         sys.stdout.write(text)
-    excluded = report.get("predictions", {}).get("excluded", 0)
-    return 1 if (args.strict and excluded) else 0
+    return 0  # under --strict, a file with any bad row was refused before scoring
 
 
 def cmd_push(args) -> int:
@@ -219,7 +232,7 @@ def parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("release", help="build several datasets at one version (default: all)")
     p.add_argument("--version", required=True)
-    p.add_argument("--datasets", nargs="*", help="dataset names (space or comma separated)")
+    p.add_argument("--datasets", nargs="+", help="dataset names (space or comma separated)")
     p.add_argument("--out", default="releases")
     p.add_argument("--mirror")
     p.set_defaults(func=cmd_release)

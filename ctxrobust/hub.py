@@ -1,7 +1,8 @@
 """Publishing a release on the Hugging Face Hub: stage the folder to upload, then one commit and a tag.
 
 The staged folder holds, for a release `releases/<dataset>/<version>/`:
-- one Parquet file per data file (one configuration each, split `test`, an empty one included), byte for byte the release's;
+- one Parquet file per data file (one configuration each, split `test`, an empty one included), byte for byte the release's,
+  and the canonical JSON Lines files they were made from, so that the release's SHA256SUMS checks every file it lists;
 - README.md, the release's own dataset card, whose YAML header declares those configurations;
 - manifest.json and SHA256SUMS, the release's own;
 - croissant.json, Croissant 1.1 metadata describing every file and field.
@@ -115,7 +116,7 @@ def check_release(release: Release, manifest: Manifest) -> None:
     listed = _listed_sums(sums_path)
     if not manifest.published:
         raise CtxRobustError(f"{release.path / MANIFEST}: lists no Parquet file; nothing to publish")
-    for name in [CARD, MANIFEST, *(entry.name for entry in manifest.published)]:
+    for name in [CARD, MANIFEST, *(entry.name for entry in manifest.published), *(f["name"] for f in release.files)]:
         path = release.path / name
         if not path.exists():
             raise CtxRobustError(f"{path}: missing from the release; rebuild it")
@@ -147,7 +148,8 @@ def stage(release: Release, repo_id: str, out: Path, endpoint: str | None = None
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.staging-", dir=out.parent))
     try:
-        for name in [entry.name for entry in manifest.published] + [CARD, MANIFEST, SUMS]:
+        # the JSON Lines files too, so that `sha256sum -c SHA256SUMS` checks every file it lists
+        for name in [entry.name for entry in manifest.published] + [f["name"] for f in release.files] + [CARD, MANIFEST, SUMS]:
             shutil.copyfile(release.path / name, tmp / name)
         document = croissant(manifest, tmp, dataset_url(repo_id, endpoint or hub_endpoint()))
         (tmp / CROISSANT).write_text(dumps_pretty(document), encoding="utf-8", newline="\n")

@@ -4,6 +4,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +21,7 @@ from ctxrobust.canonical import dumps, dumps_pretty, iter_jsonl, sha256_file, wr
 from ctxrobust.errors import CtxRobustError
 
 MANIFEST = "manifest.json"
+VERSION_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]*")
 SUMS = "SHA256SUMS"
 CARD = "README.md"
 
@@ -154,12 +156,14 @@ def build_release(dataset: str, version: str, overrides: dict, out_root: Path, s
     from validators.registry import run_checks
     from ctxrobust.card import render_card
 
-    if not version or "/" in version or version.startswith("."):
-        raise CtxRobustError(f"version {version!r} is not a usable folder name; use e.g. 1.0.0")
+    if not VERSION_NAME.fullmatch(version or ""):
+        raise CtxRobustError(f"version {version!r}: use letters, digits, '.', '_', '+' or '-', starting with a letter or digit (e.g. 1.0.0); it names a folder and a Hub tag")
     builder_cls = get_builder(dataset)
     config = make_config(builder_cls, overrides)
     config_json = config.model_dump(mode="json")
     target = Path(out_root) / dataset / version
+    if target.exists() and not (target / MANIFEST).exists():
+        raise CtxRobustError(f"{target} exists but holds no release (no {MANIFEST}); remove the folder or choose another version")
     if target.exists():
         existing = Release(target).manifest
         if existing.get("config") != config_json:
@@ -246,6 +250,17 @@ def _write_files(tmp: Path, dataset: str, version: str, builder_cls, config_json
         "parquet": sorted(parquet, key=lambda f: f["name"]),
         "build_notes": notes,
     }
+
+
+def find_folders_without_manifest(root: Path) -> list[Path]:
+    """<dataset>/<version>/ folders below a releases root that hold no manifest.json (a damaged or partial release)."""
+    root = Path(root)
+    if (root / MANIFEST).exists():
+        return []
+    return sorted(
+        version for dataset in root.iterdir() if dataset.is_dir() and not dataset.name.startswith(".")
+        for version in dataset.iterdir() if version.is_dir() and not version.name.startswith(".") and not (version / MANIFEST).exists()
+    )
 
 
 def find_releases(root: Path) -> list[Path]:

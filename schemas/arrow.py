@@ -1,8 +1,9 @@
-"""Arrow column types from a JSON Schema, for Parquet copies of data files that have no rows.
+"""Arrow column types from a JSON Schema, for the Parquet copies of data files.
 
-A file with rows gets its Parquet types from the rows themselves; an empty one would otherwise
-have no columns at all, which Parquet readers (and `datasets`) reject. Struct fields are sorted
-by name, as canonical JSON sorts the keys of every row.
+Declared types rather than types inferred from the rows: a field that happens to be null in every
+row still gets its type, and a file with no rows still has its columns (Parquet readers and
+`datasets` reject a file without any). Struct fields are sorted by name, as canonical JSON sorts
+the keys of every row.
 """
 from __future__ import annotations
 

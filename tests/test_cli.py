@@ -77,8 +77,8 @@ def test_an_output_folder_that_does_not_exist_is_one_line(release, benchmark, pr
     assert cli.main(["prompts", str(release), "--benchmark", str(benchmark), "-o", str(missing / "p.jsonl")]) == 2
     err = capsys.readouterr().err.splitlines()
     assert [line for line in err if line.startswith("error:")] == [
-        f"error: {missing / 'r.json'}: No such file or directory",
-        f"error: {missing / 'p.jsonl.part'}: No such file or directory",
+        f"error: {missing / 'r.json'}: the folder {missing} does not exist; create it or write elsewhere",
+        f"error: {missing / 'p.jsonl'}: the folder {missing} does not exist; create it or write elsewhere",
     ]
 
 
@@ -99,3 +99,14 @@ def test_validate_names_the_folder_and_checks_it_matches_the_manifest(release_ro
     out = capsys.readouterr().out
     assert "FAIL gsm-ic 2.0.0 manifest.json - location: the folder gsm-ic/2.0.0 holds pseudowords 1.0.0 by its manifest" in out
     assert "gsm-ic 2.0.0: " in out and "1 failure(s)" in out
+
+
+def test_zero_is_an_option_value_not_an_absent_option(release, predictions, tmp_path):
+    assert cli.main(["score", str(release), str(predictions), "--replicates", "0", "--seed", "0", "-o", str(tmp_path / "r.json")]) == 0
+    parameters = json.loads((tmp_path / "r.json").read_text())["parameters"]
+    assert parameters["replicates"] == 0 and parameters["seed"] == 0
+
+
+def test_a_folder_given_as_predictions_is_named(release, tmp_path, capsys):
+    assert cli.main(["score", str(release), str(tmp_path)]) == 2
+    assert f"error: {tmp_path}: is a folder; give the predictions JSON Lines file" in capsys.readouterr().err

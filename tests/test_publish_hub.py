@@ -25,7 +25,7 @@ from publish_releases import NESTED_COLUMNS, build_pseudowords, nested_release, 
 
 TOKEN = "hf_test_token_do_not_print_1234567890"
 REPO = Path(__file__).resolve().parent.parent
-STAGED = ["README.md", "SHA256SUMS", "contexts.parquet", "croissant.json", "manifest.json", "vocabulary.parquet"]
+STAGED = ["README.md", "SHA256SUMS", "contexts.jsonl", "contexts.parquet", "croissant.json", "manifest.json", "vocabulary.jsonl", "vocabulary.parquet"]
 
 
 @pytest.fixture
@@ -51,7 +51,8 @@ def test_dry_run_writes_exactly_the_folder_to_upload(pseudowords_release, tmp_pa
     sums = dict(reversed(line.split("  ", 1)) for line in (out / "SHA256SUMS").read_text().splitlines())
     for name in STAGED:
         if name not in ("SHA256SUMS", "croissant.json"):
-            assert sums[name] == sha256_file(out / name)  # `sha256sum -c --ignore-missing SHA256SUMS` passes
+            assert sums[name] == sha256_file(out / name)
+    assert set(sums) <= set(STAGED)  # `sha256sum -c SHA256SUMS` checks every file it lists
     assert "nothing uploaded" in capsys.readouterr().out
 
 
@@ -201,10 +202,10 @@ def test_a_new_version_replaces_the_files_of_the_previous_one(hub, nested_releas
     assert push_release(smaller, "my-org/mq", None) == 0
     repo = hub.hub.repo("dataset", "my-org/mq")
     assert sorted(repo.tags) == ["v0.0.1", "v0.0.2"]
-    assert sorted(files_at(hub, "my-org/mq", "v0.0.2")) == [".gitattributes", "README.md", "SHA256SUMS", "croissant.json", "main.parquet", "manifest.json"]
+    assert sorted(files_at(hub, "my-org/mq", "v0.0.2")) == [".gitattributes", "README.md", "SHA256SUMS", "croissant.json", "main.jsonl", "main.parquet", "manifest.json"]
     assert "condition.parquet" in files_at(hub, "my-org/mq", "v0.0.1")  # the old tag still has the old files
     deleted = [line["value"]["path"] for line in hub.hub.commit_payloads[1] if line["key"] == "deletedFile"]
-    assert deleted == ["audit_sample.parquet", "condition.parquet"]
+    assert deleted == ["audit_sample.jsonl", "audit_sample.parquet", "condition.jsonl", "condition.parquet"]
 
 
 def test_a_lost_tag_is_recreated_on_the_same_commit_without_a_new_one(hub, pseudowords_release):

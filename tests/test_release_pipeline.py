@@ -248,3 +248,34 @@ def test_a_manifest_without_dataset_and_version_is_one_line(tmp_path, capsys, te
     (tmp_path / "small" / "1.0.0" / "manifest.json").write_text(text)
     assert cli.validate_main([str(tmp_path)]) == 1
     assert "manifest.json: names no dataset and version; the release is corrupted" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("version", ["1.0.0 beta", "", ".hidden", "a/b", "-rc"])
+def test_a_version_must_name_a_folder_and_a_tag(tmp_path, version):
+    with pytest.raises(CtxRobustError, match="use letters, digits"):
+        build_release("small", version, {}, tmp_path, None)
+
+
+def test_an_empty_version_folder_is_named_not_taken_for_a_release(tmp_path):
+    (tmp_path / "small" / "1.0.0").mkdir(parents=True)
+    with pytest.raises(CtxRobustError, match="exists but holds no release \\(no manifest.json\\); remove the folder"):
+        build_release("small", "1.0.0", {}, tmp_path, None)
+
+
+def test_a_version_folder_without_manifest_fails_validation(tmp_path, capsys):
+    build_release("small", "1.0.0", {}, tmp_path, None)
+    build_release("small", "1.1.0", {"seed": 1}, tmp_path, None)
+    (tmp_path / "small" / "1.1.0" / "manifest.json").unlink()
+    (tmp_path / "small" / "2.0.0").mkdir()
+    assert cli.validate_main([str(tmp_path)]) == 1
+    out = capsys.readouterr().out
+    assert "FAIL small 1.1.0 manifest.json - load:" in out and "FAIL small 2.0.0 manifest.json - load:" in out
+    assert "small 1.0.0: " in out and "validated 3 release(s): 2 failure(s)" in out
+
+
+def test_one_changed_file_is_one_hash_failure(tmp_path):
+    build_release("small", "1.0.0", {}, tmp_path, None)
+    path = tmp_path / "small" / "1.0.0" / "items.jsonl"
+    path.write_bytes(path.read_bytes().replace(b"item-000", b"item-00x"))
+    found = run_checks(Release(tmp_path / "small" / "1.0.0"))["hashes"]
+    assert [(f.file, f.item) for f in found] == [("items.jsonl", None)]

@@ -32,19 +32,24 @@ def hashes_match(release) -> Iterable[Failure]:
         yield Failure(name, None, f"file is not listed in {SUMS}")
     entries = release.manifest.get("files", []) + release.manifest.get("parquet", [])
     recorded = {e.get("name"): e.get("sha256") for e in entries if isinstance(e, dict)}
+    reported: set[str] = set()  # one failure per changed file, however many records disagree with it
     for name, digest in sorted(sums.items()):
         path = release.path / name
         if not path.exists():
             yield Failure(name, None, f"listed in {SUMS} but missing")
+            reported.add(name)
             continue
         actual = sha256_file(path)
         if actual != digest and recorded.get(name) == actual:
             yield Failure(SUMS, name, f"says {digest} for {name}, but the file and manifest.json agree on {actual}: {SUMS} was changed after the release was frozen")
         elif actual != digest:
             yield Failure(name, None, f"sha256 is {actual}, {SUMS} says {digest}: the file was changed after the release was frozen")
+            reported.add(name)
     for entry in entries:
         if not isinstance(entry, dict) or not {"name", "sha256", "bytes"} <= entry.keys():
             yield Failure("manifest.json", None, f"file entry {entry!r} lacks name, sha256 or bytes: manifest.json was changed after the release was frozen")
+            continue
+        if entry["name"] in reported:
             continue
         path = release.path / entry["name"]
         if path.exists() and sha256_file(path) != entry["sha256"]:

@@ -22,7 +22,7 @@ def items_match_schema(release) -> Iterable[Failure]:
                 yield Failure(entry["name"], str(row.get("id")), f"{where}: {error.message} (schema {entry['schema']})")
                 reported += 1
             if reported >= MAX_REPORTED_PER_FILE:
-                yield Failure(entry["name"], None, f"more than {MAX_REPORTED_PER_FILE} schema failures; stopped listing")
+                yield Failure(entry["name"], None, f"{MAX_REPORTED_PER_FILE} schema failures listed; stopped checking this file")
                 break
 
 
