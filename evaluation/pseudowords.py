@@ -527,6 +527,11 @@ def score(release: Release, predictions: Path, options: dict) -> dict:
     units, problems, dropped = build_units(acc)
     block = reader.finish(bool(options.get("strict")), problems)
     block["excluded"] += dropped
+    if not units:
+        raise CtxRobustError(
+            f"{predictions}: no question of any model has both no-context rows (context null) and context rows; "
+            "nothing to score (the problems are listed above)"
+        )
     results = {unit.name: score_unit(unit, p) for unit in units}
     models = {}
     for unit in units:

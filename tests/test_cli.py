@@ -110,3 +110,10 @@ def test_zero_is_an_option_value_not_an_absent_option(release, predictions, tmp_
 def test_a_folder_given_as_predictions_is_named(release, tmp_path, capsys):
     assert cli.main(["score", str(release), str(tmp_path)]) == 2
     assert f"error: {tmp_path}: is a folder; give the predictions JSON Lines file" in capsys.readouterr().err
+
+
+def test_predictions_with_nothing_to_compare_are_refused(release, tmp_path, capsys):
+    path = tmp_path / "baseline_only.jsonl"
+    path.write_text("".join(json.dumps({"model": "m", "id": f"q{i}", "context": None, "trial": 0, "correct": 1}) + "\n" for i in range(5)))
+    assert cli.main(["score", str(release), str(path)]) == 2
+    assert "no question of any model has both no-context rows" in capsys.readouterr().err

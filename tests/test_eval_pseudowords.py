@@ -14,6 +14,8 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
+from ctxrobust.errors import CtxRobustError
+
 from ctxrobust.canonical import dumps, sha256_file, write_jsonl
 from ctxrobust.cli import main as cli_main
 from ctxrobust.release import Release
@@ -148,12 +150,10 @@ def test_bad_rows_are_reported_by_line_and_left_out(release, tmp_path):
         pseudowords.score(release, path, {**FAST, "strict": True})
 
 
-def test_a_file_with_nothing_to_score_still_reports_and_renders(release, tmp_path):
+def test_a_file_with_nothing_to_score_is_refused(release, tmp_path):
     path = write_rows(tmp_path / "p.jsonl", ["{oops", {"model": "a", "id": "q", "context": None, "trial": 0, "correct": 1}])
-    report = pseudowords.score(release, path, dict(FAST))
-    assert report["models"] == {} and report["predictions"]["excluded"] == 2
-    assert "## Problems" in pseudowords.render_markdown(report)
-    assert "<html>" in pseudowords.render_html(report)
+    with pytest.raises(CtxRobustError, match="no question of any model has both no-context rows"):
+        pseudowords.score(release, path, dict(FAST))
 
 
 def test_bad_options_are_one_line_errors(release, tmp_path):

@@ -71,3 +71,22 @@ def test_tampering_is_reported_by_check_and_item(small_release, tmp_path):
     # nothing else was blamed on untouched items
     touched = {text_row["id"], label_row["id"], offset_row["id"]}
     assert {item for name, item in failures if name in {"span_replay", "factor_replay"}} <= touched
+
+
+def test_base_problems_are_re_read_from_the_snapshots(small_release, store, tmp_path):
+    copy = tmp_path / "release"
+    shutil.copytree(small_release, copy)
+    path = copy / "base.jsonl"
+    rows = read_jsonl(path)
+    changed, moved = rows[3], rows[7]
+    changed["question"] = changed["question"].replace(" ", "  ", 1)
+    moved["solution_line"] += 1
+    write_jsonl(path, rows)
+    found = run_checks(Release(copy, store=store))["provenance"]
+    assert sorted((f.item, f.message.split(" differs")[0]) for f in found) == sorted([
+        (changed["id"], "question, answer or n_steps"),
+        (changed["id"], "question or solution"),
+        (moved["id"], "question or solution"),
+    ])
+    assert run_checks(Release(small_release, store=store))["provenance"] == []
+    assert "set SOURCES_MIRROR" in run_checks(Release(small_release))["provenance"][0].message

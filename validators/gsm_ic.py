@@ -207,3 +207,25 @@ def gsm_ic_4k(release) -> Iterable[Failure]:
     covered = {row["base_id"] for row in rows}
     for base_id in sorted({b["id"] for b in release.rows(BASE)} - covered):
         yield Failure(EVAL, base_id, "base problem has no variant in GSM-IC-4K")
+
+
+@check("gsm-ic", "provenance")
+def provenance(release) -> Iterable[Failure]:
+    """Every base problem re-read from the pinned snapshots: its question, answer and step count from the
+    pool line it names, its worked solution from the GSM8K training line it names [§3.1]."""
+    from sources import gsm8k
+
+    if release.store is None:
+        yield Failure(BASE, None, f"provenance needs the source snapshots {gsm8k.POOL} and {gsm8k.TRAIN}: set SOURCES_MIRROR to a folder holding them")
+        return
+    pool = {record.line: record for record in gsm8k.read_pool(release.store.path(gsm8k.POOL))}
+    train = {record.line: record for record in gsm8k.read_solutions(release.store.path(gsm8k.TRAIN))}
+    for row in release.rows(BASE):
+        record = pool.get(row["pool_line"])
+        if record is None or row["id"] != gsm8k.base_id(record.line):
+            yield Failure(BASE, row["id"], f"names pool line {row['pool_line']}, which {gsm8k.POOL} does not hold under this id")
+        elif (row["question"], row["answer"], row["n_steps"]) != (record.question, record.answer, record.n_steps):
+            yield Failure(BASE, row["id"], f"question, answer or n_steps differs from {gsm8k.POOL} line {record.line}")
+        solution = train.get(row["solution_line"])
+        if solution is None or (row["question"], row["solution"]) != (solution.question, solution.solution):
+            yield Failure(BASE, row["id"], f"question or solution differs from {gsm8k.TRAIN} line {row['solution_line']}")
