@@ -115,7 +115,7 @@ def test_prompts_cli_writes_jsonl(release, tmp_path, capsys):
 
 
 def test_prompts_refuse_a_release_without_main_split(tmp_path):
-    (tmp_path / "manifest.json").write_text("{}", encoding="utf-8")
+    (tmp_path / "manifest.json").write_text(json.dumps({"dataset": "misleadqa", "version": "0.0.1"}), encoding="utf-8")
     with pytest.raises(CtxRobustError, match="no main.jsonl"):
         list(prompts(Release(tmp_path), {}))
 
