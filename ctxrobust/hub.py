@@ -147,6 +147,7 @@ def stage(release: Release, repo_id: str, out: Path, endpoint: str | None = None
     check_release(release, manifest)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.staging-", dir=out.parent))
+    tmp.chmod(0o755)  # mkdtemp makes it private; the staged folder is an ordinary one
     try:
         # the JSON Lines files too, so that `sha256sum -c SHA256SUMS` checks every file it lists
         for name in [entry.name for entry in manifest.published] + [f["name"] for f in release.files] + [CARD, MANIFEST, SUMS]:

@@ -147,6 +147,8 @@ def _selection(release, opts: PromptOptions, entries: list[Entry], path: Path) -
         if kind != "SQA" and kind not in available_kinds:
             why = release.manifest.get("build_notes", {}).get("kinds_not_built", {}).get(kind, "not a context kind")
             raise CtxRobustError(f"kind {kind!r} is not in {release.path} ({why}); choose from {', '.join(available_kinds + ['SQA'])}")
+    if opts.lengths is not None and set(kinds) == {"SQA"}:
+        raise CtxRobustError("--lengths chooses bank contexts (CHA, TOK, WEB); SQA histories are 20 turns, not a token length: drop --lengths or add a bank kind")
     lengths = opts.lengths if opts.lengths is not None else available_lengths[-1:]
     for length in lengths:
         if length not in available_lengths:

@@ -117,3 +117,10 @@ def test_predictions_with_nothing_to_compare_are_refused(release, tmp_path, caps
     path.write_text("".join(json.dumps({"model": "m", "id": f"q{i}", "context": None, "trial": 0, "correct": 1}) + "\n" for i in range(5)))
     assert cli.main(["score", str(release), str(path)]) == 2
     assert "no question of any model has both no-context rows" in capsys.readouterr().err
+
+
+def test_lengths_with_only_sqa_is_refused(release, tmp_path, capsys):
+    bench = tmp_path / "b.jsonl"
+    bench.write_text("".join(json.dumps({"id": f"q{i}", "question": f"Q{i}?", "answer": "A"}) + "\n" for i in range(25)))
+    assert cli.main(["prompts", str(release), "--benchmark", str(bench), "--kinds", "SQA", "--lengths", "10"]) == 2
+    assert "SQA histories are 20 turns, not a token length" in capsys.readouterr().err
