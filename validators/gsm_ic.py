@@ -218,8 +218,15 @@ def provenance(release) -> Iterable[Failure]:
     if release.store is None:
         yield Failure(BASE, None, f"provenance needs the source snapshots {gsm8k.POOL} and {gsm8k.TRAIN}: set SOURCES_MIRROR to a folder holding them")
         return
-    pool = {record.line: record for record in gsm8k.read_pool(release.store.path(gsm8k.POOL))}
-    train = {record.line: record for record in gsm8k.read_solutions(release.store.path(gsm8k.TRAIN))}
+    from sources.store import SourceError
+
+    try:
+        paths = release.store.require([gsm8k.POOL, gsm8k.TRAIN])
+    except SourceError as exc:
+        yield Failure(BASE, None, f"provenance needs the source snapshots, which are unavailable: {exc}")
+        return
+    pool = {record.line: record for record in gsm8k.read_pool(paths[gsm8k.POOL])}
+    train = {record.line: record for record in gsm8k.read_solutions(paths[gsm8k.TRAIN])}
     for row in release.rows(BASE):
         record = pool.get(row["pool_line"])
         if record is None or row["id"] != gsm8k.base_id(record.line):
