@@ -34,6 +34,17 @@ def timed_command(args: list[str]) -> tuple[float, float]:
     return wall, after.ru_utime + after.ru_stime - cpu.ru_utime - cpu.ru_stime
 
 
+def shape(release: Path) -> None:
+    """The figures the README quotes: vocabulary size and Zipf ceiling, CHA length in characters (Section 3)."""
+    from ctxrobust.canonical import read_jsonl
+
+    vocabulary = read_jsonl(release / "vocabulary.jsonl")
+    cha = [row["n_chars"] for row in read_jsonl(release / "contexts.jsonl") if row["kind"] == "CHA" and row["target_tokens"] == 10_000]
+    mean = sum(cha) / len(cha)
+    print(f"vocabulary: {len(vocabulary):,} words, highest Zipf {max(row['zipf'] for row in vocabulary):.2f} (threshold 1.5)")
+    print(f"CHA at 10,000 tokens: mean {mean:,.1f} characters over {len(cha)} contexts (paper 21,129.9; {100 * (mean / 21129.9 - 1):+.2f}%)")
+
+
 def end_to_end(repeat: int) -> None:
     builds, validates = [], []
     for _ in range(repeat):
@@ -41,6 +52,8 @@ def end_to_end(repeat: int) -> None:
         try:
             builds.append(timed_command(["build", "pseudowords", "--version", "bench", "--out", str(out)]))
             validates.append(timed_command(["validate", str(out / "pseudowords" / "bench")]))
+            if len(builds) == 1:
+                shape(out / "pseudowords" / "bench")
         finally:
             shutil.rmtree(out)
     for name, runs in (("ctxrobust build pseudowords (default)", builds), ("validate", validates)):
