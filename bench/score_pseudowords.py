@@ -91,13 +91,17 @@ def main() -> int:
             (folder / "report.md").write_text(markdown, encoding="utf-8")
             (folder / "report.html").write_text(page, encoding="utf-8")
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
-    summary = report["summary"]["metrics"]
+    summary = report["summary"]["metrics"]  # mean over the units of one context group and input kind
+    if not summary:
+        print(f"summary: {report['summary']['note']}")
+        return 1
     print(f"rows: {rows} ({args.models} models x {args.questions} questions x (20 baseline + 10 contexts x 2) trials)")
     print(f"parameters: {report['parameters']}")
     print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at the end")
     print(f"score (read + all statistics + export): {scored:.2f} s wall, {scored_cpu:.2f} s CPU")
     print(f"render markdown + html (2 figures): {rendered:.2f} s")
     print(f"peak memory: {peak:.0f} MiB")
+    print(f"summary: mean over {len(report['summary']['units'])} models, {report['summary']['context_group']}, {pseudowords.INPUT_LABEL[report['summary']['input']]}")
     print(f"mean INS {summary['INS']['estimate']:.4f}, INS.adjusted {summary['INS.adjusted']['estimate']:.4f}, "
           f"WTD {summary['WTD']['estimate']:.4f}, WTD.adjusted {summary['WTD.adjusted']['estimate']:.4f}, "
           f"WTD.split_sample {summary['WTD.split_sample']['estimate']:.4f}, tail_share {summary['tail_share']['estimate']:.3f}, "

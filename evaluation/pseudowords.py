@@ -31,6 +31,14 @@ Two kinds of correlation between units, kept apart:
 
 Each block draws its own bootstrap stream (seeded by the block's key), so its figures do not depend
 on which other models or groups are in the file.
+
+`summary` averages the same way: only units of one context group and one input kind are averaged
+together (figures under CHA 10k and under TOK 100, or probability-score figures, which have no
+noise correction, beside binary-trial ones, are not comparable). With one such set in the file,
+`summary` is its mean (`metrics`, with `context_group`, `input` and `units`). With several, each
+set's mean is in `summary["by_group"]["CHA 10000 / correct"]`, and `summary` itself is the set of
+the paper's main setting (CHA contexts at the release's longest length, binary trials) if the file
+has it, else `metrics` is empty and `note` says why.
 """
 from __future__ import annotations
 
@@ -476,6 +484,45 @@ def score_context_pairs(units: list[Unit], results: dict[str, UnitResult], p: Pa
 # --- report ----------------------------------------------------------------------------------------
 
 
+def main_group(groups: dict[str, str]) -> str | None:
+    """The paper's main context group: CHA at the longest length the release holds ("CHA 10000");
+    None if it has no CHA contexts."""
+    lengths = [_group_order(label)[1] for label in set(groups.values()) if _group_order(label)[0] == "CHA"]
+    return f"CHA {max(lengths)}" if lengths else None
+
+
+def _unit_input(unit: Unit) -> str:
+    return "correct" if unit.binary else "score"
+
+
+def summarize(units: list[Unit], models: dict[str, dict], main: str | None) -> dict:
+    """Equal-weight means over the units of one context group and one input kind (never across
+    them). One set in the file: its mean. Several: every set's under `by_group` (keyed like
+    `pairs["by_group"]`), and at the top the main setting's (`main`, binary trials) if present,
+    else empty `metrics` and a `note`."""
+    sets: dict[str, dict] = {}
+    for unit in units:  # scoring order: by model name, so a set lists its models in name order
+        key = pair_key(unit.group, _unit_input(unit))
+        sets.setdefault(key, {"context_group": unit.group, "input": _unit_input(unit), "units": []})["units"].append(unit.name)
+    order = sorted(sets, key=lambda k: (_group_order(sets[k]["context_group"]), INPUTS.index(sets[k]["input"])))
+    by_group = {}
+    for key in order:
+        block = sets[key]
+        by_group[key] = {**block, "metrics": mean_over_models({name: models[name] for name in block["units"]})}
+    if len(by_group) == 1:
+        return dict(by_group[order[0]])
+    wanted = None if main is None else pair_key(main, "correct")
+    if wanted in by_group:
+        summary = dict(by_group[wanted])
+    else:
+        setting = f"{main}, binary trials" if main else "CHA contexts, binary trials (the release has no CHA contexts)"
+        summary = {"metrics": {}, "note": (
+            f"the units cover {len(by_group)} sets of context group and input kind ({', '.join(order)}), whose figures are "
+            f"not comparable, and none is the main setting ({setting}); see summary.by_group for each set's mean")}
+    summary["by_group"] = by_group
+    return summary
+
+
 def _rounded(value: Any) -> Any:
     if isinstance(value, float):
         if not np.isfinite(value):
@@ -520,7 +567,9 @@ def export_examples(path: Path, units: list[Unit], results: dict[str, UnitResult
 def score(release: Release, predictions: Path, options: dict) -> dict:
     """The pseudowords report (SPEC "Scoring"; paper Sections 2, 3.1, 3.2, Appendices A, B, D, F, G)."""
     p = parameters(options)
-    acc = Accumulator(context_groups(release), int(release.config.get("contexts_per_length", 10)))
+    groups = context_groups(release)
+    main = main_group(groups)
+    acc = Accumulator(groups, int(release.config.get("contexts_per_length", 10)))
     reader = PredictionsReader(Path(predictions), PredictionRow, check=acc.check, key=acc.key)
     for row in reader:
         acc.add(row)
@@ -540,7 +589,7 @@ def score(release: Release, predictions: Path, options: dict) -> dict:
     report = header(release, block)
     report["parameters"] = p.as_dict()
     report["models"] = models
-    report["summary"] = {"metrics": mean_over_models(models)}
+    report["summary"] = summarize(units, models, main)
     report["pairs"] = score_pairs(units, results, p)
     report["context_pairs"] = score_context_pairs(units, results, p)
     if options.get("export"):

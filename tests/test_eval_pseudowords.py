@@ -487,3 +487,85 @@ def test_cross_model_figures_of_a_group_do_not_depend_on_the_other_groups(releas
     mixed = pseudowords.score(release, write_rows(tmp_path / "mixed.jsonl", lines), dict(FAST))
     assert dumps(mixed["pairs"]["by_group"]["CHA 10000 / correct"]) == dumps(alone)
     assert sorted(mixed["pairs"]["by_group"]) == ["CHA 10000 / correct"]  # 'other' and 'local' are alone in theirs
+
+
+# --- summary: means over one context group and one input kind -------------------------------------
+
+
+def _mean(report: dict, units: list[str], name: str) -> float:
+    return float(np.mean([report["models"][u]["metrics"][name]["estimate"] for u in units]))
+
+
+def test_summary_of_one_comparable_set_is_its_mean(release, tmp_path):
+    report = pseudowords.score(release, simulated_file(tmp_path, models=2, n=20), dict(FAST))
+    summary = report["summary"]
+    assert summary["context_group"] == "CHA 10000" and summary["input"] == "correct"
+    assert summary["units"] == ["model-0", "model-1"] and "by_group" not in summary and "note" not in summary
+    assert summary["metrics"]["INS"]["estimate"] == pytest.approx(_mean(report, ["model-0", "model-1"], "INS"), abs=1e-6)
+    assert summary["metrics"]["INS"]["n"] == 2
+    # one set, even off the main setting: its mean, named
+    only_tok = pseudowords.score(release, write_rows(tmp_path / "tok.jsonl", binary_rows("t", [0.6] * 8, [0.4] * 8, np.random.default_rng(2), contexts=TOK)), dict(FAST))
+    assert only_tok["summary"]["context_group"] == "TOK 100" and only_tok["summary"]["units"] == ["t"]
+    assert only_tok["summary"]["metrics"]["delta"] == {**only_tok["models"]["t"]["metrics"]["delta"], "ci": None, "n": 1}
+
+
+def test_summary_does_not_average_across_context_groups(release, tmp_path):
+    """Two models on CHA 10000 and one on TOK 100: the top-level means are the CHA 10000 models'
+    (the main setting), each group's means are under summary.by_group."""
+    rng = np.random.default_rng(11)
+    n = 16
+    p0 = rng.uniform(0.3, 0.9, n)
+    rows = binary_rows("a", p0, np.clip(p0 - 0.1, 0, 1), rng, contexts=CHA[:3])
+    rows += binary_rows("b", p0, np.clip(p0 + 0.1, 0, 1), rng, contexts=CHA[:3])
+    rows += binary_rows("c", p0, np.clip(p0 - 0.5, 0, 1), rng, contexts=TOK)
+    path = write_rows(tmp_path / "p.jsonl", rows)
+    report = pseudowords.score(release, path, dict(FAST))
+    summary = report["summary"]
+    assert list(summary["by_group"]) == ["CHA 10000 / correct", "TOK 100 / correct"]
+    cha, tok = summary["by_group"]["CHA 10000 / correct"], summary["by_group"]["TOK 100 / correct"]
+    assert (cha["context_group"], cha["input"], cha["units"]) == ("CHA 10000", "correct", ["a", "b"])
+    assert (tok["context_group"], tok["input"], tok["units"]) == ("TOK 100", "correct", ["c"])
+    for name in ("delta", "INS", "WTD.adjusted", "WTD.split_sample"):
+        assert cha["metrics"][name]["estimate"] == pytest.approx(_mean(report, ["a", "b"], name), abs=1e-6)
+        assert tok["metrics"][name]["estimate"] == report["models"]["c"]["metrics"][name]["estimate"]
+    assert summary["metrics"] == cha["metrics"] and summary["units"] == ["a", "b"] and "note" not in summary
+    assert summary["metrics"]["delta"]["n"] == 2
+    assert summary["metrics"]["delta"]["estimate"] != pytest.approx(_mean(report, ["a", "b", "c"], "delta"), abs=1e-3)
+    # deterministic, whatever the row order
+    lines = path.read_text(encoding="utf-8").splitlines()
+    shuffled = write_rows(tmp_path / "s.jsonl", [lines[i] for i in np.random.default_rng(0).permutation(len(lines))])
+    assert dumps(pseudowords.score(release, shuffled, dict(FAST))["summary"]) == dumps(summary)
+
+
+def test_summary_keeps_probability_scores_apart_from_binary_trials(release, tmp_path):
+    rng = np.random.default_rng(12)
+    n = 16
+    p0 = rng.uniform(0.3, 0.9, n)
+    rows = binary_rows("a", p0, np.clip(p0 - 0.2, 0, 1), rng, contexts=CHA[:3])
+    rows += binary_rows("b", p0, np.clip(p0 + 0.2, 0, 1), rng, contexts=CHA[:3])
+    for q in range(n):
+        rows.append({"model": "local", "id": f"q{q:03d}", "context": None, "score": float(p0[q])})
+        rows += [{"model": "local", "id": f"q{q:03d}", "context": c, "score": float(np.clip(p0[q] + 0.3, 0, 1))} for c in CHA[:3]]
+    report = pseudowords.score(release, write_rows(tmp_path / "p.jsonl", rows), dict(FAST))
+    summary = report["summary"]
+    assert list(summary["by_group"]) == ["CHA 10000 / correct", "CHA 10000 / score"]
+    scores = summary["by_group"]["CHA 10000 / score"]
+    assert scores["input"] == "score" and scores["units"] == ["local"]
+    assert scores["metrics"]["noise_floor.INS"]["estimate"] == 0.0 and "WTD.split_sample" not in scores["metrics"]
+    assert summary["input"] == "correct" and summary["units"] == ["a", "b"]
+    assert summary["metrics"] == summary["by_group"]["CHA 10000 / correct"]["metrics"]
+    for name in ("INS", "INS.adjusted", "noise_floor.INS", "delta"):
+        assert summary["metrics"][name]["estimate"] == pytest.approx(_mean(report, ["a", "b"], name), abs=1e-6)
+        assert summary["metrics"][name]["n"] == 2
+
+
+def test_summary_without_the_main_setting_is_empty_with_a_note(release, tmp_path):
+    rng = np.random.default_rng(13)
+    rows = binary_rows("a", [0.6] * 8, [0.5] * 8, rng, contexts=TOK)
+    rows += binary_rows("b", [0.6] * 8, [0.7] * 8, rng, contexts=SHORT)  # CHA 10: not the release's longest CHA
+    report = pseudowords.score(release, write_rows(tmp_path / "p.jsonl", rows), dict(FAST))
+    summary = report["summary"]
+    assert summary["metrics"] == {} and "CHA 10000, binary trials" in summary["note"]
+    assert list(summary["by_group"]) == ["CHA 10 / correct", "TOK 100 / correct"]
+    assert summary["by_group"]["CHA 10 / correct"]["metrics"]["delta"]["estimate"] == report["models"]["b"]["metrics"]["delta"]["estimate"]
+    json.dumps(report, allow_nan=False)
