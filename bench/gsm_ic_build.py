@@ -12,6 +12,7 @@ release's shape (pool exclusions, base problems, variants, factor cells, GSM-IC-
 from __future__ import annotations
 
 import argparse
+from collections import Counter
 import os
 import resource
 import shutil
@@ -100,6 +101,16 @@ def figures(release) -> None:
         print(f"  cell {cell:35s} {count:6d} ({100 * count / len(variants):.1f}%, at least 5% required)")
     four_k = notes["gsm_ic_4k"]
     print(f"  GSM-IC-4K: {four_k['size']} variants covering {four_k['bases_covered']} base problems (seed {four_k['seed']})")
+    # the further figures the README quotes
+    per_base = Counter(row["base_id"] for row in variants)
+    per_base_4k = Counter(row["base_id"] for row in release.rows("gsm-ic-4k.jsonl"))
+    two_step = sum(1 for row in variants if row["n_steps"] == 2)
+    edited = {row["base_id"] for row in variants if row["edits"]}
+    longer = {k: v for k, v in sorted(steps.items(), key=lambda kv: int(kv[0])) if k != "2"}
+    print(f"  variants per base problem {min(per_base.values())}-{max(per_base.values())}; two-step {two_step:,}, longer {len(variants) - two_step:,}"
+          f" (paper's files: 34,220 and 23,832)")
+    print(f"  longer base problems by steps {longer}; base problems with a pronoun edit {len(edited)}")
+    print(f"  GSM-IC-4K variants per base problem {min(per_base_4k.values())}-{max(per_base_4k.values())}")
 
 
 def main() -> None:

@@ -8,7 +8,6 @@ undefined replicates are left out of that metric's interval only, and counted.
 """
 from __future__ import annotations
 
-import warnings
 from typing import Hashable, Sequence
 
 import numpy as np
@@ -50,19 +49,3 @@ def weighted_totals(weights: np.ndarray, per_unit: np.ndarray) -> np.ndarray:
     """
     flat = per_unit.reshape(per_unit.shape[0], -1).astype(np.float64)
     return (weights.astype(np.float64) @ flat).reshape((weights.shape[0],) + per_unit.shape[1:])
-
-
-def percentile_intervals(samples: np.ndarray, levels: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Two-sided percentile intervals with linear interpolation, column by column, NaN replicates excluded.
-
-    samples: (replicates, k); levels: (k,) e.g. 0.975 -> 1.25th and 98.75th percentiles (App. C.2).
-    Returns (low, high, undefined count); low/high are NaN where every replicate is undefined.
-    """
-    levels = np.asarray(levels, dtype=np.float64)
-    low, high = np.full(levels.shape, np.nan), np.full(levels.shape, np.nan)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # an all-undefined column stays NaN
-        for level in np.unique(levels):
-            cols = levels == level
-            low[cols], high[cols] = np.nanquantile(samples[:, cols], [(1 - level) / 2, (1 + level) / 2], axis=0)
-    return low, high, np.count_nonzero(np.isnan(samples), axis=0)

@@ -37,7 +37,7 @@ from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from ctxrobust.errors import CtxRobustError
 from ctxrobust.release import Release
-from evaluation import accuracy, cluster_bootstrap
+from evaluation import accuracy, cluster_bootstrap, resampling
 from evaluation.gsm_ic_answers import answer_value, gold_value, response_answer
 from evaluation.predictions import PredictionsError, PredictionsReader, Problem
 from evaluation.question_bootstrap import stream
@@ -412,7 +412,7 @@ def model_metrics(ratios: list[Ratio], quotients: list[tuple[str, str, str]], we
         with np.errstate(divide="ignore", invalid="ignore"):
             quotient = reps[:, top] / reps[:, bottom]
         reps = np.hstack([reps, np.where(np.isfinite(quotient), quotient, np.nan)])
-        low, high, _ = cluster_bootstrap.percentile_intervals(reps, np.full(len(names), LEVEL))
+        low, high, _ = resampling.percentile_intervals(reps, np.full(len(names), LEVEL))
         intervals = list(zip(low, high))
     return {name: metric(e, ci, n) for name, e, ci, n in sorted(zip(names, estimates, intervals, dens), key=lambda t: t[0])}
 

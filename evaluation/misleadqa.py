@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ctxrobust.errors import CtxRobustError
 from ctxrobust.release import Release
-from evaluation import cluster_bootstrap as cb
+from evaluation import cluster_bootstrap as cb, resampling
 from evaluation import report as rp
 from evaluation.lure_rates import (
     C, GOLD, OUTCOMES, PRIMARY, common_subset, count_columns, distribution, evaluation_subsets, outcomes, primary_metrics, ratio,
@@ -228,7 +228,7 @@ def bootstrap_intervals(codes_by_model: list[np.ndarray], unit: np.ndarray, n_un
         level = cb.PRIMARY_LEVEL if name in PRIMARY_CONTRASTS else cb.LEVEL
         columns += [reps[name], reps[name].mean(axis=1, keepdims=True)]  # a NaN for any model -> NaN mean (App. C.2)
         levels += [level] * (n_models + 1)
-    lo, hi, undefined = cb.percentile_intervals(np.concatenate(columns, axis=1), np.asarray(levels))
+    lo, hi, undefined = resampling.percentile_intervals(np.concatenate(columns, axis=1), np.asarray(levels))
     per_model: list[dict] = [{} for _ in range(n_models)]
     mean: dict = {}
     for k, name in enumerate(names):

@@ -661,6 +661,12 @@ def _plain(m: dict | None, percent: bool = True, digits: int = 1) -> str:
     return fmt_metric(None if m is None else {**m, "ci": None}, percent, digits)
 
 
+def _specificity_headers(first: str, units: str, k: int) -> list[str]:
+    """Columns of a specificity table: what a row is, its input kind and units, then the pairwise figures."""
+    return [first, "Input", units, "Questions", "mean Pearson r [95% CI]", f"mean Jaccard, top {k}% improved",
+            f"mean Jaccard, top {k}% degraded", "Jaccard random baseline"]
+
+
 def _specificity_row(block: dict, first: list[str]) -> list[str]:
     pm = block["metrics"]
     return [*first, str(block["questions"]), fmt_metric(pm.get("pearson.mean"), percent=False, digits=2),
@@ -720,8 +726,7 @@ def _tables(report: dict) -> list[tuple[str, list[str], list[list[str]], str]]:
     if cross:
         tables.append((
             "Model specificity",
-            ["Context group", "Input", "Models", "Questions", "mean Pearson r [95% CI]", f"mean Jaccard, top {k}% improved",
-             f"mean Jaccard, top {k}% degraded", "Jaccard random baseline"],
+            _specificity_headers("Context group", "Models", k),
             [_specificity_row(block, [block["context_group"], INPUT_LABEL[block["input"]], ", ".join(_cross_labels(report, block))])
              for block in cross],
             "Section 3.2: pairs of different models only, within one context group and one input kind (binary trials or "
@@ -735,8 +740,7 @@ def _tables(report: dict) -> list[tuple[str, list[str], list[list[str]], str]]:
     if own:
         tables.append((
             "Context groups of one model",
-            ["Model", "Input", "Context groups", "Questions", "mean Pearson r [95% CI]", f"mean Jaccard, top {k}% improved",
-             f"mean Jaccard, top {k}% degraded", "Jaccard random baseline"],
+            _specificity_headers("Model", "Context groups", k),
             [_specificity_row(block, [model, INPUT_LABEL[block["input"]], ", ".join(block["context_groups"])]) for model, block in own],
             "Section 3.3 (Figure 4): one model's per-example changes under different context groups; not part of the cross-model "
             "figures. The groups share the model's no-context baseline, whose sampling noise raises r.",

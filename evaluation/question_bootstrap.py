@@ -10,7 +10,7 @@ import hashlib
 
 import numpy as np
 
-from evaluation.resampling import draw_counts
+from evaluation.resampling import draw_counts, percentile_intervals
 
 REPLICATES = 1000  # Appendix B
 LEVEL = 0.95
@@ -36,6 +36,5 @@ def percentile_interval(values: np.ndarray, level: float = LEVEL) -> tuple[float
     values = values[np.isfinite(values)]
     if values.size == 0:
         return None
-    tail = 100 * (1 - level) / 2
-    lo, hi = np.percentile(values, [tail, 100 - tail])
-    return float(lo), float(hi)
+    low, high, _ = percentile_intervals(values[:, None], np.array([level]))
+    return float(low[0]), float(high[0])

@@ -13,7 +13,7 @@ from pydantic import ValidationError
 from ctxrobust.cli import main as cli_main
 from ctxrobust.errors import CtxRobustError
 from ctxrobust.release import Release, write_sums
-from evaluation import cluster_bootstrap as cb
+from evaluation import cluster_bootstrap as cb, resampling
 from evaluation.misleadqa_prompts import prompts
 from evaluation.misleadqa_responses import CONDITIONS, INVALID, MisleadQAPrediction, parse_letter, row_problem
 
@@ -184,7 +184,7 @@ def test_percentile_intervals_match_numpy_and_skip_undefined():
     samples = rng.random((101, 3))
     samples[[4, 50], 1] = np.nan
     samples[:, 2] = np.nan
-    lo, hi, undefined = cb.percentile_intervals(samples, np.array([0.95, 0.975, 0.95]))
+    lo, hi, undefined = resampling.percentile_intervals(samples, np.array([0.95, 0.975, 0.95]))
     assert lo[0] == pytest.approx(np.percentile(samples[:, 0], 2.5)) and hi[0] == pytest.approx(np.percentile(samples[:, 0], 97.5))
     kept = samples[~np.isnan(samples[:, 1]), 1]
     assert lo[1] == pytest.approx(np.percentile(kept, 1.25)) and hi[1] == pytest.approx(np.percentile(kept, 98.75))

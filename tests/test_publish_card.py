@@ -157,18 +157,24 @@ def test_paper_citations_name_the_papers():
         assert citation.bibtex.count("{") == citation.bibtex.count("}")
 
 
-def test_unusable_card_text_is_one_clear_error(tmp_path, monkeypatch):
+def assert_card_text_refused(tmp_path, monkeypatch, edit, message: str) -> None:
+    """Card text changed by `edit` (a function of the parsed cards.json) is refused with `message`."""
     broken = tmp_path / "cards.json"
     data = json.loads(card.CARD_TEXT.read_text(encoding="utf-8"))
-    data["datasets"]["gsm-ic"]["licence"] = "wtfpl"
+    edit(data)
     broken.write_text(json.dumps(data), encoding="utf-8")
     monkeypatch.setattr(card, "CARD_TEXT", broken)
     card.card_text.cache_clear()
     try:
-        with pytest.raises(CtxRobustError, match=r"cards\.json: unusable card text .*unknown licence wtfpl"):
+        with pytest.raises(CtxRobustError, match=message):
             card.card_text()
     finally:
         card.card_text.cache_clear()
+
+
+def test_unusable_card_text_is_one_clear_error(tmp_path, monkeypatch):
+    assert_card_text_refused(tmp_path, monkeypatch, lambda data: data["datasets"]["gsm-ic"].update(licence="wtfpl"),
+                             r"cards\.json: unusable card text .*unknown licence wtfpl")
 
 
 def test_a_dataset_without_card_text_gets_a_bare_card_and_no_licence_claim(nested_release):
@@ -284,14 +290,6 @@ def test_without_item_counts_the_row_names_the_sources_the_build_used(nested_rel
 
 
 def test_config_sources_must_be_sources_the_card_text_describes(tmp_path, monkeypatch):
-    broken = tmp_path / "cards.json"
-    data = json.loads(card.CARD_TEXT.read_text(encoding="utf-8"))
-    data["datasets"]["misleadqa"]["configs"]["main"]["sources"]["wikipedia"] = "Wikipedia"
-    broken.write_text(json.dumps(data), encoding="utf-8")
-    monkeypatch.setattr(card, "CARD_TEXT", broken)
-    card.card_text.cache_clear()
-    try:
-        with pytest.raises(CtxRobustError, match=r"cards\.json: unusable card text .*config main: source wikipedia is not one of `sources`"):
-            card.card_text()
-    finally:
-        card.card_text.cache_clear()
+    assert_card_text_refused(tmp_path, monkeypatch,
+                             lambda data: data["datasets"]["misleadqa"]["configs"]["main"]["sources"].update(wikipedia="Wikipedia"),
+                             r"cards\.json: unusable card text .*config main: source wikipedia is not one of `sources`")
