@@ -52,12 +52,13 @@ def end_to_end(repeat: int, cache: Path) -> None:
 
 
 def stages(cache: Path) -> None:
-    from builders.gsm_ic import GsmIcConfig
-    from builders.gsm_ic.builder import build_from_pool
-    from ctxrobust.release import Release, build_release
-    from sources import gsm8k
-    from sources.store import SnapshotStore
-    from validators.registry import checks_for
+    from ctxrobust.builders.gsm_ic import GsmIcConfig
+    from ctxrobust.builders.gsm_ic.builder import build_from_pool
+    from ctxrobust.release import Release
+    from ctxrobust.build import build_release
+    from ctxrobust.sources import gsm8k
+    from ctxrobust.sources.store import SnapshotStore
+    from ctxrobust.validators.checks import checks_for
 
     store = SnapshotStore(cache_dir=cache)
     started = time.perf_counter()

@@ -24,9 +24,10 @@ def main() -> int:
         print("error: set SOURCES_MIRROR (or pass --mirror) to a folder laid out like fred/, situatedqa/", file=sys.stderr)
         return 2
 
-    from ctxrobust.release import Release, build_release
-    from sources.store import SnapshotStore
-    from validators.registry import run_checks
+    from ctxrobust.release import Release
+    from ctxrobust.build import build_release
+    from ctxrobust.sources.store import SnapshotStore
+    from ctxrobust.validators.checks import run_checks
 
     overrides = {}
     if args.ambigdocs:

@@ -67,7 +67,7 @@ def stages() -> None:
     import numpy as np
 
     started = time.perf_counter()
-    from builders.pseudowords import contexts, tokenizer, vocabulary
+    from ctxrobust.builders.pseudowords import contexts, tokenizer, vocabulary
 
     tok = tokenizer.load()
     marks = [("import + load o200k tokenizer", time.perf_counter())]

@@ -25,10 +25,11 @@ import datasets  # noqa: E402
 import huggingface_hub.constants  # noqa: E402
 import mlcroissant as mlc  # noqa: E402
 
-from ctxrobust.card import read_manifest  # noqa: E402
+from ctxrobust.publish.card import read_manifest  # noqa: E402
 from ctxrobust.errors import CtxRobustError  # noqa: E402
-from ctxrobust.hub import push_release, stage  # noqa: E402
-from ctxrobust.release import Release, build_release, find_releases  # noqa: E402
+from ctxrobust.publish.hub import push_release, stage  # noqa: E402
+from ctxrobust.release import Release, find_releases
+from ctxrobust.build import build_release
 from hub_server import HubServer  # noqa: E402
 
 TOKEN = "bench-token"
@@ -40,7 +41,7 @@ def releases(args: list[str], scratch: Path) -> list[Path]:
     found = find_releases(ROOT / "releases") if (ROOT / "releases").exists() else []
     if found:
         return found
-    from sources.store import SnapshotStore
+    from ctxrobust.sources.store import SnapshotStore
 
     store = SnapshotStore(cache_dir=scratch / "cache")
     built = []

@@ -24,9 +24,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from ctxrobust.canonical import dumps, dumps_pretty, write_jsonl  # noqa: E402
-from ctxrobust.release import Release  # noqa: E402
-from evaluation.misleadqa import score  # noqa: E402
-from evaluation.misleadqa_responses import CONDITIONS  # noqa: E402
+from ctxrobust.release import Release
+from ctxrobust.evaluation.misleadqa.scorer import score  # noqa: E402
+from ctxrobust.evaluation.misleadqa.responses import CONDITIONS  # noqa: E402
 
 # (source, scope, items, clusters) as in the paper's Table 1
 GROUPS = (("fred", "time", 200, 43), ("fred", "location", 200, 44), ("situatedqa", "time", 183, 137),

@@ -24,8 +24,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from ctxrobust.canonical import dumps, write_jsonl  # noqa: E402
-from ctxrobust.release import Release  # noqa: E402
-from evaluation import pseudowords  # noqa: E402
+from ctxrobust.release import Release
+from ctxrobust.evaluation.pseudowords import scorer as pseudowords  # noqa: E402
 
 CONTEXTS = [f"CHA-010000-{j:03d}" for j in range(10)]
 

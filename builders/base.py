@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from pydantic import BaseModel, ConfigDict
 
 if TYPE_CHECKING:
-    from sources.store import SnapshotStore
+    from ctxrobust.sources.store import SnapshotStore
 
 
 class BuildConfig(BaseModel):

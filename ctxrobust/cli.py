@@ -1,4 +1,8 @@
-"""The command line: build, release, sources, validate, prompts, score, push."""
+"""The command line: build, release, sources, validate, prompts, score, push.
+
+Dataset names and the per-dataset flags of `prompts` and `score` come from the registry: each field
+of a dataset's PromptOptions / ScoreOptions model is one flag, refused for datasets without it.
+"""
 from __future__ import annotations
 
 import argparse
@@ -6,14 +10,19 @@ import json
 import os
 import sys
 import time
+import typing
 from pathlib import Path
 
+from pydantic import BaseModel
+
+from ctxrobust import registry
 from ctxrobust.canonical import dumps
-from ctxrobust.errors import CtxRobustError
+from ctxrobust.errors import CtxRobustError, ValidationFailed
+from ctxrobust.options import flag, parse_options
 
 
 def _store(args=None):
-    from sources.store import SnapshotStore
+    from ctxrobust.sources.store import SnapshotStore
 
     mirror = getattr(args, "mirror", None) if args is not None else None
     return SnapshotStore(mirror=Path(mirror) if mirror else None)
@@ -35,7 +44,7 @@ def _overrides(args) -> dict:
 
 
 def cmd_build(args) -> int:
-    from ctxrobust.release import ValidationFailed, build_release
+    from ctxrobust.build import build_release
 
     started = time.perf_counter()
     try:
@@ -50,10 +59,9 @@ def cmd_build(args) -> int:
 
 def cmd_release(args) -> int:
     """Build several datasets; a dataset whose build fails does not stop the others."""
-    import builders
-    from ctxrobust.release import ValidationFailed, build_release
+    from ctxrobust.build import build_release
 
-    names = builders.dataset_names() if not args.datasets else [n for chunk in args.datasets for n in chunk.replace(",", " ").split()]
+    names = registry.names() if not args.datasets else [n for chunk in args.datasets for n in chunk.replace(",", " ").split()]
     store, failed = _store(args), []
     for name in names:
         started = time.perf_counter()
@@ -88,7 +96,7 @@ def _print_failures(failures, dataset: str, version: str) -> None:
 
 def cmd_validate(args) -> int:
     from ctxrobust.release import Release, find_folders_without_manifest, find_releases
-    from validators.registry import run_checks
+    from ctxrobust.validators.checks import run_checks
 
     root = Path(args.path)
     if not root.exists():
@@ -118,20 +126,52 @@ def cmd_validate(args) -> int:
     return 0 if not total_failures else 1
 
 
-def _options(args, dataset: str, accepted: dict[str, set[str]], names: list[str]) -> dict:
-    """The options given on the command line; one that does not apply to the dataset is refused."""
-    given = {name: getattr(args, name) for name in names if getattr(args, name, None) is not None and getattr(args, name) is not False}
-    stray = sorted(set(given) - accepted.get(dataset, set()))
-    if stray:
-        flags = ", ".join("--" + name.replace("_", "-") for name in stray)
-        raise CtxRobustError(f"{flags}: not an option for {dataset} (it takes: {', '.join('--' + n.replace('_', '-') for n in sorted(accepted.get(dataset, set()))) or 'none'})")
-    return given
+OPTION_PARTS = {"prompts": "prompt_options", "score": "score_options"}
+
+
+def _option_fields(command: str) -> dict[str, list[tuple[str, typing.Any]]]:
+    """Every option field of `command` over the registered datasets: name -> [(dataset, FieldInfo)]."""
+    fields: dict[str, list[tuple[str, typing.Any]]] = {}
+    for dataset in registry.datasets():
+        model = dataset.load(OPTION_PARTS[command])
+        for name, info in model.model_fields.items():
+            fields.setdefault(name, []).append((dataset.name, info))
+    return fields
+
+
+def _add_option_flags(parser: argparse.ArgumentParser, command: str) -> None:
+    """One flag per options field; its type from the annotation, its help from each dataset's description."""
+    for name, owners in sorted(_option_fields(command).items()):
+        info = owners[0][1]
+        annotation = info.annotation
+        args = [a for a in typing.get_args(annotation) if a is not type(None)] or [annotation]
+        kind = args[0]
+        helps = "; ".join(f"{ds}: {i.description}" for ds, i in owners if i.description)
+        if kind is bool:
+            parser.add_argument(flag(name), dest=name, action="store_true", default=None, help=helps)
+            continue
+        nargs, element = None, kind
+        if typing.get_origin(kind) is list:
+            nargs, element = "+", typing.get_args(kind)[0]
+        converter = element if element in (int, float) else str
+        choices = list(typing.get_args(element)) if typing.get_origin(element) is typing.Literal else None
+        if choices and len(owners) > 1:
+            choices = None  # datasets differ: each model checks its own values
+            helps = "; ".join(f"{ds}: {i.description}" for ds, i in owners)
+        parser.add_argument(flag(name), dest=name, type=converter, nargs=nargs, default=None, help=helps,
+                            metavar=name.upper() if not choices else None, choices=choices)
+
+
+def _options(args, dataset: registry.Dataset, command: str) -> BaseModel:
+    """The dataset's options model from the flags given; a flag that does not apply to it is refused."""
+    given = {name: getattr(args, name) for name in _option_fields(command) if getattr(args, name, None) is not None}
+    return parse_options(dataset.load(OPTION_PARTS[command]), given, f"{dataset.name} {command}")
 
 
 def _frozen_release(path: Path):
     """A release whose files still match their SHA256SUMS: prompts and scores are never made from a changed one."""
     from ctxrobust.release import Release
-    from validators.integrity import hashes_match
+    from ctxrobust.validators.integrity import hashes_match
 
     release = Release(path)
     changed = list(hashes_match(release))
@@ -153,11 +193,10 @@ FORMATS_BY_SUFFIX = {".md": "md", ".markdown": "md", ".html": "html", ".htm": "h
 
 
 def cmd_prompts(args) -> int:
-    from evaluation import PROMPT_OPTIONS, prompts_for
-
     release = _frozen_release(Path(args.release))
-    options = _options(args, release.dataset, PROMPT_OPTIONS, ["benchmark", "prompt", "instruction", "seed", "kinds", "lengths"])
-    requests = prompts_for(release.dataset)(release, options)
+    dataset = registry.get(release.dataset)
+    options = _options(args, dataset, "prompts")
+    requests = dataset.load("prompts")(release, options)
     if not args.output:
         count = 0
         for request in requests:
@@ -182,9 +221,8 @@ def cmd_prompts(args) -> int:
 
 
 def cmd_score(args) -> int:
-    from evaluation import SCORE_OPTIONS, scorer_for
-
     release = _frozen_release(Path(args.release))
+    dataset = registry.get(release.dataset)
     predictions = Path(args.predictions)
     if predictions.is_dir():
         raise CtxRobustError(f"{predictions}: is a folder; give the predictions JSON Lines file")
@@ -192,17 +230,17 @@ def cmd_score(args) -> int:
         raise CtxRobustError(f"{predictions}: no such predictions file")
     if args.output:
         _writable(args.output)
-    options = _options(args, release.dataset, SCORE_OPTIONS, ["strict", "seed", "replicates", "lenient_letters", "export", "min_clusters"])
+    options = _options(args, dataset, "score")
     form = args.format
     if form is None:
         form = FORMATS_BY_SUFFIX.get(Path(args.output).suffix.lower(), "json") if args.output else "json"
-    report = scorer_for(release.dataset)(release, predictions, options)
+    if form != "json" and form not in dataset.renderers:
+        raise CtxRobustError(f"--format {form}: {dataset.name} reports render as json or {', '.join(sorted(dataset.renderers))}")
+    report = dataset.load("scorer")(release, predictions, options)
     if form == "json":
         text = json.dumps(report, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n"
-    elif form == "md":
-        text = scorer_for(release.dataset, "render_markdown")(report)
     else:
-        text = scorer_for(release.dataset, "render_html")(report)
+        text = dataset.load("render_" + form)(report)
     if args.output:
         Path(args.output).write_text(text, encoding="utf-8", newline="\n")
         print(f"wrote {args.output}", file=sys.stderr)
@@ -212,7 +250,7 @@ def cmd_score(args) -> int:
 
 
 def cmd_push(args) -> int:
-    from ctxrobust.hub import push_release
+    from ctxrobust.publish.hub import push_release
 
     return push_release(Path(args.release), args.repo, dry_run=Path(args.dry_run) if args.dry_run else None)
 
@@ -222,18 +260,18 @@ def parser() -> argparse.ArgumentParser:
     sub = top.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("build", help="build one dataset release")
-    p.add_argument("dataset")
-    p.add_argument("--version", required=True)
-    p.add_argument("--seed", type=int)
-    p.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a build configuration field")
-    p.add_argument("--out", default="releases")
+    p.add_argument("dataset", choices=registry.names())
+    p.add_argument("--version", required=True, help="the release version; names the folder and the Hub tag (e.g. 1.0.0)")
+    p.add_argument("--seed", type=int, help="the build seed (default: the builder's)")
+    p.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a build configuration field (VALUE as JSON, or a plain string)")
+    p.add_argument("--out", default="releases", help="the releases folder (default: releases)")
     p.add_argument("--mirror", help="a source mirror folder (default: $SOURCES_MIRROR)")
     p.set_defaults(func=cmd_build)
 
     p = sub.add_parser("release", help="build several datasets at one version (default: all)")
-    p.add_argument("--version", required=True)
-    p.add_argument("--datasets", nargs="+", help="dataset names (space or comma separated)")
-    p.add_argument("--out", default="releases")
+    p.add_argument("--version", required=True, help="the release version (e.g. 1.0.0)")
+    p.add_argument("--datasets", nargs="+", help=f"dataset names, space or comma separated (default: all of {', '.join(registry.names())})")
+    p.add_argument("--out", default="releases", help="the releases folder (default: releases)")
     p.add_argument("--mirror")
     p.set_defaults(func=cmd_release)
 
@@ -248,27 +286,17 @@ def parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_validate)
 
     p = sub.add_parser("prompts", help="write the exact model inputs of a release as JSONL")
-    p.add_argument("release")
-    p.add_argument("--benchmark", help="pseudowords: a JSONL of {id, question, options?, answer?}")
-    p.add_argument("--prompt", help="misleadqa: original|cf|scope (default original); gsm-ic: cot|cot-ic|ltm|ltm-ic|program|program-ic|0-cot (default cot)")
-    p.add_argument("--instruction", action="store_true", default=None, help="gsm-ic: prepend the paper's instruction")
-    p.add_argument("--kinds", nargs="+", help="pseudowords: CHA TOK WEB SQA (default: CHA, the paper's main setting)")
-    p.add_argument("--lengths", nargs="+", type=int, help="pseudowords: context lengths in tokens (default: the release's longest, 10000 by default)")
-    p.add_argument("--seed", type=int)
-    p.add_argument("-o", "--output")
+    p.add_argument("release", help="a release folder")
+    _add_option_flags(p, "prompts")
+    p.add_argument("-o", "--output", help="the JSONL file to write (default: standard output)")
     p.set_defaults(func=cmd_prompts)
 
     p = sub.add_parser("score", help="score a predictions file against a release")
-    p.add_argument("release")
-    p.add_argument("predictions")
-    p.add_argument("-o", "--output")
+    p.add_argument("release", help="a release folder")
+    p.add_argument("predictions", help="a predictions JSON Lines file")
+    p.add_argument("-o", "--output", help="the report file to write (default: standard output)")
     p.add_argument("--format", choices=["json", "md", "html"], help="default: from the -o file's suffix (.md, .html), else json")
-    p.add_argument("--strict", action="store_true", help="refuse to score a file with any bad row")
-    p.add_argument("--seed", type=int)
-    p.add_argument("--replicates", type=int, help="bootstrap replicates (default: the paper's)")
-    p.add_argument("--lenient-letters", dest="lenient_letters", action="store_true", default=None, help="misleadqa: accept 'B.' and '(B)'")
-    p.add_argument("--min-clusters", dest="min_clusters", type=int, help="misleadqa: source clusters A_m must cover for a model to enter inference (default 20)")
-    p.add_argument("--export", help="pseudowords: write per-example changes to this CSV or Parquet file")
+    _add_option_flags(p, "score")
     p.set_defaults(func=cmd_score)
 
     p = sub.add_parser("push", help="upload a release to the Hugging Face Hub")

@@ -12,7 +12,7 @@ from typing import Hashable, Sequence
 
 import numpy as np
 
-from evaluation.resampling import draw_counts
+from ctxrobust.evaluation.resampling import draw_counts
 
 REPLICATES = 10_000  # App. C.2
 SEED = 2027  # App. C.2

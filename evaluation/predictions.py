@@ -9,14 +9,10 @@ from typing import Callable, Generic, Hashable, Iterator, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from ctxrobust.errors import CtxRobustError
+from ctxrobust.errors import PredictionsError
 
 Row = TypeVar("Row", bound=BaseModel)
 MAX_LISTED = 200
-
-
-class PredictionsError(CtxRobustError):
-    """A predictions file that cannot be scored as asked."""
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ import hashlib
 
 import numpy as np
 
-from evaluation.resampling import draw_counts, percentile_intervals
+from ctxrobust.evaluation.resampling import draw_counts, percentile_intervals
 
 REPLICATES = 1000  # Appendix B
 LEVEL = 0.95

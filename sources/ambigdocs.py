@@ -14,8 +14,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
-from sources.facts import Fact, Provenance, Scope
-from sources.records import Located, object_list, read_records, text_field
+from ctxrobust.sources.facts import Fact, Provenance, Scope
+from ctxrobust.sources.records import Located, object_list, read_records, text_field
 
 EXPECTED = "the AmbigDocs JSON or JSON Lines file (records of question, ambiguous_entity, qid, documents)"  # the file to give, in errors
 

@@ -15,8 +15,8 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict
 
 from ctxrobust.errors import CtxRobustError
-from sources.facts import Fact, Provenance, Scope
-from sources.records import Located, object_list, read_records, text_field
+from ctxrobust.sources.facts import Fact, Provenance, Scope
+from ctxrobust.sources.records import Located, object_list, read_records, text_field
 
 EXPECTED = "the CondAmbigQA JSON or JSON Lines file (records of id, question, properties, ctxs)"  # the file to give, in errors
 

@@ -20,8 +20,8 @@ import tempfile
 from pathlib import Path
 from typing import Iterable
 
-from sources.lock import FredUpstream, HfUpstream, HttpsUpstream, Snapshot
-from sources.store import SourceError
+from ctxrobust.sources.lock import FredUpstream, HfUpstream, HttpsUpstream, Snapshot
+from ctxrobust.errors import SourceError
 
 HTTP_TIMEOUT = (10, 60)  # seconds: connect, read
 FRED_MISSING = "."

@@ -25,7 +25,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from ctxrobust.errors import CtxRobustError
-from sources.facts import Fact, Provenance, Scope
+from ctxrobust.sources.facts import Fact, Provenance, Scope
 
 SERIES_PREFIX = "STTMINWG"
 FEDERAL_SERIES = "STTMINWGFG"

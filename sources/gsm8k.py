@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict
 
 from ctxrobust.canonical import iter_jsonl, sha256_file
 from ctxrobust.errors import CtxRobustError
-from sources.facts import Provenance
+from ctxrobust.sources.facts import Provenance
 
 POOL = "gsm_ic/gsm8k_validation.jsonl"
 TRAIN = "gsm8k/train.jsonl"

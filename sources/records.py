@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict
 
 from ctxrobust.canonical import sha256_file
 from ctxrobust.errors import CtxRobustError
-from sources.facts import Provenance
+from ctxrobust.sources.facts import Provenance
 
 
 class Located(BaseModel):

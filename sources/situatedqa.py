@@ -10,8 +10,8 @@ from pathlib import Path, PurePosixPath
 from typing import Literal
 
 from ctxrobust.errors import CtxRobustError
-from sources.facts import Fact, Provenance, Scope
-from sources.records import Located, read_records
+from ctxrobust.sources.facts import Fact, Provenance, Scope
+from ctxrobust.sources.records import Located, read_records
 
 Kind = Literal["temp", "geo"]
 

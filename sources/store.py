@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Callable, Iterable, Mapping
 
 from ctxrobust.canonical import sha256_file
-from ctxrobust.errors import CtxRobustError
-from sources.lock import Snapshot, load_lock
+from ctxrobust.errors import SourceError
+from ctxrobust.sources.lock import Snapshot, load_lock
 
 CACHE_ENV = "CTXROBUST_CACHE"
 MIRROR_ENV = "SOURCES_MIRROR"
@@ -26,10 +26,6 @@ MIRROR_REMEDY = "set SOURCES_MIRROR=DIR to a mirror laid out like fred/, situate
 
 CACHE, MIRROR, UPSTREAM = "cache", "mirror", "upstream"
 LISTED = 5  # snapshots named in one error line; the rest are counted
-
-
-class SourceError(CtxRobustError):
-    """A source snapshot is missing or does not match the lock; the message says which and what to do."""
 
 
 @dataclass
@@ -114,7 +110,7 @@ class SnapshotStore:
             return self.lock[name]
         except KeyError:
             raise SourceError(
-                f"{name}: not pinned in sources/lock.json; add it (python -m sources.lock --regenerate-from DIR) "
+                f"{name}: not pinned in sources/lock.json; add it (python -m ctxrobust.sources.regenerate_lock --regenerate-from DIR) "
                 "or use one of the pinned names"
             ) from None
 
@@ -245,7 +241,7 @@ class SnapshotStore:
         return self._install(snap, temp, target, "mirror", failure, actual, f"mirror {source}: sha256 {actual} (a different file from the pinned one)")
 
     def _from_upstream(self, snap: Snapshot, target: Path, failure: _Failure) -> bool:
-        from sources.fetch import fetch, upstream_remedy
+        from ctxrobust.sources.fetch import fetch, upstream_remedy
 
         failure.upstream_fix = upstream_remedy(snap)
         if not self.allow_upstream:

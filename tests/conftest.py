@@ -40,6 +40,6 @@ def mirror() -> Path:
 @pytest.fixture(scope="session")
 def store(mirror, tmp_path_factory):
     """A SnapshotStore reading the mirror into a cache private to this test session."""
-    from sources.store import SnapshotStore
+    from ctxrobust.sources.store import SnapshotStore
 
     return SnapshotStore(cache_dir=tmp_path_factory.mktemp("source-cache"), mirror=mirror, allow_upstream=False)

@@ -14,8 +14,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from ctxrobust.canonical import dumps_pretty, sha256_file, write_jsonl
-from ctxrobust.card import render_card
-from ctxrobust.release import CARD, MANIFEST, build_release, write_sums
+from ctxrobust.publish.card import render_card
+from ctxrobust.release import CARD, MANIFEST
+from ctxrobust.build import build_release, write_sums
 
 SMALL_PSEUDOWORDS = {"vocabulary_size": 2000, "lengths": [10, 40], "contexts_per_length": 3, "kinds": ["CHA", "TOK"]}
 PARQUET_OPTIONS = {"compression": "zstd", "write_statistics": False, "store_schema": False}

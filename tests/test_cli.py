@@ -7,7 +7,7 @@ import shutil
 import pytest
 
 from ctxrobust import cli
-from ctxrobust.release import build_release
+from ctxrobust.build import build_release
 
 SMALL = {"vocabulary_size": 2000, "kinds": ["CHA"], "lengths": [10, 20], "contexts_per_length": 2}
 

@@ -17,10 +17,12 @@ from pydantic import ValidationError
 from ctxrobust.canonical import dumps, dumps_pretty, write_jsonl
 from ctxrobust.cli import main
 from ctxrobust.errors import CtxRobustError
-from ctxrobust.release import Release, write_sums
-from evaluation import accuracy
-from evaluation.gsm_ic import GsmIcPrediction, render_html, render_markdown, score
-from schemas import load_schema
+from ctxrobust.release import Release
+from ctxrobust.build import write_sums
+from ctxrobust.evaluation.gsm_ic import accuracy
+from ctxrobust.evaluation.gsm_ic.render import render_html, render_markdown
+from ctxrobust.evaluation.gsm_ic.scorer import GsmIcPrediction, score
+from ctxrobust.schemas import load_schema
 
 # ------------------------------------------------------------------ a miniature release, written here
 

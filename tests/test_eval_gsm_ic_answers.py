@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from evaluation.gsm_ic_answers import answer_value, extract_answer, gold_value, response_answer
+from ctxrobust.evaluation.gsm_ic.answers import answer_value, extract_answer, gold_value, response_answer
 
 
 @pytest.mark.parametrize(

@@ -8,8 +8,9 @@ import pytest
 from ctxrobust.canonical import dumps_pretty, write_jsonl
 from ctxrobust.cli import main
 from ctxrobust.errors import CtxRobustError
-from ctxrobust.release import Release, write_sums
-from evaluation.gsm_ic_prompts import PROMPTS, build_prompt, prompts
+from ctxrobust.release import Release
+from ctxrobust.build import write_sums
+from ctxrobust.evaluation.gsm_ic.prompts import PROMPTS, build_prompt, prompts
 
 INSTRUCTION = "Solve grade school math problems. Feel free to ignore irrelevant information given in the questions."
 COT_EXEMPLAR = (

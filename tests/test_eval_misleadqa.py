@@ -14,9 +14,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ctxrobust.release import Release, write_sums
-from evaluation import misleadqa
-from evaluation.lure_rates import evaluation_subsets, outcomes
+from ctxrobust.release import Release
+from ctxrobust.build import write_sums
+from ctxrobust.evaluation.misleadqa import render as misleadqa_render, scorer as misleadqa
+from ctxrobust.evaluation.misleadqa.lure_rates import evaluation_subsets, outcomes
 
 REPO = Path(__file__).resolve().parent.parent
 CONDS = ["none", "G", "S", "F", "G+S", "S+G", "G+F", "F+G"]
@@ -259,7 +260,7 @@ def test_cf_comparison_uses_the_same_models_for_both_prompts(mini):
     assert est(s, "outcome.B.S.lure") == pytest.approx((2 / 5 + 1) / 2)
     assert est(s, "cf.original.outcome.A.F_with_G.lure") == pytest.approx(5 / 8) and est(s, "cf.outcome.A.F_with_G.lure") == pytest.approx(1 / 8)
     assert est(m1, "cf.kept.A_common") == pytest.approx(3 / 4) and m1["cf.kept.A_common"]["n"] == 4  # Table 23
-    md = misleadqa.render_markdown(report)
+    md = misleadqa_render.render_markdown(report)
     table21 = md.split("## Table 21")[1].split("## ")[0]
     assert "| S alone | Original | 20.00 | 40.00 | 20.00 | 20.00 | 0.00 |" in table21 and "1 model(s) with CF rows (m1)" in table21
     assert "| m1 | 4 | 3 | 75.00 |" in md.split("## Table 23")[1]
@@ -303,7 +304,7 @@ def test_lenient_letters_change_subsets_and_are_counted(mini):
     assert est(m2s, "size.B") == 1 and est(m2l, "size.B") == 2  # "C." read as C, the gold of q3
     assert est(m2s, "responses.lenient_forms") == 0 and est(m2l, "responses.lenient_forms") == 1
     assert lenient["parameters"]["lenient_letters"] is True and strict["parameters"]["lenient_letters"] is False
-    assert "'B.' / '(B)'" in misleadqa.render_markdown(lenient) and "a single letter A-E only" in misleadqa.render_markdown(strict)
+    assert "'B.' / '(B)'" in misleadqa_render.render_markdown(lenient) and "a single letter A-E only" in misleadqa_render.render_markdown(strict)
 
 
 # ------------------------------------------------------------------------------------------- bootstrap
@@ -404,7 +405,7 @@ def test_models_below_the_cluster_rule_leave_inference(mini):
     assert est(s, "inference.models") == 1 and s["LR.S"]["n"] == 1 and est(s, "LR.S") == pytest.approx(2 / 5)
     assert m2["LR.S"]["ci"] is None and m1["LR.S"]["ci"] is not None
     assert est(s, "bootstrap.undefined.LR.S") == 0  # m1 alone: its B_m spans four of the five clusters
-    md = misleadqa.render_markdown(report)
+    md = misleadqa_render.render_markdown(report)
     assert "| m2 * | 1 | 1 |" in md and "| m1 | 5 | 4 |" in md and "* A_m covers fewer than 2 source clusters" in md
 
 
@@ -414,7 +415,7 @@ def test_default_settings_are_the_papers(mini):
     s = report["summary"]["metrics"]
     assert report["parameters"] == {"replicates": 10000, "seed": 2027, "lenient_letters": False, "min_clusters": 1, "levels": {"primary": 0.975, "other": 0.95}}
     assert (est(s, "bootstrap.units.clusters"), est(s, "bootstrap.units.dependency_groups")) == (5, 3)
-    assert "Cluster bootstrap: 10000 replicates, seed 2027, 5 source clusters" in misleadqa.render_markdown(report)
+    assert "Cluster bootstrap: 10000 replicates, seed 2027, 5 source clusters" in misleadqa_render.render_markdown(report)
     # P(q6's cluster never drawn) = (4/5)^5: about a third of 10,000 replicates leave m2 undefined
     assert 3000 < est(s, "bootstrap.undefined.LR.S") < 3600
 
@@ -549,7 +550,7 @@ def test_clean_file_passes_strict_and_reports_are_byte_identical(mini, tmp_path)
 def test_markdown_and_html_reports(mini, tmp_path):
     release, predictions = mini
     report = misleadqa.score(release, predictions, {"replicates": 50, "min_clusters": 1})
-    md = misleadqa.render_markdown(report)
+    md = misleadqa_render.render_markdown(report)
     assert "Table 2: main results" in md and "Table 14: outcome distributions" in md
     table2 = md.split("## Table 2")[1].split("## ")[0]
     header = next(line for line in table2.splitlines() if line.startswith("| Model"))
@@ -558,7 +559,7 @@ def test_markdown_and_html_reports(mini, tmp_path):
     assert "| Mean |  |  | 10.00 | 70.00 | 90.00 | 20.00 | 31.25 | 81.25 | 50.00 |" in md
     assert "| B_m | S alone |" in md and "Table 21" in md and "Table 17" in md
     assert "## Problems in the predictions file" in md and "1 (item, condition) pair(s) missing" in md.split("## Problems")[1]
-    page = misleadqa.render_html(report)
+    page = misleadqa_render.render_html(report)
     assert page.startswith("<!DOCTYPE html>") and "data:image/png;base64," in page and "Table 26" in page
     assert "http://" not in page and "https://" not in page  # self-contained
 

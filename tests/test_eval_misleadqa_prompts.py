@@ -12,10 +12,11 @@ from pydantic import ValidationError
 
 from ctxrobust.cli import main as cli_main
 from ctxrobust.errors import CtxRobustError
-from ctxrobust.release import Release, write_sums
-from evaluation import cluster_bootstrap as cb, resampling
-from evaluation.misleadqa_prompts import prompts
-from evaluation.misleadqa_responses import CONDITIONS, INVALID, MisleadQAPrediction, parse_letter, row_problem
+from ctxrobust.release import Release
+from ctxrobust.build import write_sums
+from ctxrobust.evaluation import cluster_bootstrap as cb, resampling
+from ctxrobust.evaluation.misleadqa.prompts import prompts
+from ctxrobust.evaluation.misleadqa.responses import CONDITIONS, INVALID, MisleadQAPrediction, parse_letter, row_problem
 
 REPO = Path(__file__).resolve().parent.parent
 

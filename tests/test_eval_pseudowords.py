@@ -19,8 +19,8 @@ from ctxrobust.errors import CtxRobustError
 from ctxrobust.canonical import dumps, sha256_file, write_jsonl
 from ctxrobust.cli import main as cli_main
 from ctxrobust.release import Release
-from evaluation import pseudowords
-from evaluation.predictions import PredictionsError
+from ctxrobust.evaluation.pseudowords import render as pseudowords_render, scorer as pseudowords
+from ctxrobust.evaluation.predictions import PredictionsError
 
 REPO = Path(__file__).resolve().parent.parent
 SCHEMA = json.loads((REPO / "schemas" / "predictions.pseudowords.schema.json").read_text(encoding="utf-8"))
@@ -239,7 +239,7 @@ def test_context_kinds_are_scored_as_separate_units_sharing_the_baseline(release
     assert report["context_pairs"]["by_model"]["m"]["context_groups"] == ["CHA 10", "CHA 10000", "TOK 100"]
     assert report["models"]["m [TOK 100]"]["context_group"] == "TOK 100"
     assert report["models"]["m [TOK 100]"]["metrics"]["delta"]["estimate"] < report["models"]["m [CHA 10000]"]["metrics"]["delta"]["estimate"]
-    text = pseudowords.render_markdown(report)
+    text = pseudowords_render.render_markdown(report)
     assert text.index("| m [CHA 10] |") < text.index("| m [CHA 10000] |") < text.index("| m [TOK 100] |")
 
 
@@ -336,7 +336,7 @@ def test_report_bytes_do_not_depend_on_the_hash_seed(release, tmp_path):
     path = simulated_file(tmp_path, models=2, n=30)
     script = (
         "import sys; from pathlib import Path; from ctxrobust.release import Release; from ctxrobust.canonical import dumps; "
-        "from evaluation import pseudowords; "
+        "from ctxrobust.evaluation.pseudowords import scorer as pseudowords; "
         f"sys.stdout.write(dumps(pseudowords.score(Release(Path({str(release.path)!r})), Path({str(path)!r}), {FAST!r})))"
     )
     hash_seed = "2" if os.environ.get("PYTHONHASHSEED") == "1" else "1"  # differs from this process's
@@ -376,10 +376,10 @@ def test_export_csv_and_parquet(release, tmp_path):
 
 def test_markdown_and_html(release, tmp_path):
     report = pseudowords.score(release, simulated_file(tmp_path), dict(FAST))
-    text = pseudowords.render_markdown(report)
+    text = pseudowords_render.render_markdown(report)
     assert "| Model | AVG | Δ | INS ↓ | WTD ↓ |" in text
     assert "| model-0 |" in text and "mean Pearson r" in text and "Spearman-Brown" in text
-    page = pseudowords.render_html(report)
+    page = pseudowords_render.render_html(report)
     assert page.count("data:image/png;base64,") == 2  # Figure 2 tail plot and Figure 3 heat map
     assert "<table>" in page
 
@@ -440,10 +440,10 @@ def test_a_model_on_two_context_groups_is_not_paired_with_itself(release, tmp_pa
     assert r_self > 0.5 > block["metrics"]["pearson.mean"]["estimate"]
     assert own["metrics"]["pearson.mean"]["estimate"] == pytest.approx(r_self, abs=1e-6)
     assert "attenuation" not in own["by_pair"]["m [CHA 10000]"]["m [TOK 100]"]  # shared baseline: not independent noise
-    text = pseudowords.render_markdown(report)
+    text = pseudowords_render.render_markdown(report)
     assert "## Model specificity" in text and "## Pearson r of per-example change, CHA 10000, binary trials" in text
     assert "## Context groups of one model" in text and "## Pearson r between context groups, m" in text
-    page = pseudowords.render_html(report)
+    page = pseudowords_render.render_html(report)
     assert page.count("data:image/png;base64,") == 3  # tail plot, one cross-model heat map, one context-group heat map
 
 
@@ -470,9 +470,9 @@ def test_probability_score_models_are_paired_only_with_each_other(release, tmp_p
     three = [scores["by_pair"][a][b]["pearson"]["estimate"] for a in scores["by_pair"] for b in scores["by_pair"][a]]
     assert len(three) == 3 and scores["metrics"]["pearson.mean"]["estimate"] == pytest.approx(np.mean(three), abs=1e-6)
     assert report["context_pairs"]["by_model"] == {}
-    text = pseudowords.render_markdown(report)
+    text = pseudowords_render.render_markdown(report)
     assert "CHA 10000, probability scores" in text and "CHA 10000, binary trials" in text
-    assert pseudowords.render_html(report).count("data:image/png;base64,") == 3  # tail plot and one heat map per block
+    assert pseudowords_render.render_html(report).count("data:image/png;base64,") == 3  # tail plot and one heat map per block
 
 
 def test_cross_model_figures_of_a_group_do_not_depend_on_the_other_groups(release, tmp_path):

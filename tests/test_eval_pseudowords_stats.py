@@ -8,7 +8,8 @@ import math
 import numpy as np
 import pytest
 
-from evaluation import cross_model, instability, noise_floor, question_bootstrap, split_sample
+from ctxrobust.evaluation.pseudowords import cross_model, instability, noise_floor, split_sample
+from ctxrobust.evaluation import question_bootstrap
 
 
 def ones(n: int) -> np.ndarray:

@@ -9,15 +9,15 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from builders.gsm_ic import GsmIcConfig
-from builders.gsm_ic.builder import build_from_pool
-from builders.gsm_ic.lexicon import load_templates
-from builders.gsm_ic.variants import CELLS
+from ctxrobust.builders.gsm_ic import GsmIcConfig
+from ctxrobust.builders.gsm_ic.builder import build_from_pool
+from ctxrobust.builders.gsm_ic.lexicon import load_templates
+from ctxrobust.builders.gsm_ic.variants import CELLS
 from ctxrobust.canonical import dumps, write_jsonl
 from ctxrobust.errors import CtxRobustError
 from ctxrobust.release import Release
-from sources import gsm8k
-from validators.registry import checks_for
+from ctxrobust.sources import gsm8k
+from ctxrobust.validators.checks import checks_for
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -180,8 +180,8 @@ def test_too_few_usable_problems_is_one_clear_error(pool):
 
 
 def test_problem_whose_numbers_allow_no_in_range_whole_number_is_not_used():
-    from builders.gsm_ic.analysis import analyse
-    from builders.gsm_ic.lexicon import load_lexicon, load_templates
+    from ctxrobust.builders.gsm_ic.analysis import analyse
+    from ctxrobust.builders.gsm_ic.lexicon import load_lexicon, load_templates
 
     found = analyse("Lena drinks 0.01 cups of tea. How much tea does she drink?", "Lena drinks 0.01 cups.\n#### 0.01", "0.01",
                     load_lexicon(), load_templates())
@@ -189,8 +189,8 @@ def test_problem_whose_numbers_allow_no_in_range_whole_number_is_not_used():
 
 
 def test_problem_whose_answer_is_not_a_number_is_not_used():
-    from builders.gsm_ic.analysis import analyse
-    from builders.gsm_ic.lexicon import load_lexicon
+    from ctxrobust.builders.gsm_ic.analysis import analyse
+    from ctxrobust.builders.gsm_ic.lexicon import load_lexicon
 
     found = analyse("Lena has 3 pens. How many does she have?", "Lena has 3.\n#### three", "three", load_lexicon(), load_templates())
     assert [kind for kind, _ in found.problems] == ["answer_not_a_number"]

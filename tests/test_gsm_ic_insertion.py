@@ -1,7 +1,7 @@
 """Question-sentence location, pronoun rewording and insertion replay (paper Tab. 1, App. A)."""
 import pytest
 
-from builders.gsm_ic.insertion import (
+from ctxrobust.builders.gsm_ic.insertion import (
     Unresolved,
     apply_edits,
     insert_sentence,
@@ -9,8 +9,8 @@ from builders.gsm_ic.insertion import (
     question_sentence_start,
     sentence_starts,
 )
-from builders.gsm_ic.lexicon import load_lexicon
-from builders.gsm_ic.roles import find_people
+from ctxrobust.builders.gsm_ic.lexicon import load_lexicon
+from ctxrobust.builders.gsm_ic.roles import find_people
 
 LEX = load_lexicon()
 

@@ -4,7 +4,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from builders.gsm_ic.numbers import (
+from ctxrobust.builders.gsm_ic.numbers import (
     candidate_intervals,
     find_numbers,
     is_in_range,

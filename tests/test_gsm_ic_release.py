@@ -4,12 +4,13 @@ from collections import Counter
 
 import pytest
 
-from builders.gsm_ic import GsmIcBuilder, GsmIcConfig
-from builders.gsm_ic.lexicon import load_templates
-from builders.gsm_ic.variants import CELLS
+from ctxrobust.builders.gsm_ic import GsmIcBuilder, GsmIcConfig
+from ctxrobust.builders.gsm_ic.lexicon import load_templates
+from ctxrobust.builders.gsm_ic.variants import CELLS
 from ctxrobust.canonical import read_jsonl, write_jsonl
-from ctxrobust.release import Release, build_release
-from validators.registry import run_checks
+from ctxrobust.release import Release
+from ctxrobust.build import build_release
+from ctxrobust.validators.checks import run_checks
 
 
 @pytest.fixture(scope="module")

@@ -1,9 +1,9 @@
 """Finding the people of a problem and labelling roles (paper §3.1, App. A), on cases written for these tests."""
 import pytest
 
-from builders.gsm_ic.lexicon import load_lexicon, load_templates
-from builders.gsm_ic.roles import find_people, nonoverlapping_names, overlapping_roles, role_label
-from builders.gsm_ic.topics import assign_topic, in_topic_templates, off_topic_templates, sentence_label
+from ctxrobust.builders.gsm_ic.lexicon import load_lexicon, load_templates
+from ctxrobust.builders.gsm_ic.roles import find_people, nonoverlapping_names, overlapping_roles, role_label
+from ctxrobust.builders.gsm_ic.topics import assign_topic, in_topic_templates, off_topic_templates, sentence_label
 
 LEX = load_lexicon()
 

@@ -13,16 +13,18 @@ from pathlib import Path
 
 import pytest
 
-from builders.misleadqa import MisleadQABuilder, MisleadQAConfig
-from builders.misleadqa.answer_types import is_garbled, precision
-from builders.misleadqa.fred_items import FredFacts, time_specs
-from builders.misleadqa.scopes import display_location, is_place
+from ctxrobust.builders.misleadqa import MisleadQABuilder, MisleadQAConfig
+from ctxrobust.builders.misleadqa.answer_types import is_garbled, precision
+from ctxrobust.builders.misleadqa.fred_items import FredFacts, time_specs
+from ctxrobust.builders.misleadqa.scopes import display_location, is_place
 from ctxrobust.canonical import sha256_file
 from ctxrobust.errors import CtxRobustError
-from ctxrobust.release import Release, build_release
-from sources.fred import JURISDICTIONS, january_facts, read_series
-from validators.misleadqa import balance_problems, overlap
-from validators.registry import run_checks
+from ctxrobust.release import Release
+from ctxrobust.build import build_release
+from ctxrobust.sources.fred import JURISDICTIONS, january_facts, read_series
+from ctxrobust.builders.misleadqa.item_rules import overlap
+from ctxrobust.validators.misleadqa import balance_problems
+from ctxrobust.validators.checks import run_checks
 
 FIXTURES = Path(__file__).parent / "fixtures"
 AMBIGDOCS = FIXTURES / "ambigdocs_sample.jsonl"

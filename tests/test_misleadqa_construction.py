@@ -6,18 +6,18 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from builders.misleadqa.answer_types import is_garbled, kind
-from builders.misleadqa.audit import AUDIT_SIZES, audit_sample
-from builders.misleadqa.candidate import Candidate, Distractor, Excluded, Spec
-from builders.misleadqa.distractors import Pool, choose
-from builders.misleadqa.groups import components, dependency_groups
-from builders.misleadqa.fred_items import registered_forms, spoken_date, usd
-from builders.misleadqa.options import LETTERS, PAIR_SEQUENCE, balanced_letters, provisional_letters
-from builders.misleadqa.scopes import display_location, is_place, locations_overlap, scopes_overlap, time_interval
-from builders.misleadqa.selection import SelectionState, select
-from builders.misleadqa.substitution import ReplayError, replay, substitute
-from sources.facts import Provenance, Scope
-from validators.normalise import answer_key, content_tokens, mentions, same_answer
+from ctxrobust.builders.misleadqa.answer_types import is_garbled, kind
+from ctxrobust.builders.misleadqa.audit import AUDIT_SIZES, audit_sample
+from ctxrobust.builders.misleadqa.candidate import Candidate, Distractor, Excluded, Spec
+from ctxrobust.builders.misleadqa.distractors import Pool, choose
+from ctxrobust.builders.misleadqa.groups import components, dependency_groups
+from ctxrobust.builders.misleadqa.fred_items import registered_forms, spoken_date, usd
+from ctxrobust.builders.misleadqa.options import LETTERS, PAIR_SEQUENCE, balanced_letters, provisional_letters
+from ctxrobust.builders.misleadqa.scopes import display_location, is_place, locations_overlap, scopes_overlap, time_interval
+from ctxrobust.builders.misleadqa.selection import SelectionState, select
+from ctxrobust.builders.misleadqa.substitution import ReplayError, replay, substitute
+from ctxrobust.sources.facts import Provenance, Scope
+from ctxrobust.builders.misleadqa.normalise import answer_key, content_tokens, mentions, same_answer
 
 G = "On January 1, 1997, the recorded basic state minimum wage in Nebraska was $4.25 per hour."
 

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from builders.misleadqa.candidate import Excluded
-from builders.misleadqa.situatedqa_items import SituatedQAPool, specs
-from sources import situatedqa
+from ctxrobust.builders.misleadqa.candidate import Excluded
+from ctxrobust.builders.misleadqa.situatedqa_items import SituatedQAPool, specs
+from ctxrobust.sources import situatedqa
 
 
 def rows_file(tmp_path: Path, name: str, rows: list[dict]) -> list:

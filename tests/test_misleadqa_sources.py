@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from ctxrobust.errors import CtxRobustError
-from sources import ambigdocs, condambigqa, fred, situatedqa
+from ctxrobust.sources import ambigdocs, condambigqa, fred, situatedqa
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

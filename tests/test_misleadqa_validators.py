@@ -5,13 +5,13 @@ import copy
 
 import pytest
 
-from builders.misleadqa.audit import audit_sample
-from builders.misleadqa.candidate import Candidate, Distractor
-from builders.misleadqa.fred_items import registered_forms, spoken_date, usd
-from builders.misleadqa.options import balanced_letters
-from sources.facts import Provenance
-from sources.fred import january_facts, read_series
-from validators.registry import run_checks
+from ctxrobust.builders.misleadqa.audit import audit_sample
+from ctxrobust.builders.misleadqa.candidate import Candidate, Distractor
+from ctxrobust.builders.misleadqa.fred_items import registered_forms, spoken_date, usd
+from ctxrobust.builders.misleadqa.options import balanced_letters
+from ctxrobust.sources.facts import Provenance
+from ctxrobust.sources.fred import january_facts, read_series
+from ctxrobust.validators.checks import run_checks
 
 GENERIC = {"hashes", "row_counts", "sources_locked", "location", "manifest"}  # need a release folder and its full manifest; covered by the core tests
 TEMPLATE_Q = "What was the recorded basic state minimum wage in {j} on {d}? Give the rate in US dollars per hour."

@@ -6,7 +6,7 @@ import hashlib
 import pytest
 from pydantic import BaseModel, ConfigDict
 
-from evaluation.predictions import PredictionsError, PredictionsReader
+from ctxrobust.evaluation.predictions import PredictionsError, PredictionsReader
 
 
 class Row(BaseModel):

@@ -11,8 +11,8 @@ import pyarrow.parquet as pq
 import pytest
 import regex
 
-from builders.pseudowords import contexts, tokenizer, web
-from builders.pseudowords.vocabulary import build_vocabulary
+from ctxrobust.builders.pseudowords import contexts, tokenizer, web
+from ctxrobust.builders.pseudowords.vocabulary import build_vocabulary
 from ctxrobust.canonical import sha256_file
 from ctxrobust.errors import CtxRobustError
 

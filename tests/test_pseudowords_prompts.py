@@ -9,7 +9,7 @@ import pytest
 from ctxrobust.canonical import write_jsonl
 from ctxrobust.errors import CtxRobustError
 from ctxrobust.release import Release
-from evaluation.pseudowords_prompts import SYSTEM_PROMPT, prompts, render_question
+from ctxrobust.evaluation.pseudowords.prompts import SYSTEM_PROMPT, prompts, render_question
 
 N_QUESTIONS = 30
 
@@ -107,7 +107,7 @@ def test_sqa_history_has_20_turns_of_other_questions_with_reference_answers(rele
 
 
 def render_question_from(record: dict) -> str:
-    from evaluation.pseudowords_prompts import BenchmarkRecord
+    from ctxrobust.evaluation.pseudowords.prompts import BenchmarkRecord
 
     return render_question(BenchmarkRecord.model_validate(record))
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import wordfreq
 
-from builders.pseudowords import PseudowordsBuilder, PseudowordsConfig
+from ctxrobust.builders.pseudowords import PseudowordsBuilder, PseudowordsConfig
 from ctxrobust.canonical import sha256_file
 from ctxrobust.cli import main, validate_main
 from ctxrobust.release import Release

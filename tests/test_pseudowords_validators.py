@@ -10,8 +10,9 @@ import pytest
 
 from ctxrobust.canonical import read_jsonl, write_jsonl
 from ctxrobust.cli import validate_main
-from ctxrobust.release import Release, build_release
-from validators.registry import run_checks
+from ctxrobust.release import Release
+from ctxrobust.build import build_release
+from ctxrobust.validators.checks import run_checks
 
 FIXTURES = Path(__file__).parent / "fixtures"
 VERSION = "0.0.0-test"

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import wordfreq
 
-from builders.pseudowords.vocabulary import build_vocabulary, candidates, zipf
+from ctxrobust.builders.pseudowords.vocabulary import build_vocabulary, candidates, zipf
 from ctxrobust.errors import CtxRobustError
 
 

@@ -8,9 +8,9 @@ import re
 import pytest
 import yaml
 
-import builders
-from ctxrobust import card
-from ctxrobust.card import front_matter, hub_configs, read_manifest, release_licence, render_card, size_category
+from ctxrobust import builders
+from ctxrobust.publish import card
+from ctxrobust.publish.card import front_matter, hub_configs, read_manifest, release_licence, render_card, size_category
 from ctxrobust.errors import CtxRobustError
 from ctxrobust.release import Release
 from publish_releases import nested_release, pseudowords_release  # noqa: F401  (fixtures)

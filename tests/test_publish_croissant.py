@@ -9,10 +9,10 @@ import mlcroissant as mlc
 import pytest
 
 from ctxrobust.canonical import sha256_file
-from ctxrobust.card import read_manifest
-from ctxrobust.croissant import CONFORMS_TO, croissant, date_published
+from ctxrobust.publish.card import read_manifest
+from ctxrobust.publish.croissant import CONFORMS_TO, croissant, date_published
 from ctxrobust.errors import CtxRobustError
-from ctxrobust.hub import stage
+from ctxrobust.publish.hub import stage
 from ctxrobust.release import Release
 from croissant_records import assert_records_match
 from publish_releases import nested_release, pseudowords_release  # noqa: F401  (fixtures)
@@ -106,7 +106,7 @@ def test_a_list_of_lists_is_refused(tmp_path):
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from ctxrobust.croissant import record_set
+    from ctxrobust.publish.croissant import record_set
 
     pq.write_table(pa.Table.from_pylist([{"id": "a", "grid": [[1, 2], [3]]}]), tmp_path / "t.parquet")
     with pytest.raises(CtxRobustError, match="a list of lists has no Croissant description"):

@@ -10,9 +10,10 @@ import mlcroissant as mlc
 import pyarrow.parquet as pq
 import pytest
 
-from ctxrobust.card import config_fields, dataset_text, read_manifest
-from ctxrobust.hub import stage
-from ctxrobust.release import Release, build_release
+from ctxrobust.publish.card import config_fields, dataset_text, read_manifest
+from ctxrobust.publish.hub import stage
+from ctxrobust.release import Release
+from ctxrobust.build import build_release
 from croissant_records import assert_records_match
 from publish_releases import nested_release, pseudowords_release  # noqa: F401  (fixtures)
 

@@ -17,10 +17,10 @@ import pytest
 from ctxrobust.canonical import sha256_file
 from ctxrobust.cli import main
 from ctxrobust.errors import CtxRobustError
-from ctxrobust.hub import check_repo_id, push_release, stage
+from ctxrobust.publish.hub import check_repo_id, push_release, stage
 from ctxrobust.release import Release
 from hub_server import HubServer, git_blob_oid
-from ctxrobust.release import write_sums
+from ctxrobust.build import write_sums
 from publish_releases import NESTED_COLUMNS, build_pseudowords, nested_release, nested_rows, pseudowords_release, write_release  # noqa: F401
 
 TOKEN = "hf_test_token_do_not_print_1234567890"

@@ -7,14 +7,16 @@ from pathlib import Path
 
 import pytest
 
-import builders
-import schemas
-from builders.base import Builder, BuildConfig, BuildOutput, DataFile
+from ctxrobust import builders
+from ctxrobust import schemas
+from ctxrobust.builders.base import Builder, BuildConfig, BuildOutput, DataFile
 from ctxrobust import cli
 from ctxrobust.canonical import dumps, write_jsonl
 from ctxrobust.errors import CtxRobustError
-from ctxrobust.release import Release, ValidationFailed, build_release
-from validators.registry import run_checks
+from ctxrobust.release import Release
+from ctxrobust.build import build_release
+from ctxrobust.errors import ValidationFailed
+from ctxrobust.validators.checks import run_checks
 
 ITEM_SCHEMA = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
@@ -94,7 +96,7 @@ def test_different_bytes_under_same_configuration_are_refused(tmp_path, monkeypa
     build_release("small", "1.0.0", {}, tmp_path, None)
     folder = tmp_path / "small" / "1.0.0"
     before = {p.name: p.read_bytes() for p in folder.iterdir()}
-    monkeypatch.setattr("ctxrobust.release.code_sha256", lambda cls: "0" * 64)  # as if the builder code changed
+    monkeypatch.setattr("ctxrobust.build.code_sha256", lambda dataset: "0" * 64)  # as if the builder code changed
     with pytest.raises(CtxRobustError, match="gave different bytes .*manifest.json"):
         build_release("small", "1.0.0", {}, tmp_path, None)
     assert {p.name: p.read_bytes() for p in folder.iterdir()} == before
@@ -181,7 +183,7 @@ def test_a_parquet_copy_that_differs_from_its_jsonl_is_reported(tmp_path):
 def test_arrow_types_follow_the_json_schema():
     import pyarrow as pa
 
-    from schemas.arrow import arrow_schema
+    from ctxrobust.schemas.arrow import arrow_schema
 
     schema = {
         "type": "object",

@@ -13,7 +13,7 @@ from xml.sax.saxutils import quoteattr
 
 import pytest
 
-from sources.fetch import (
+from ctxrobust.sources.fetch import (
     fetch_fred,
     fetch_hf,
     fetch_https,
@@ -21,8 +21,9 @@ from sources.fetch import (
     fred_csv_reproducible,
     render_fred_csv,
 )
-from sources.lock import Snapshot
-from sources.store import SnapshotStore, SourceError
+from ctxrobust.sources.lock import Snapshot
+from ctxrobust.errors import SourceError
+from ctxrobust.sources.store import SnapshotStore
 from test_sources_store import snapshot
 
 Route = Callable[[dict], tuple[int, dict, bytes]]

@@ -10,8 +10,10 @@ import pytest
 
 from ctxrobust.canonical import sha256_file
 from ctxrobust.errors import CtxRobustError
-from sources.lock import DEFAULT_LOCK_PATH, Snapshot, dump_lock, load_lock, read_lock, regenerate
-from sources.store import SnapshotStore, SourceError
+from ctxrobust.sources.lock import DEFAULT_LOCK_PATH, Snapshot, dump_lock, load_lock, read_lock
+from ctxrobust.sources.regenerate_lock import regenerate
+from ctxrobust.errors import SourceError
+from ctxrobust.sources.store import SnapshotStore
 
 FEDERAL_FILES = {"AL", "LA", "MS", "SC", "TN"}
 

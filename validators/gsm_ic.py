@@ -9,12 +9,13 @@ from collections import defaultdict
 from fractions import Fraction
 from typing import Iterable
 
-from builders.gsm_ic.insertion import PRONOUNS, apply_edits, insert_sentence, possessive, question_sentence_start
-from builders.gsm_ic.numbers import known_numbers, number_label, numbers_in, parse_answer, solution_text
-from builders.gsm_ic.roles import role_label
-from builders.gsm_ic.topics import sentence_label
-from builders.gsm_ic.variants import CELLS, cell_key, render
-from validators.registry import Failure, check
+from ctxrobust.builders.gsm_ic.builder import GsmIcConfig
+from ctxrobust.builders.gsm_ic.insertion import PRONOUNS, apply_edits, insert_sentence, possessive, question_sentence_start
+from ctxrobust.builders.gsm_ic.numbers import known_numbers, number_label, numbers_in, parse_answer, solution_text
+from ctxrobust.builders.gsm_ic.roles import role_label
+from ctxrobust.builders.gsm_ic.topics import sentence_label
+from ctxrobust.builders.gsm_ic.variants import CELLS, cell_key, render
+from ctxrobust.validators.checks import Failure, check
 
 BASE = "base.jsonl"
 VARIANTS = "variants.jsonl"
@@ -172,14 +173,14 @@ def cell_coverage(release) -> Iterable[Failure]:
 def base_selection(release) -> Iterable[Failure]:
     """The base problems are those the configuration asks for: listed ids, or n_two_step two-step and
     n_more_steps problems with 3..max_steps steps [§3.1]."""
-    config = release.config
+    config = release.config_as(GsmIcConfig)
     bases = release.rows(BASE)
-    max_steps = config.get("max_steps", 7)
+    max_steps = config.max_steps
     for base in bases:
         if not 2 <= base["n_steps"] <= max_steps:
             yield Failure(BASE, base["id"], f"n_steps {base['n_steps']} outside 2..{max_steps}")
-    if config.get("base_ids") is not None:
-        wanted, have = set(config["base_ids"]), {b["id"] for b in bases}
+    if config.base_ids is not None:
+        wanted, have = set(config.base_ids), {b["id"] for b in bases}
         for missing in sorted(wanted - have):
             yield Failure(BASE, missing, "listed in base_ids but not in the release")
         for extra in sorted(have - wanted):
@@ -187,8 +188,8 @@ def base_selection(release) -> Iterable[Failure]:
         return
     two = sum(1 for b in bases if b["n_steps"] == 2)
     more = len(bases) - two
-    if two != config.get("n_two_step", 60) or more != config.get("n_more_steps", 40):
-        yield Failure(BASE, None, f"{two} two-step and {more} longer base problems; the configuration asks for {config.get('n_two_step', 60)} and {config.get('n_more_steps', 40)}")
+    if two != config.n_two_step or more != config.n_more_steps:
+        yield Failure(BASE, None, f"{two} two-step and {more} longer base problems; the configuration asks for {config.n_two_step} and {config.n_more_steps}")
 
 
 @check("gsm-ic", "gsm_ic_4k")
@@ -196,7 +197,7 @@ def gsm_ic_4k(release) -> Iterable[Failure]:
     """GSM-IC-4K: eval_size variants of variants.jsonl covering every base problem [§5]."""
     variant_base = {row["id"]: row["base_id"] for row in release.rows(VARIANTS)}
     rows = release.rows(EVAL)
-    size = release.config.get("eval_size", 4000)
+    size = release.config_as(GsmIcConfig).eval_size
     if len(rows) != size:
         yield Failure(EVAL, None, f"{len(rows)} rows, the configuration asks for {size}")
     for row in rows:
@@ -213,12 +214,12 @@ def gsm_ic_4k(release) -> Iterable[Failure]:
 def provenance(release) -> Iterable[Failure]:
     """Every base problem re-read from the pinned snapshots: its question, answer and step count from the
     pool line it names, its worked solution from the GSM8K training line it names [§3.1]."""
-    from sources import gsm8k
+    from ctxrobust.sources import gsm8k
 
     if release.store is None:
         yield Failure(BASE, None, f"provenance needs the source snapshots {gsm8k.POOL} and {gsm8k.TRAIN}: set SOURCES_MIRROR to a folder holding them")
         return
-    from sources.store import SourceError
+    from ctxrobust.errors import SourceError
 
     try:
         paths = release.store.require([gsm8k.POOL, gsm8k.TRAIN])

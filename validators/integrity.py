@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Iterable
 
 from ctxrobust.canonical import sha256_file
-from validators.registry import Failure, check
+from ctxrobust.validators.checks import Failure, check
 
 SUMS = "SHA256SUMS"
 
@@ -119,7 +119,7 @@ def parquet_equals_jsonl(release) -> Iterable[Failure]:
 
 @check("*", "sources_locked")
 def sources_match_lock(release) -> Iterable[Failure]:
-    from sources.lock import load_lock
+    from ctxrobust.sources.lock import load_lock
 
     lock = load_lock()
     for source in release.manifest.get("sources", []):

@@ -13,10 +13,10 @@ from typing import Iterable
 import wordfreq
 from pydantic import ValidationError
 
-from builders.pseudowords.builder import PseudowordsConfig
-from builders.pseudowords.contexts import context_id
-from builders.pseudowords.tokenizer import load
-from validators.registry import Failure, check
+from ctxrobust.builders.pseudowords.builder import PseudowordsConfig
+from ctxrobust.builders.pseudowords.contexts import context_id
+from ctxrobust.builders.pseudowords.tokenizer import load
+from ctxrobust.validators.checks import Failure, check
 
 VOCABULARY = "vocabulary.jsonl"
 CONTEXTS = "contexts.jsonl"

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from schemas import fast_validator_for, validator_for
-from validators.registry import Failure, check
+from ctxrobust.schemas import fast_validator_for, validator_for
+from ctxrobust.validators.checks import Failure, check
 
 MAX_REPORTED_PER_FILE = 50
 

@@ -17,11 +17,11 @@ import re
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-from builders.gsm_ic.insertion import Edit, Unresolved, apply_edits, pronoun_edits, question_sentence_start
-from builders.gsm_ic.lexicon import Lexicon, Templates
-from builders.gsm_ic.numbers import candidate_intervals, known_numbers, parse_answer, solution_text
-from builders.gsm_ic.roles import Person, find_people
-from builders.gsm_ic.topics import assign_topic
+from ctxrobust.builders.gsm_ic.insertion import Edit, Unresolved, apply_edits, pronoun_edits, question_sentence_start
+from ctxrobust.builders.gsm_ic.lexicon import Lexicon, Templates
+from ctxrobust.builders.gsm_ic.numbers import candidate_intervals, known_numbers, parse_answer, solution_text
+from ctxrobust.builders.gsm_ic.roles import Person, find_people
+from ctxrobust.builders.gsm_ic.topics import assign_topic
 
 # Words in the question sentence that name a group the inserted person could be read
 # as joining ("How many apples do they have?"); such problems are not used.

@@ -6,13 +6,13 @@ from collections import Counter
 import numpy as np
 from pydantic import model_validator
 
-from builders.base import Builder, BuildConfig, BuildOutput, DataFile
-from builders.gsm_ic.analysis import Analysis, analyse
-from builders.gsm_ic.lexicon import Lexicon, Templates, load_lexicon, load_templates
-from builders.gsm_ic.selection import select_default, select_listed
-from builders.gsm_ic.variants import CELLS, Slots, cell_key, make_variants, slots_for
+from ctxrobust.builders.base import Builder, BuildConfig, BuildOutput, DataFile
+from ctxrobust.builders.gsm_ic.analysis import Analysis, analyse
+from ctxrobust.builders.gsm_ic.lexicon import Lexicon, Templates, load_lexicon, load_templates
+from ctxrobust.builders.gsm_ic.selection import select_default, select_listed
+from ctxrobust.builders.gsm_ic.variants import CELLS, Slots, cell_key, make_variants, slots_for
 from ctxrobust.errors import CtxRobustError
-from sources import gsm8k
+from ctxrobust.sources import gsm8k
 
 # independent random streams derived from the seed
 SELECTION_STREAM, QUOTA_STREAM, VARIANT_STREAM = 1, 2, 3

@@ -22,8 +22,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from builders.gsm_ic.insertion import sentence_starts
-from builders.gsm_ic.lexicon import Lexicon
+from ctxrobust.builders.gsm_ic.insertion import sentence_starts
+from ctxrobust.builders.gsm_ic.lexicon import Lexicon
 
 # a capitalised word ("Jewel", "McKenzie", "Méliès"): Latin-1 letters count, so accented names are read whole
 _UPPER, _LOWER = "A-ZÀ-ÖØ-Þ", "a-zß-öø-ÿ"

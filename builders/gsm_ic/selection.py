@@ -13,7 +13,7 @@ from collections import Counter
 import numpy as np
 
 from ctxrobust.errors import CtxRobustError
-from sources.gsm8k import BaseProblem
+from ctxrobust.sources.gsm8k import BaseProblem
 
 
 def select_default(

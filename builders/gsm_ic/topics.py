@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from builders.gsm_ic.lexicon import Template, Templates
+from ctxrobust.builders.gsm_ic.lexicon import Template, Templates
 
 
 @lru_cache(maxsize=None)

@@ -14,12 +14,12 @@ from itertools import product
 
 import numpy as np
 
-from builders.gsm_ic.analysis import Analysis
-from builders.gsm_ic.insertion import apply_edits, insert_sentence
-from builders.gsm_ic.lexicon import Lexicon, Template, Templates
-from builders.gsm_ic.numbers import pick_numbers
-from builders.gsm_ic.roles import nonoverlapping_names, overlapping_roles
-from builders.gsm_ic.topics import in_topic_templates, off_topic_templates
+from ctxrobust.builders.gsm_ic.analysis import Analysis
+from ctxrobust.builders.gsm_ic.insertion import apply_edits, insert_sentence
+from ctxrobust.builders.gsm_ic.lexicon import Lexicon, Template, Templates
+from ctxrobust.builders.gsm_ic.numbers import pick_numbers
+from ctxrobust.builders.gsm_ic.roles import nonoverlapping_names, overlapping_roles
+from ctxrobust.builders.gsm_ic.topics import in_topic_templates, off_topic_templates
 from ctxrobust.errors import CtxRobustError
 
 SENTENCE_LABELS = ("in_topic", "off_topic")

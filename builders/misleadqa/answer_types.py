@@ -16,8 +16,8 @@ import re
 from functools import lru_cache
 from pathlib import Path
 
-from builders.misleadqa.scopes import is_place
-from validators.normalise import MONTHS, answer_key, answer_parts, is_numeric_key, tokens
+from ctxrobust.builders.misleadqa.scopes import is_place
+from ctxrobust.builders.misleadqa.normalise import MONTHS, answer_key, answer_parts, is_numeric_key, tokens
 
 _LEXICON = Path(__file__).with_name("answer_types.json")
 _SEASON = re.compile(r"\d{4}\s*[-–—]\s*\d{2}")

@@ -11,13 +11,14 @@ from pathlib import Path
 
 from pydantic import Field
 
-from builders.base import Builder, BuildConfig, BuildOutput, DataFile
-from builders.misleadqa import condition_items, entity_items, fred_items, situatedqa_items
-from builders.misleadqa.audit import AUDIT_SEED, AUDIT_SIZES, audit_sample
-from builders.misleadqa.candidate import Candidate, Excluded
-from builders.misleadqa.groups import dependency_groups
-from builders.misleadqa.options import balanced_letters, provisional_letters
-from builders.misleadqa.selection import Selected, SelectionState, select
+from ctxrobust.builders.base import Builder, BuildConfig, BuildOutput, DataFile
+from ctxrobust.builders.misleadqa import condition_items, entity_items, fred_items, situatedqa_items
+from ctxrobust.builders.misleadqa.audit import AUDIT_SEED, AUDIT_SIZES, audit_sample
+from ctxrobust.builders.misleadqa.candidate import Candidate, Excluded
+from ctxrobust.builders.misleadqa.groups import dependency_groups
+from ctxrobust.builders.misleadqa.item_rules import item_checks
+from ctxrobust.builders.misleadqa.options import balanced_letters, provisional_letters
+from ctxrobust.builders.misleadqa.selection import Selected, SelectionState, select
 from ctxrobust.canonical import sha256_file
 from ctxrobust.errors import CtxRobustError
 
@@ -58,10 +59,10 @@ class MisleadQAConfig(BuildConfig):
 class MisleadQABuilder(Builder):
     dataset = "misleadqa"
     Config = MisleadQAConfig
-    _checks = None  # item checks, read from validators.misleadqa at the first screening
+    _checks = None  # the item rules, made at the first screening
 
     def required_snapshots(self) -> list[str]:
-        from sources.lock import load_lock
+        from ctxrobust.sources.lock import load_lock
 
         names = self.store.names() if self.store is not None else list(load_lock())
         return sorted(n for n in names if n.startswith(FRED_PREFIX) or n.startswith(SITUATEDQA_PREFIX))
@@ -74,7 +75,7 @@ class MisleadQABuilder(Builder):
 
     def _user_records(self, notes: dict) -> dict[str, list]:
         """The records of every user-supplied file (config `<source>_path`), its name and sha256 noted."""
-        from sources import ambigdocs, condambigqa
+        from ctxrobust.sources import ambigdocs, condambigqa
 
         out = {}
         for source, module in (("ambigdocs", ambigdocs), ("condambigqa", condambigqa)):
@@ -99,7 +100,7 @@ class MisleadQABuilder(Builder):
             raise CtxRobustError("misleadqa needs the FRED and SituatedQA snapshots: set SOURCES_MIRROR=DIR or run `ctxrobust sources`")
         names = self.required_snapshots()
         if not any(n.startswith(FRED_PREFIX) for n in names) or not any(n.startswith(SITUATEDQA_PREFIX) for n in names):
-            raise CtxRobustError("sources/lock.json pins no fred/ or situatedqa/ snapshots; regenerate it from a mirror (python -m sources.lock --regenerate-from DIR)")
+            raise CtxRobustError("sources/lock.json pins no fred/ or situatedqa/ snapshots; regenerate it from a mirror (python -m ctxrobust.sources.regenerate_lock --regenerate-from DIR)")
         cfg = self.config
         notes: dict = {"user_sources": {}}
         user_records = self._user_records(notes)  # a missing or malformed user file fails before anything is built
@@ -122,7 +123,7 @@ class MisleadQABuilder(Builder):
 
     def _fred(self, notes: dict, exclusions: list[dict]) -> dict[tuple[str, str], Selected]:
         """FRED time and location items, from files holding their own state series only (Appendix A "Sources")."""
-        from sources.fred import read_series
+        from ctxrobust.sources.fred import read_series
 
         cfg = self.config
         series = [read_series(path, name, sha) for name, path, sha in self._snapshots(FRED_PREFIX)]
@@ -148,7 +149,7 @@ class MisleadQABuilder(Builder):
 
     def _situatedqa(self) -> dict[tuple[str, str], Selected]:
         """SituatedQA items: time from temp.*, location from geo.*."""
-        from sources import situatedqa
+        from ctxrobust.sources import situatedqa
 
         cfg = self.config
         records = {"temp": [], "geo": []}
@@ -174,12 +175,10 @@ class MisleadQABuilder(Builder):
         return out
 
     def _screen(self, candidate: Candidate) -> None:
-        """Construction rules checked with the validators' own item checks (Appendix B.1): every released
-        item passes them by construction, and `validate` proves it again."""
-        from validators.misleadqa import item_checks  # validators.misleadqa imports this package's scope rules
-
+        """Construction rules (Appendix B.1), the same the validators replay: every released item passes
+        them by construction, and `validate` proves it again."""
         if self._checks is None:
-            self._checks = item_checks(self.config.model_dump())
+            self._checks = item_checks(self.config)
         item = candidate.item(*provisional_letters(self.config.seed, candidate.id))
         for name, check in self._checks.items():
             problems = check(item)

@@ -14,9 +14,9 @@ from itertools import permutations
 from pathlib import Path
 from typing import Any, Callable
 
-from builders.misleadqa.substitution import substitute
-from sources.facts import Provenance, Scope
-from validators.normalise import same_answer
+from ctxrobust.builders.misleadqa.substitution import substitute
+from ctxrobust.sources.facts import Provenance, Scope
+from ctxrobust.builders.misleadqa.normalise import same_answer
 
 _TEMPLATES = Path(__file__).with_name("templates.json")
 

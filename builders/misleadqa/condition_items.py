@@ -8,12 +8,12 @@ question; items go to condition.jsonl, never the main split.
 """
 from __future__ import annotations
 
-from builders.misleadqa.candidate import Candidate, Distractor, Excluded, Spec, pair_specs, templates
-from builders.misleadqa.distractors import Pool, with_distractors
-from builders.misleadqa.scopes import canonical_condition
-from sources.condambigqa import CondAmbigQARecord, Property
-from sources.facts import Scope
-from validators.normalise import answer_key, word_count
+from ctxrobust.builders.misleadqa.candidate import Candidate, Distractor, Excluded, Spec, pair_specs, templates
+from ctxrobust.builders.misleadqa.distractors import Pool, with_distractors
+from ctxrobust.builders.misleadqa.scopes import canonical_condition
+from ctxrobust.sources.condambigqa import CondAmbigQARecord, Property
+from ctxrobust.sources.facts import Scope
+from ctxrobust.builders.misleadqa.normalise import answer_key, word_count
 
 MAX_ANSWER_WORDS = 12  # options are short answers; a sentence-long groundtruth cannot be an option
 

@@ -18,9 +18,9 @@ from typing import Callable
 
 import numpy as np
 
-from builders.misleadqa.answer_types import is_garbled, kind, precision
-from builders.misleadqa.candidate import Candidate, Distractor, Excluded
-from validators.normalise import mentions, same_answer
+from ctxrobust.builders.misleadqa.answer_types import is_garbled, kind, precision
+from ctxrobust.builders.misleadqa.candidate import Candidate, Distractor, Excluded
+from ctxrobust.builders.misleadqa.normalise import mentions, same_answer
 
 
 @dataclass(frozen=True)

@@ -13,12 +13,12 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 
-from builders.misleadqa.candidate import Candidate, Distractor, Excluded, Spec, cluster_id, pair_specs, templates
-from builders.misleadqa.distractors import Pool, with_distractors
-from builders.misleadqa.scopes import canonical_entity
-from sources.ambigdocs import AmbigDocsRecord, Document
-from sources.facts import Scope
-from validators.normalise import answer_key, content_tokens, mentions
+from ctxrobust.builders.misleadqa.candidate import Candidate, Distractor, Excluded, Spec, cluster_id, pair_specs, templates
+from ctxrobust.builders.misleadqa.distractors import Pool, with_distractors
+from ctxrobust.builders.misleadqa.scopes import canonical_entity
+from ctxrobust.sources.ambigdocs import AmbigDocsRecord, Document
+from ctxrobust.sources.facts import Scope
+from ctxrobust.builders.misleadqa.normalise import answer_key, content_tokens, mentions
 
 LEAD_SENTENCES = 3  # an answer within the first three sentences keeps the opening (entity) sentence
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[]?[A-Z0-9])")

@@ -13,10 +13,10 @@ import datetime as dt
 from decimal import Decimal
 from typing import Callable
 
-from builders.misleadqa.candidate import Candidate, Distractor, Spec, templates
-from builders.misleadqa.distractors import Pool, with_distractors
-from sources.facts import Fact
-from sources.fred import FredSeries, january_facts
+from ctxrobust.builders.misleadqa.candidate import Candidate, Distractor, Spec, templates
+from ctxrobust.builders.misleadqa.distractors import Pool, with_distractors
+from ctxrobust.sources.facts import Fact
+from ctxrobust.sources.fred import FredSeries, january_facts
 
 MONTH_NAMES = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December")
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from builders.misleadqa.candidate import Candidate
+from ctxrobust.builders.misleadqa.candidate import Candidate
 
 FRED_GROUP = "fred"
 

@@ -13,7 +13,7 @@ import re
 from functools import lru_cache
 from pathlib import Path
 
-from validators.normalise import MONTHS, tokens
+from ctxrobust.builders.misleadqa.normalise import MONTHS, tokens
 
 _LOCATIONS = Path(__file__).with_name("locations.json")
 _LOWER_WORDS = frozenset({"and", "of", "the", "upon", "on", "de", "del", "da", "la"})  # inside a place name

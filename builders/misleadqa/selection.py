@@ -14,7 +14,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Callable
 
-from builders.misleadqa.candidate import Candidate, Excluded, Spec
+from ctxrobust.builders.misleadqa.candidate import Candidate, Excluded, Spec
 
 
 def rank_key(seed: int, candidate_id: str) -> str:

@@ -20,14 +20,14 @@ from __future__ import annotations
 from collections import defaultdict
 from itertools import combinations
 
-from builders.misleadqa.answer_types import is_garbled, kind, precision
-from builders.misleadqa.candidate import Candidate, Distractor, Excluded, Spec, cluster_id, pair_specs, safe_id, templates
-from builders.misleadqa.distractors import Pool, item_rng, with_distractors
-from builders.misleadqa.groups import components
-from builders.misleadqa.scopes import canonical_location, display_location, is_place, scopes_overlap, time_interval
-from sources.facts import Scope
-from sources.situatedqa import SituatedQARecord
-from validators.normalise import answer_key, content_tokens, same_answer, tokens
+from ctxrobust.builders.misleadqa.answer_types import is_garbled, kind, precision
+from ctxrobust.builders.misleadqa.candidate import Candidate, Distractor, Excluded, Spec, cluster_id, pair_specs, safe_id, templates
+from ctxrobust.builders.misleadqa.distractors import Pool, item_rng, with_distractors
+from ctxrobust.builders.misleadqa.groups import components
+from ctxrobust.builders.misleadqa.scopes import canonical_location, display_location, is_place, scopes_overlap, time_interval
+from ctxrobust.sources.facts import Scope
+from ctxrobust.sources.situatedqa import SituatedQARecord
+from ctxrobust.builders.misleadqa.normalise import answer_key, content_tokens, same_answer, tokens
 
 WH_WORDS = ("when", "who", "whom", "whose", "where", "what", "which", "why", "how")
 HOW_WORDS = ("many", "much", "long", "old", "far", "big", "tall", "often")

@@ -1,4 +1,4 @@
 """Pseudowords: task-irrelevant context banks (CHA, TOK, WEB) of exact token lengths."""
-from builders.pseudowords.builder import PseudowordsBuilder, PseudowordsConfig
+from ctxrobust.builders.pseudowords.builder import PseudowordsBuilder, PseudowordsConfig
 
 __all__ = ["PseudowordsBuilder", "PseudowordsConfig"]

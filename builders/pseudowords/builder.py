@@ -14,8 +14,8 @@ import numpy as np
 import wordfreq
 from pydantic import Field, field_validator, model_validator
 
-from builders.base import Builder, BuildConfig, BuildOutput, DataFile
-from builders.pseudowords import contexts, tokenizer, vocabulary, web
+from ctxrobust.builders.base import Builder, BuildConfig, BuildOutput, DataFile
+from ctxrobust.builders.pseudowords import contexts, tokenizer, vocabulary, web
 
 Kind = Literal["CHA", "TOK", "WEB"]
 MAX_LENGTH = 100_000  # tokens: a bound against typos (the paper's longest contexts have 10,000)

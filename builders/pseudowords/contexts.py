@@ -9,7 +9,7 @@ from typing import Callable
 
 import numpy as np
 
-from builders.pseudowords.tokenizer import Tokenizer
+from ctxrobust.builders.pseudowords.tokenizer import Tokenizer
 from ctxrobust.errors import CtxRobustError
 
 KIND_CODES = {"CHA": 1, "TOK": 2, "WEB": 3, "SQA": 4}

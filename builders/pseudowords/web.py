@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from builders.pseudowords.tokenizer import Tokenizer
+from ctxrobust.builders.pseudowords.tokenizer import Tokenizer
 from ctxrobust.canonical import iter_jsonl, sha256_file
 from ctxrobust.errors import CtxRobustError
 

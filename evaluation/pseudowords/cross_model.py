@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from evaluation import instability
+from ctxrobust.evaluation.pseudowords import instability
 
 BLOCK_CELLS = 2_000_000  # split-sample correlates rank a block of splits at once, at most this many cells per array
 

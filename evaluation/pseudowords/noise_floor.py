@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from evaluation import instability
+from ctxrobust.evaluation.pseudowords import instability
 
 NULL_EXPERIMENTS = 1000  # Appendix B
 

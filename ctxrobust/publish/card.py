@@ -1,8 +1,9 @@
 """The dataset card (README.md) of a release: a Hugging Face YAML header and a body.
 
 Everything in the card comes from the release manifest and the project's own card text
-(`cards.json` beside this module: descriptions, citations, field descriptions, licences,
-known limits). No dates, no clocks, no data files: the same manifest gives the same bytes.
+(`card_text.json` beside this module: licences, sources, citations; and each dataset's own
+`card.json` beside its builder, named in the registry: descriptions, field descriptions, known
+limits). No dates, no clocks, no data files: the same manifest gives the same bytes.
 """
 from __future__ import annotations
 
@@ -12,22 +13,19 @@ from pathlib import Path
 from typing import Any, Optional
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
+from ctxrobust import registry
 from ctxrobust.errors import CtxRobustError
+from ctxrobust.manifest import Manifest, first_error, read_manifest
 
-CARD_TEXT = Path(__file__).with_name("cards.json")
+CARD_TEXT = Path(__file__).with_name("card_text.json")
 SPLIT = "test"  # every configuration is one evaluation split
 LIST_LIMIT = 12  # build-note lists longer than this are summarised by their length
 UNSTATED = "other"  # the Hub's licence id when none can be stated: datasets without card text
 
 
-def first_error(exc: ValidationError) -> str:
-    error = exc.errors()[0]
-    return f"{'.'.join(str(p) for p in error['loc']) or '(top)'}: {error['msg']}"
-
-
-# -- the card text (cards.json) -----------------------------------------------------------------
+# -- the card text (card_text.json and each dataset's card.json) -----------------------------------------------------------------
 
 
 class _Text(BaseModel):
@@ -89,11 +87,12 @@ class DatasetText(_Text):
 
 
 class CardText(_Text):
+    """The text every card shares (`card_text.json`): licences, sources and citations."""
+
     licence_precedence: list[str]  # most restrictive first
     licences: dict[str, Licence]
     sources: list[SourceText]
     citations: dict[str, Citation]
-    datasets: dict[str, DatasetText]
 
     @model_validator(mode="after")
     def _references(self) -> "CardText":
@@ -104,21 +103,23 @@ class CardText(_Text):
                 raise ValueError(f"source {source.prefix}: unknown licence {source.imposes}")
             if source.citation is not None and source.citation not in self.citations:
                 raise ValueError(f"source {source.prefix}: unknown citation {source.citation}")
-        for name, text in self.datasets.items():
-            if text.licence not in self.licences:
-                raise ValueError(f"dataset {name}: unknown licence {text.licence}")
-            for key in [k for k in [text.primary_citation, *text.citations] if k is not None]:
-                if key not in self.citations:
-                    raise ValueError(f"dataset {name}: unknown citation {key}")
-            if text.default_config not in text.configs:
-                raise ValueError(f"dataset {name}: default_config {text.default_config} is not one of its configs")
-            for config, described in text.configs.items():
-                if described.same_fields_as is not None and described.same_fields_as not in text.configs:
-                    raise ValueError(f"dataset {name}: config {config}: same_fields_as {described.same_fields_as} is not one of its configs")
-                for kind in described.sources:
-                    if not any(source.prefix.rstrip("/") == kind for source in self.sources):
-                        raise ValueError(f"dataset {name}: config {config}: source {kind} is not one of `sources`")
         return self
+
+    def check(self, text: DatasetText) -> None:
+        """A dataset's card text refers only to licences, citations and sources this text defines."""
+        if text.licence not in self.licences:
+            raise ValueError(f"unknown licence {text.licence}")
+        for key in [k for k in [text.primary_citation, *text.citations] if k is not None]:
+            if key not in self.citations:
+                raise ValueError(f"unknown citation {key}")
+        if text.default_config not in text.configs:
+            raise ValueError(f"default_config {text.default_config} is not one of its configs")
+        for config, described in text.configs.items():
+            if described.same_fields_as is not None and described.same_fields_as not in text.configs:
+                raise ValueError(f"config {config}: same_fields_as {described.same_fields_as} is not one of its configs")
+            for kind in described.sources:
+                if not any(source.prefix.rstrip("/") == kind for source in self.sources):
+                    raise ValueError(f"config {config}: source {kind} is not one of `sources`")
 
 
 @functools.cache
@@ -132,91 +133,21 @@ def card_text() -> CardText:
 
 
 def dataset_text(dataset: str) -> DatasetText:
-    """The card text of a dataset; a dataset cards.json does not describe gets a bare card (and no licence claim)."""
-    text = card_text().datasets.get(dataset)
-    if text is not None:
-        return text
-    return DatasetText(
-        pretty_name=dataset,
-        summary=f"The {dataset} dataset, built by ctxrobust. No card text is recorded for it (ctxrobust/cards.json).",
-        description=[], construction=[], task_categories=[], task_ids=[], tags=[], language=[],
-        default_config="", licence=UNSTATED, licence_note="", primary_citation=None, citations=[], configs={}, limits=[],
-    )
+    """The card text a dataset's registry entry names (descriptions, fields, licence, limits)."""
+    declared = registry.get(dataset)
+    try:
+        text = DatasetText.model_validate(declared.card_text)
+        card_text().check(text)
+    except ValidationError as exc:
+        raise CtxRobustError(f"{declared.card}: unusable card text for {dataset} ({first_error(exc)}); fix the file") from None
+    except ValueError as exc:
+        raise CtxRobustError(f"{declared.card}: card text for {dataset}: {exc}; fix the file") from None
+    return text
 
 
 def licence_text(licence: str) -> Licence:
     known = card_text().licences.get(licence)
     return known if known is not None else Licence(name="not stated", url="https://huggingface.co/docs/hub/repositories-licenses")
-
-
-# -- the manifest, as publishing reads it --------------------------------------------------------
-
-
-class _Entry(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="ignore", populate_by_name=True)
-
-
-class BuilderEntry(_Entry):
-    package_version: str
-    code_sha256: str
-
-
-class SnapshotEntry(_Entry):
-    name: str
-    sha256: str
-
-
-class DataFileEntry(_Entry):
-    name: str
-    sha256: str
-    bytes: int
-    rows: int
-    schema_name: Optional[str] = Field(None, alias="schema")
-
-
-class ParquetEntry(_Entry):
-    name: str
-    sha256: str
-    bytes: int
-    rows: int
-    copy_of: str = Field(alias="from")  # the JSON Lines file it is a copy of
-
-    @property
-    def config(self) -> str:
-        """One configuration per Parquet file, named by its stem: variants.parquet -> variants."""
-        return self.name.rsplit(".", 1)[0]
-
-
-class CheckEntry(_Entry):
-    passed: bool
-    failures: int
-
-
-class Manifest(_Entry):
-    dataset: str
-    version: str
-    builder: BuilderEntry
-    config: dict[str, Any]
-    sources: list[SnapshotEntry]
-    files: list[DataFileEntry]
-    parquet: list[ParquetEntry]
-    build_notes: dict[str, Any]
-    validators: dict[str, CheckEntry]
-
-    @property
-    def published(self) -> list[ParquetEntry]:
-        """The Parquet copies, sorted by name: each one a configuration, empty ones included."""
-        return sorted(self.parquet, key=lambda entry: entry.name)
-
-
-def read_manifest(data: Any, where: str | Path = "manifest.json") -> Manifest:
-    """The manifest checked at the boundary: one line naming the missing or malformed field."""
-    if isinstance(data, Manifest):
-        return data
-    try:
-        return Manifest.model_validate(data)
-    except ValidationError as exc:
-        raise CtxRobustError(f"{where}: {first_error(exc)}; the release is corrupted or was not written by ctxrobust, rebuild it") from None
 
 
 # -- what the manifest says -----------------------------------------------------------------
@@ -254,7 +185,7 @@ def sources_used(manifest: Manifest) -> list[tuple[str, Optional[SourceText]]]:
 
 
 def release_licence(manifest: Manifest) -> str:
-    """The most restrictive licence among the dataset's own and those its sources impose (precedence in cards.json)."""
+    """The most restrictive licence among the dataset's own and those its sources impose (precedence in card_text.json)."""
     own = dataset_text(manifest.dataset).licence
     if own == UNSTATED:
         return UNSTATED
@@ -523,7 +454,7 @@ def _validation(manifest: Manifest) -> list[str]:
 
 def _licence(manifest: Manifest, text: DatasetText, licence: Licence) -> list[str]:
     if release_licence(manifest) == UNSTATED:
-        return ["## Licence", "", "No licence is stated for this dataset: ctxrobust/cards.json has no card text for it.", ""]
+        return ["## Licence", "", "No licence is stated for this dataset: its registry entry names no card text.", ""]
     cards = card_text()
     out = ["## Licence", "", f"This release is distributed under [{licence.name}]({licence.url}). {text.licence_note} "
            f"A release carries the most restrictive licence among the dataset's own ({licence_text(text.licence).name}) and those its sources require, "

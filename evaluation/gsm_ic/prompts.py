@@ -1,7 +1,7 @@
 """GSM-IC prompts: the paper's one-exemplar prompt formats (Section 4.2, Figure 2, Appendix C), one request
 per base problem and per variant.
 
-Formats (option `prompt`): "cot" (default: chain of thought, exemplar without irrelevant context),
+Formats (option `prompt`, see `options.PromptOptions`): "cot" (default: chain of thought, exemplar without irrelevant context),
 "ltm" (least-to-most), "program" (a Python program; run it and submit its output as `answer`),
 "0-cot" (zero-shot, no exemplar); "cot-ic", "ltm-ic", "program-ic" use the exemplar with the
 irrelevant sentence "Liz has 4 peaches." (Section 4.2). Option `instruction` prepends the paper's
@@ -13,7 +13,9 @@ from typing import Iterator
 
 from ctxrobust.errors import CtxRobustError
 from ctxrobust.release import Release
-from evaluation.gsm_ic import BASE_FILE, SUBSET_FILE, VARIANTS_FILE
+from ctxrobust.evaluation.gsm_ic.options import PromptOptions
+from ctxrobust.evaluation.gsm_ic.scorer import BASE_FILE, SUBSET_FILE, VARIANTS_FILE
+from ctxrobust.options import parse_options
 
 # Section 4.3, Appendix C
 INSTRUCTION = "Solve grade school math problems. Feel free to ignore irrelevant information given in the questions."
@@ -70,12 +72,12 @@ def build_prompt(problem: str, prompt: str = DEFAULT_PROMPT, instruction: bool =
     return "\n\n".join(blocks), messages
 
 
-def prompts(release: Release, options: dict) -> Iterator[dict]:
+def prompts(release: Release, options: PromptOptions | dict | None = None) -> Iterator[dict]:
     """One request per base problem (kind "base"), then one per variant (kind "variant"), each in id order.
     `in_4k` marks the variants of GSM-IC-4K (the paper's evaluation set); base problems are scored with
     any subset, so they carry true (null when the release has no GSM-IC-4K)."""
-    prompt = options.get("prompt") or DEFAULT_PROMPT
-    instruction = bool(options.get("instruction"))
+    options = parse_options(PromptOptions, options, "gsm-ic prompts")
+    prompt, instruction = options.prompt, options.instruction
     build_prompt("", prompt, instruction)  # reject an unknown format before writing anything
     subset = None
     if release.file_path(SUBSET_FILE).exists():

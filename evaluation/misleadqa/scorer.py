@@ -12,21 +12,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from ctxrobust.errors import CtxRobustError
 from ctxrobust.release import Release
-from evaluation import cluster_bootstrap as cb, resampling
-from evaluation import report as rp
-from evaluation.lure_rates import (
+from ctxrobust.evaluation import cluster_bootstrap as cb, resampling
+from ctxrobust.evaluation import report as rp
+from ctxrobust.evaluation.misleadqa.options import ScoreOptions
+from ctxrobust.evaluation.misleadqa.lure_rates import (
     C, GOLD, OUTCOMES, PRIMARY, common_subset, count_columns, distribution, evaluation_subsets, outcomes, primary_metrics, ratio,
 )
-from evaluation.misleadqa_responses import (
+from ctxrobust.evaluation.misleadqa.responses import (
     CONDITIONS, FILES, INVALID, LETTERS, MISSING, PROMPTS, MisleadQAPrediction, parse_letter, read_items, row_problem,
 )
-from evaluation.predictions import PredictionsReader, Problem
+from ctxrobust.evaluation.predictions import PredictionsReader, Problem
+from ctxrobust.options import parse_options
 
-MIN_CLUSTERS = 20  # App. C.2: a model enters inference if its A_m covers at least 20 source clusters
 ORDERS = ("G+S", "S+G", "G+F", "F+G")
 BOTH_ORDERS = {"S_with_G": ("G+S", "S+G"), "F_with_G": ("G+F", "F+G")}  # App. D.1 "S with G": orders averaged within a model
 CI_METRICS = ("gold.S", "LR.S", "LR.F", "delta.LR", "RLR.S", "RLR.F", "delta.RLR", "reduction.S", "reduction.F", "order_effect.S", "order_effect.F")
@@ -247,36 +246,6 @@ def _mean(values: list[float | None]) -> float | None:
     return float(np.mean(values))
 
 
-class Settings(BaseModel):
-    """The scorer's options (CLI flags), checked at the boundary and recorded as the report's "parameters"."""
-
-    model_config = ConfigDict(extra="ignore", frozen=True)
-
-    strict: bool = False
-    lenient_letters: bool = False  # App. C.1 reads only a bare letter; this also accepts "B." and "(B)"
-    replicates: int = Field(cb.REPLICATES, ge=0)  # 0: no intervals
-    seed: int = Field(cb.SEED, ge=0)
-    min_clusters: int = Field(MIN_CLUSTERS, ge=0)
-
-    @classmethod
-    def from_options(cls, options: dict) -> "Settings":
-        if options.get("export"):
-            raise CtxRobustError("--export applies to pseudowords releases only; drop it for MisleadQA")
-        given = {k: v for k, v in options.items() if k in cls.model_fields and v is not None}
-        try:
-            return cls(**given)
-        except ValidationError as exc:
-            first = exc.errors()[0]
-            name = str(first["loc"][0])
-            raise CtxRobustError(f"--{name.replace('_', '-')} {given.get(name)!r}: {first['msg'].lower()}") from None
-
-    def parameters(self) -> dict:
-        return {
-            "replicates": self.replicates, "seed": self.seed, "lenient_letters": self.lenient_letters, "min_clusters": self.min_clusters,
-            "levels": {"primary": cb.PRIMARY_LEVEL, "other": cb.LEVEL},
-        }
-
-
 @dataclass
 class MainUnits:
     """The main split's resampling units (App. A.4): source clusters and dependency groups."""
@@ -320,8 +289,8 @@ def model_metrics(model: str, responses: Responses, items: Items, units: MainUni
     return metrics, main_codes
 
 
-def score(release: Release, predictions: Path, options: dict) -> dict:
-    settings = Settings.from_options(options)
+def score(release: Release, predictions: Path, settings: ScoreOptions | dict | None = None) -> dict:
+    settings = parse_options(ScoreOptions, settings, "misleadqa score")
     items = load_items(release)
     reader, responses = read_predictions(Path(predictions), items, settings.lenient_letters)
     block = reader.finish(settings.strict, missing_problems(responses, items))  # every problem printed before any number
@@ -388,193 +357,3 @@ def _summary(models: dict[str, dict], eligible: list[str]) -> dict:
         for outcome in OUTCOMES:
             summary[f"cf.original.{key}.{outcome}"] = rp.metric(_mean([m[f"{key}.{outcome}"]["estimate"] for m in with_cf]), None, len(with_cf))
     return summary
-
-
-# --------------------------------------------------------------------------------------------- rendering
-def _pct(metrics: dict, name: str, digits: int = 2) -> str:
-    m = metrics.get(name)
-    return rp.fmt(m["estimate"] if m else None, True, digits)
-
-
-def _count(metrics: dict, name: str) -> str:
-    m = metrics.get(name)
-    return "n/a" if not m or m["estimate"] is None else str(int(m["estimate"]))
-
-
-def _ci(metrics: dict, name: str, digits: int = 1) -> str:
-    m = metrics.get(name)
-    if not m or not m.get("ci"):
-        return "n/a"
-    return f"[{rp.fmt(m['ci'][0], True, digits)}, {rp.fmt(m['ci'][1], True, digits)}]"
-
-
-TABLE2 = ("gold.S", "LR.S", "LR.F", "delta.LR", "RLR.S", "RLR.F", "delta.RLR")
-TABLE14 = (
-    ("All", "No context", "outcome.all.none"), ("All", "G alone", "outcome.all.G"),
-    ("B_m", "S alone", "outcome.B.S"), ("B_m", "F alone", "outcome.B.F"),
-    ("A_m", "S alone", "outcome.A.S"), ("A_m", "F alone", "outcome.A.F"),
-    ("A_m", "G→S", "outcome.A.G+S"), ("A_m", "S→G", "outcome.A.S+G"),
-    ("A_m", "G→F", "outcome.A.G+F"), ("A_m", "F→G", "outcome.A.F+G"),
-    ("A_m", "S with G", "outcome.A.S_with_G"), ("A_m", "F with G", "outcome.A.F_with_G"),
-)
-TABLE26 = (("ΔLR †", "delta.LR"), ("ΔRLR †", "delta.RLR"), ("F reduction", "reduction.F"), ("S reduction", "reduction.S"), ("F order effect", "order_effect.F"), ("S order effect", "order_effect.S"))
-OUTCOME_HEADERS = ["Gold", "Lure", "Abstain", "Other", "Invalid"]
-GROUP_LABELS = {"fred.time": "FRED time", "fred.location": "FRED location", "situatedqa.time": "SituatedQA time",
-                "situatedqa.location": "SituatedQA location", "ambigdocs.entity": "AmbigDocs entity"}  # Table 24 order
-
-
-def _tables(report: dict) -> list[tuple[str, list[str], list[list[str]], str]]:
-    """(title, headers, rows, note) for every table; Markdown and HTML render the same list."""
-    models = report["models"]
-    summary = report["summary"]["metrics"]
-    names = sorted(name for name in models if "size.B" in models[name]["metrics"])  # models with main-split rows
-    outside = [name for name in names if not models[name]["metrics"]["inference.eligible"]["estimate"]]
-    label = lambda name: f"{name} *" if name in outside else name
-    tables = []
-
-    rows = []
-    for name in names:
-        m = models[name]["metrics"]
-        rows.append([label(name), _count(m, "size.B"), _count(m, "size.A")] + [_pct(m, k) for k in TABLE2])
-    rows.append(["Mean", "", ""] + [_pct(summary, k) for k in TABLE2])
-    rows.append(["CI", "", ""] + [_ci(summary, k) for k in TABLE2])
-    tables.append((
-        "Table 2: main results",
-        ["Model", "|B_m|", "|A_m|", "Gold_S", "LR_S", "LR_F", "ΔLR †", "RLR_S", "RLR_F", "ΔRLR †"],
-        rows,
-        "Gold_S is the gold rate with S alone; LR is the lure rate with S or F alone on B_m; RLR the residual lure rate "
-        "with G on A_m, both orders averaged. Δ is F minus S in percentage points, other values percentages; means weight "
-        "models equally. CI: 95% cluster-bootstrap intervals, except † (Bonferroni-adjusted 97.5%)."
-        + (f" * A_m covers fewer than {report['parameters']['min_clusters']} source clusters: no intervals, left out of "
-           "every mean (App. C.2)." if outside else ""),
-    ))
-
-    rows = [[subset, cond] + [_pct(summary, f"{key}.{o}") for o in OUTCOMES] for subset, cond, key in TABLE14]
-    tables.append(("Table 14: outcome distributions, mean over models", ["Subset", "Condition"] + OUTCOME_HEADERS, rows,
-                   "All denotes every item of the split; each row sums to 100 up to rounding."))
-
-    rows = []
-    for name in names + ["Mean"]:
-        m = summary if name == "Mean" else models[name]["metrics"]
-        rows.append([label(name) if m is not summary else name] + [_pct(m, f"outcome.A.{o}.lure") for o in ORDERS] + [_pct(m, "order_effect.S"), _pct(m, "order_effect.F")])
-    tables.append(("Table 15: lure rates by order on A_m", ["Model", "S: G first", "S: S first", "F: G first", "F: F first", "S order effect", "F order effect"], rows,
-                   "The order effect is the misleading-first rate minus the G-first rate (percentage points)."))
-
-    rows = [[label, _pct(summary, key), _ci(summary, key, 2), _ci(summary, GROUP_PREFIX + key, 2)] for label, key in TABLE26]
-    tables.append(("Table 26: source-cluster and dependency-group intervals", ["Metric", "Est.", "Clusters", "Groups"], rows,
-                   "Percentage points. † primary contrasts use 97.5% intervals, other rows 95%. Reduction is the context-alone rate minus RLR on A_m."))
-
-    found = {".".join(k.split(".")[1:3]) for k in summary if k.startswith("group.")}
-    groups = [g for g in GROUP_LABELS if g in found] + sorted(found - set(GROUP_LABELS))
-    if groups:
-        rows = [[GROUP_LABELS.get(g, g)] + [_pct(summary, f"group.{g}.{k}") for k in GROUP_METRICS] for g in groups]
-        tables.append(("Table 24: lure rates within source-scope groups", ["Group", "LR_S", "LR_F", "RLR_S", "RLR_F"], rows,
-                       "LR uses each group's part of B_m, RLR its part of A_m (both orders averaged); means over models."))
-        rows = [[label(name)] + [f"{_count(models[name]['metrics'], f'group.{g}.size.B')} / {_count(models[name]['metrics'], f'group.{g}.size.A')}" for g in groups] for name in names]
-        tables.append(("Table 25: |B_m| / |A_m| within source-scope groups", ["Model"] + [GROUP_LABELS.get(g, g) for g in groups], rows, ""))
-
-    if "cf.kept.A_common" in summary:
-        with_cf = [name for name in names if "cf.kept.A_common" in models[name]["metrics"] and name not in outside]
-        rows = []
-        for cond, key in CF_ROWS:
-            rows.append([cond, "Original"] + [_pct(summary, f"cf.original.{key}.{o}") for o in OUTCOMES])
-            rows.append(["", "CF"] + [_pct(summary, f"cf.{key}.{o}") for o in OUTCOMES])
-        tables.append(("Table 21: original and context-faithful prompts", ["Condition", "Prompt"] + OUTCOME_HEADERS, rows,
-                       f"Means over the {len(with_cf)} model(s) with CF rows ({', '.join(with_cf)}), both prompts. G alone uses all items, "
-                       "context-alone conditions B_m, conditions with G A_m with both orders averaged (the original-prompt subsets). "
-                       + (f"No-context answers of the CF run equal the original run's on {_pct(summary, 'cf.none_agreement')}% of items."
-                          if "cf.none_agreement" in summary else "")))
-        rows = [[name, _count(models[name]["metrics"], "size.A"), _count(models[name]["metrics"], "cf.size.A_common"), _pct(models[name]["metrics"], "cf.kept.A_common")]
-                for name in with_cf]
-        rows.append(["Mean", "", "", _pct(summary, "cf.kept.A_common")])
-        tables.append(("Table 23: common subsets for the CF check", ["Model", "|A_m|", "|A_m^common|", "Kept"], rows,
-                       "A_m^common: the items of A_m also answered correctly with G alone under CF. Gold rate with S and G on it: "
-                       f"original {_pct(summary, 'cf.common.S_with_G.gold.original')}, CF {_pct(summary, 'cf.common.S_with_G.gold.cf')}."))
-
-    supplement = [name for name in sorted(models) if "supplement.size.B" in models[name]["metrics"]]
-    if supplement:
-        rates = ("LR.S", "LR.F", "RLR.S", "RLR.F")
-        rows = [[name, _count(models[name]["metrics"], "supplement.size.B"), _count(models[name]["metrics"], "supplement.size.A")]
-                + [_pct(models[name]["metrics"], f"supplement.{k}") for k in rates] for name in supplement]
-        rows.append(["Mean", "", ""] + [_pct(summary, f"supplement.{k}") for k in rates])
-        tables.append(("Table 17: condition supplement lure rates", ["Model", "|B_m|", "|A_m|", "LR_S", "LR_F", "RLR_S", "RLR_F"], rows,
-                       "Descriptive (no intervals); RLR averages both orders."))
-        rows = [[subset, cond] + [_pct(summary, f"supplement.{key}.{o}") for o in OUTCOMES] for subset, cond, key in TABLE14]
-        tables.append(("Table 18: condition supplement outcome distributions", ["Subset", "Condition"] + OUTCOME_HEADERS, rows, ""))
-    return tables
-
-
-def _footer(report: dict) -> str:
-    p, q = report["predictions"], report["parameters"]
-    s = report["summary"]["metrics"]
-    value = lambda k: "n/a" if k not in s or s[k]["estimate"] is None else f"{s[k]['estimate']:g}"
-    parsing = "a single letter A-E, or 'B.' / '(B)' (--lenient-letters)" if q["lenient_letters"] else "a single letter A-E only (App. C.1)"
-    return (
-        f"Release {report['release']['version']} (manifest sha256 {report['release']['manifest_sha256'][:12]}). "
-        f"Predictions {p['path']}: {p['rows']} row(s), {p['excluded']} excluded, {len(p['problems'])} problem(s). "
-        f"Valid responses: {parsing}; anything else is invalid and stays in every denominator. "
-        f"Cluster bootstrap: {q['replicates']} replicates, seed {q['seed']}, {value('bootstrap.units.clusters')} source clusters "
-        f"({value('bootstrap.units.dependency_groups')} dependency groups for the sensitivity intervals); "
-        f"{value('inference.models')} model(s) in the means (A_m covering at least {q['min_clusters']} source clusters)."
-    )
-
-
-def _problems(report: dict, limit: int = 200) -> list[str]:
-    """The predictions problems as "line N: message" lines, at most `limit` (the JSON report has them all)."""
-    problems = report["predictions"]["problems"]
-    lines = [f"line {p['line']}: {p['message']}" if p["line"] is not None else p["message"] for p in problems[:limit]]
-    return lines + ([f"... and {len(problems) - limit} more in the JSON report"] if len(problems) > limit else [])
-
-
-def render_markdown(report: dict) -> str:
-    parts = [f"# MisleadQA report\n\n{_footer(report)}\n"]
-    cell = lambda text: str(text).replace("|", "\\|")  # a literal bar (|B_m|) must not split a Markdown cell
-    for title, headers, rows, note in _tables(report):
-        table = rp.markdown_table([cell(h) for h in headers], [[cell(c) for c in row] for row in rows])
-        parts.append(f"## {title}\n\n{table}" + (f"\n{note}\n" if note else ""))
-    if report["predictions"]["problems"]:
-        parts.append("## Problems in the predictions file\n\n" + "".join(f"- {line}\n" for line in _problems(report)))
-    return "\n".join(parts)
-
-
-def figure2(report: dict) -> str:
-    """Figure 2: lure rates on A_m with S and F alone, G first and misleading first, per model and mean."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    series = (("S alone", "outcome.A.S.lure"), ("G→S", "outcome.A.G+S.lure"), ("S→G", "outcome.A.S+G.lure"),
-              ("F alone", "outcome.A.F.lure"), ("G→F", "outcome.A.G+F.lure"), ("F→G", "outcome.A.F+G.lure"))
-    names = sorted(name for name in report["models"] if "size.A" in report["models"][name]["metrics"])
-    labels = names + ["Mean"]
-    sources = [report["models"][name]["metrics"] for name in names] + [report["summary"]["metrics"]]
-    width = 0.8 / len(series)
-    colours = ("#9ecae1", "#4292c6", "#08519c", "#fcae91", "#fb6a4a", "#a50f15")
-    fig, ax = plt.subplots(figsize=(max(6.0, 1.3 * len(labels)), 3.6))
-    x = np.arange(len(labels))
-    for k, ((name, key), colour) in enumerate(zip(series, colours)):
-        heights = [np.nan if m.get(key, {}).get("estimate") is None else 100 * m[key]["estimate"] for m in sources]  # undefined: no bar
-        ax.bar(x + (k - (len(series) - 1) / 2) * width, heights, width, label=name, color=colour)
-    ax.set_xticks(x, labels, rotation=20, ha="right")
-    ax.set_ylabel("Lure rate on A_m (%)")
-    ax.set_ylim(0, 100)
-    ax.legend(ncol=6, fontsize=8, loc="upper center", bbox_to_anchor=(0.5, 1.15), frameon=False)
-    fig.tight_layout()
-    uri = rp.figure_data_uri(fig)
-    plt.close(fig)
-    return uri
-
-
-def render_html(report: dict) -> str:
-    import html
-
-    sections = [("Summary", f"<p>{html.escape(_footer(report))}</p>")]
-    if any("size.A" in m["metrics"] for m in report["models"].values()):
-        sections.append(("Figure 2: lure rates by condition and order", f'<img alt="Figure 2: lure rates on A_m by condition and order" src="{figure2(report)}">'))
-    for title, headers, rows, note in _tables(report):
-        sections.append((title, rp.html_table(headers, rows) + (f"<p>{html.escape(note)}</p>" if note else "")))
-    if report["predictions"]["problems"]:
-        listed = "".join(f"<li>{html.escape(line)}</li>" for line in _problems(report))
-        sections.append(("Problems in the predictions file", f"<ul>{listed}</ul>"))
-    return rp.html_page("MisleadQA report", sections)

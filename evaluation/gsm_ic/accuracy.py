@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from evaluation.cluster_bootstrap import weighted_totals
+from ctxrobust.evaluation.cluster_bootstrap import weighted_totals
 
 
 def group_counts(group: np.ndarray, hit: np.ndarray, n_groups: int) -> tuple[np.ndarray, np.ndarray]:

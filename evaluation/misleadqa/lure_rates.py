@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from evaluation.misleadqa_responses import CONDITIONS
+from ctxrobust.evaluation.misleadqa.responses import CONDITIONS
 
 OUTCOMES = ("gold", "lure", "abstain", "other", "invalid")
 GOLD, LURE, ABSTAIN, OTHER, INVALID = range(5)

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from ctxrobust.errors import CtxRobustError
 from ctxrobust.release import Release
-from evaluation.misleadqa_responses import CONDITIONS, LETTERS, ReleaseItem, read_items
+from ctxrobust.evaluation.misleadqa.options import PromptOptions
+from ctxrobust.evaluation.misleadqa.responses import CONDITIONS, LETTERS, ReleaseItem, read_items
+from ctxrobust.options import parse_options
 
 ANSWER_INSTRUCTION = "Answer the following multiple-choice question. Return only A, B, C, D, or E."  # Figure 4
 CF_INSTRUCTION = (  # Figure 5(b)
@@ -52,19 +53,6 @@ def scope_text(item: ReleaseItem, label: str) -> str:
     return "\n\n".join([SCOPE_INSTRUCTION, f"Question:\n{item.question}", f"Options:\n{options_block(item)}", f"Material:\n{item.contexts[label].text}"])
 
 
-def _check_options(options: dict) -> str:
-    if options.get("benchmark"):
-        raise CtxRobustError("--benchmark applies to pseudowords releases only; drop it for MisleadQA")
-    if options.get("instruction"):
-        raise CtxRobustError("--instruction applies to gsm-ic releases only; MisleadQA prompts are fixed by the paper (use --prompt cf)")
-    if options.get("seed") is not None:
-        raise CtxRobustError("--seed has no effect on MisleadQA prompts (they involve no randomness); drop it")
-    prompt = options.get("prompt") or "original"
-    if prompt not in ("original", "cf", "scope"):
-        raise CtxRobustError(f"--prompt {prompt!r}: expected original, cf or scope")
-    return prompt
-
-
 def _request(item: ReleaseItem, split: str, condition: str, prompt: str, text: str) -> dict:
     return {
         "id": item.id,
@@ -76,9 +64,10 @@ def _request(item: ReleaseItem, split: str, condition: str, prompt: str, text: s
     }
 
 
-def prompts(release: Release, options: dict) -> Iterator[dict]:
+def prompts(release: Release, options: PromptOptions | dict | None = None) -> Iterator[dict]:
     """Requests sorted by item id, then condition in the paper's order."""
-    prompt = _check_options(options)
+    options = parse_options(PromptOptions, options, "misleadqa prompts")
+    prompt = options.prompt
     for split, item in sorted(read_items(release), key=lambda pair: pair[1].id):
         if prompt == "scope":
             for label in SCOPE_CONTEXTS:

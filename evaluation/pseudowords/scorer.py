@@ -43,7 +43,6 @@ has it, else `metrics` is empty and `note` says why.
 from __future__ import annotations
 
 import csv
-import html
 import math
 import re
 from collections import defaultdict
@@ -54,14 +53,17 @@ from typing import Annotated, Any
 import numpy as np
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictStr
 
+from ctxrobust.builders.pseudowords.builder import PseudowordsConfig
 from ctxrobust.errors import CtxRobustError
+from ctxrobust.evaluation.pseudowords.options import DEFAULT_SEED, ScoreOptions
 from ctxrobust.release import Release
-from evaluation import cross_model, instability, noise_floor, question_bootstrap, split_sample
-from evaluation.predictions import PredictionsReader, Problem
-from evaluation.report import fmt_metric, figure_data_uri, header, html_page, html_table, markdown_table, mean_over_models, metric
+from ctxrobust.evaluation.pseudowords import cross_model, instability, noise_floor, split_sample
+from ctxrobust.evaluation import question_bootstrap
+from ctxrobust.evaluation.predictions import PredictionsReader, Problem
+from ctxrobust.evaluation.report import header, mean_over_models, metric
+from ctxrobust.options import parse_options
 
 K = instability.K_DEFAULT
-DEFAULT_SEED = 0
 DIGITS = 6  # report figures are rounded to 6 decimals
 
 
@@ -267,15 +269,8 @@ class Parameters:
                 "split_correlate_intervals": "replicate b uses split b mod splits"}
 
 
-def parameters(options: dict) -> Parameters:
-    values = {}
-    for name in ("seed", "replicates", "null_experiments", "splits"):
-        if options.get(name) is not None:
-            value = options[name]
-            if isinstance(value, bool) or not isinstance(value, int) or value < (0 if name in ("seed", "replicates") else 1):
-                raise CtxRobustError(f"--{name.replace('_', '-')} must be a{' non-negative' if name in ('seed', 'replicates') else ' positive'} integer, got {value!r}")
-            values[name] = value
-    return Parameters(**values)
+def parameters(options: ScoreOptions) -> Parameters:
+    return Parameters(seed=options.seed, replicates=options.replicates, null_experiments=options.null_experiments, splits=options.splits)
 
 
 def _figure(values: np.ndarray, n: int, shift: float = 0.0) -> dict:
@@ -564,17 +559,18 @@ def export_examples(path: Path, units: list[Unit], results: dict[str, UnitResult
         raise CtxRobustError(f"{path}: cannot write the export ({exc.strerror})") from None
 
 
-def score(release: Release, predictions: Path, options: dict) -> dict:
+def score(release: Release, predictions: Path, options: ScoreOptions | dict | None = None) -> dict:
     """The pseudowords report (SPEC "Scoring"; paper Sections 2, 3.1, 3.2, Appendices A, B, D, F, G)."""
+    options = parse_options(ScoreOptions, options, "pseudowords score")
     p = parameters(options)
     groups = context_groups(release)
     main = main_group(groups)
-    acc = Accumulator(groups, int(release.config.get("contexts_per_length", 10)))
+    acc = Accumulator(groups, release.config_as(PseudowordsConfig).contexts_per_length)
     reader = PredictionsReader(Path(predictions), PredictionRow, check=acc.check, key=acc.key)
     for row in reader:
         acc.add(row)
     units, problems, dropped = build_units(acc)
-    block = reader.finish(bool(options.get("strict")), problems)
+    block = reader.finish(options.strict, problems)
     block["excluded"] += dropped
     if not units:
         raise CtxRobustError(
@@ -592,253 +588,6 @@ def score(release: Release, predictions: Path, options: dict) -> dict:
     report["summary"] = summarize(units, models, main)
     report["pairs"] = score_pairs(units, results, p)
     report["context_pairs"] = score_context_pairs(units, results, p)
-    if options.get("export"):
-        export_examples(Path(options["export"]), units, results)
+    if options.export is not None:
+        export_examples(options.export, units, results)
     return _rounded(report)
-
-
-# --- rendering -------------------------------------------------------------------------------------
-
-
-def _signed(m: dict | None) -> str:
-    if not m or m.get("estimate") is None:
-        return "n/a"
-    return f"{100 * m['estimate']:+.1f}"
-
-
-def _get(report: dict, name: str, key: str) -> dict | None:
-    return report["models"][name]["metrics"].get(key)
-
-
-def _unit_order(report: dict) -> list[str]:
-    """Models in scoring order (by model name, then context kind and length)."""
-    def key(name: str) -> tuple:
-        group = report["models"][name].get("context_group")
-        return (report["models"][name].get("model", name), _group_order(group) if group else ("", -1), name)
-
-    return sorted(report["models"], key=key)
-
-
-INPUT_LABEL = {"correct": "binary trials", "score": "probability scores"}
-
-
-def _cross_blocks(report: dict) -> list[dict]:
-    """The cross-model blocks, by context kind and length, binary trials before probability scores."""
-    blocks = report["pairs"].get("by_group", {}).values()
-    return sorted(blocks, key=lambda b: (_group_order(b["context_group"]), INPUTS.index(b["input"])))
-
-
-def _context_blocks(report: dict) -> list[tuple[str, dict]]:
-    return sorted(report.get("context_pairs", {}).get("by_model", {}).items())
-
-
-def _cross_title(block: dict) -> str:
-    return f"{block['context_group']}, {INPUT_LABEL[block['input']]}"
-
-
-def _cross_labels(report: dict, block: dict) -> list[str]:
-    """A cross-model block's units by model name (each model appears once in a group)."""
-    return [report["models"][u]["model"] for u in block["units"]]
-
-
-def _pair(block: dict, a: str, b: str) -> dict:
-    """The figures of a pair, stored once under the unit listed first in block["units"]."""
-    return block["by_pair"][a][b] if b in block["by_pair"].get(a, {}) else block["by_pair"][b][a]
-
-
-def _pearson_grid(block: dict) -> np.ndarray:
-    units = block["units"]
-    grid = np.eye(len(units))
-    for a in range(len(units)):
-        for b in range(a + 1, len(units)):
-            value = _pair(block, units[a], units[b])["pearson"]["estimate"]
-            grid[a, b] = grid[b, a] = np.nan if value is None else value
-    return grid
-
-
-def _plain(m: dict | None, percent: bool = True, digits: int = 1) -> str:
-    """The estimate alone."""
-    return fmt_metric(None if m is None else {**m, "ci": None}, percent, digits)
-
-
-def _specificity_headers(first: str, units: str, k: int) -> list[str]:
-    """Columns of a specificity table: what a row is, its input kind and units, then the pairwise figures."""
-    return [first, "Input", units, "Questions", "mean Pearson r [95% CI]", f"mean Jaccard, top {k}% improved",
-            f"mean Jaccard, top {k}% degraded", "Jaccard random baseline"]
-
-
-def _specificity_row(block: dict, first: list[str]) -> list[str]:
-    pm = block["metrics"]
-    return [*first, str(block["questions"]), fmt_metric(pm.get("pearson.mean"), percent=False, digits=2),
-            fmt_metric(pm.get("jaccard.improved.mean"), percent=False, digits=2),
-            fmt_metric(pm.get("jaccard.degraded.mean"), percent=False, digits=2),
-            fmt_metric(pm.get("jaccard.random_baseline"), percent=False, digits=3)]
-
-
-def _grid_table(title: str, corner: str, block: dict, labels: list[str], note: str) -> tuple[str, list[str], list[list[str]], str]:
-    grid = _pearson_grid(block)
-    rows = [[label, *(("1.00" if a == b else "n/a" if not np.isfinite(grid[a, b]) else f"{grid[a, b]:.2f}") for b in range(len(labels)))]
-            for a, label in enumerate(labels)]
-    return title, [corner, *labels], rows, note
-
-
-def _tables(report: dict) -> list[tuple[str, list[str], list[list[str]], str]]:
-    """(title, headers, rows, note) of every table, shared by the Markdown and HTML renderings."""
-    names = _unit_order(report)
-    mark = {n: ("" if report["models"][n]["noise_correction"] else " †") for n in names}
-    tables = [(
-        "Main results (%)",
-        ["Model", "AVG", "Δ", "INS ↓", "WTD ↓"],
-        [[n + mark[n], _plain(_get(report, n, "accuracy.baseline")), _signed(_get(report, n, "delta")),
-          _plain(_get(report, n, "INS.adjusted")), _plain(_get(report, n, "WTD.adjusted"))]
-         for n in names],
-        f"Laid out like Table 1: AVG is the no-context accuracy, Δ the mean change with context, INS and WTD (K = {report['parameters']['K']}) are noise-floor adjusted. † probability scores: no noise correction (Appendix G).",
-    ), (
-        "Observed metrics, 95% CIs and noise floors (%)",
-        ["Model", "INS [95% CI]", "η INS", "WTD [95% CI]", "η WTD", "Δ [95% CI]"],
-        [[n, fmt_metric(_get(report, n, "INS")), fmt_metric(_get(report, n, "noise_floor.INS")),
-          fmt_metric(_get(report, n, "WTD")), fmt_metric(_get(report, n, "noise_floor.WTD")), fmt_metric(_get(report, n, "delta"))]
-         for n in names],
-        f"As Table 6: {report['parameters']['replicates']} question-bootstrap replicates; floors from {report['parameters']['null_experiments']} synthetic null experiments.",
-    ), (
-        "Split-sample WTD, tail share and split-half reliability",
-        ["Model", "WTD split-sample % [95% CI]", "tail share %", "split-half r [95% CI]", "Spearman-Brown ρ"],
-        [[n, fmt_metric(_get(report, n, "WTD.split_sample")), fmt_metric(_get(report, n, "tail_share")),
-          fmt_metric(_get(report, n, "split_half.r"), percent=False, digits=2),
-          fmt_metric(_get(report, n, "split_half.spearman_brown"), percent=False, digits=2)]
-         for n in names],
-        f"Tables 5 and 7: averages over {report['parameters']['splits']} random symmetric trial splits (Appendices A, D). Tail share: part of the total absolute change in the two {report['parameters']['K']}% tails (Section 3.1).",
-    )]
-    correlate_rows = []
-    for n in names:
-        for target in ("signed", "squared"):
-            cells = [fmt_metric(_get(report, n, f"uncertainty_rho.{target}.{kind}.{scale}"), percent=False, digits=2)
-                     for kind in ("raw", "split") for scale in ("probability", "log_odds")]
-            correlate_rows.append([f"{n} · uncertainty vs {target} change", *cells])
-    tables.append((
-        "Correlates of context-induced change (Spearman ρ)",
-        ["Model · feature vs target", "raw, probability", "raw, log-odds", "split, probability", "split, log-odds"],
-        correlate_rows,
-        "As Table 3: baseline uncertainty s_i0(1 - s_i0) against the signed change Δ_i and its square; split-sample estimates use disjoint trials for feature and target (Appendix F).",
-    ))
-    k = report["parameters"]["K"]
-    cross = _cross_blocks(report)
-    if cross:
-        tables.append((
-            "Model specificity",
-            _specificity_headers("Context group", "Models", k),
-            [_specificity_row(block, [block["context_group"], INPUT_LABEL[block["input"]], ", ".join(_cross_labels(report, block))])
-             for block in cross],
-            "Section 3.2: pairs of different models only, within one context group and one input kind (binary trials or "
-            "probability scores, Appendix G); each over the questions every model of its group answered.",
-        ))
-        for block in cross:
-            if block["by_pair"]:
-                tables.append(_grid_table(f"Pearson r of per-example change, {_cross_title(block)}", "Model", block,
-                                          _cross_labels(report, block), "Figure 3 as a table."))
-    own = _context_blocks(report)
-    if own:
-        tables.append((
-            "Context groups of one model",
-            _specificity_headers("Model", "Context groups", k),
-            [_specificity_row(block, [model, INPUT_LABEL[block["input"]], ", ".join(block["context_groups"])]) for model, block in own],
-            "Section 3.3 (Figure 4): one model's per-example changes under different context groups; not part of the cross-model "
-            "figures. The groups share the model's no-context baseline, whose sampling noise raises r.",
-        ))
-        for model, block in own:
-            if block["by_pair"]:
-                tables.append(_grid_table(f"Pearson r between context groups, {model}", "Context group", block, block["context_groups"],
-                                          "Figure 4 as a table."))
-    return tables
-
-
-def render_markdown(report: dict) -> str:
-    lines = [f"# pseudowords: context-induced instability (release {report['release']['version']})", "",
-             f"Predictions: `{report['predictions']['path']}` ({report['predictions']['rows']} rows, "
-             f"{report['predictions']['excluded']} excluded, sha256 {report['predictions']['sha256'][:12]}…).", ""]
-    for title, headers, rows, note in _tables(report):
-        lines += [f"## {title}", "", markdown_table(headers, rows), note, ""]
-    problems = report["predictions"]["problems"]
-    if problems:
-        lines += ["## Problems", ""] + [f"- line {p['line']}: {p['message']}" if p["line"] is not None else f"- {p['message']}" for p in problems[:50]]
-        if len(problems) > 50:
-            lines.append(f"- … and {len(problems) - 50} more (see the JSON report)")
-        lines.append("")
-    return "\n".join(lines)
-
-
-def _tail_figure(report: dict):
-    """Figure 2: mean Delta_i in 2% bins of the improved (top) and degraded (bottom) tails, noise floor hatched."""
-    import matplotlib
-    from matplotlib.figure import Figure
-
-    names = _unit_order(report)
-    k = report["parameters"]["K"]
-    fig = Figure(figsize=(10, 6))
-    axes = fig.subplots(2, 1, sharex=True)
-    width = 0.8 / max(1, len(names))
-    cmap = matplotlib.colormaps["tab10"]
-    for panel, (side, title) in enumerate((("improved", f"most improved {k}%"), ("degraded", f"most degraded {k}%"))):
-        ax = axes[panel]
-        for j, name in enumerate(names):
-            tails = report["models"][name]["tails"]
-            observed = [np.nan if v is None else 100 * v for v in tails[side]]
-            xs = np.arange(len(observed)) + (j - (len(names) - 1) / 2) * width
-            ax.bar(xs, observed, width, color=cmap(j % 10), label=name)
-            floor = tails.get(f"noise_{side}")
-            if floor:
-                ax.bar(xs, [np.nan if v is None else 100 * v for v in floor], width, fill=False, hatch="///", edgecolor="black", linewidth=0.5)
-        ax.axhline(0, color="black", linewidth=0.5)
-        ax.set_ylabel("mean Δ_i (%)")
-        ax.set_title(title)
-    bins = len(report["models"][names[0]]["tails"]["improved"]) if names else 5
-    step = k / bins
-    axes[1].set_xticks(range(bins), [f"{b * step:g}–{(b + 1) * step:g}%" for b in range(bins)])
-    axes[0].legend(fontsize=7, ncol=4)
-    return fig
-
-
-def _heatmap(block: dict, labels: list[str]):
-    """Figure 3 (or Figure 4): Pearson r of per-example change between every pair of a block's units."""
-    from matplotlib.figure import Figure
-
-    grid = _pearson_grid(block)
-    size = len(labels)
-    fig = Figure(figsize=(1.2 + 0.7 * size, 1 + 0.6 * size))
-    ax = fig.subplots()
-    image = ax.imshow(grid, cmap="RdBu_r", vmin=-1, vmax=1)
-    ax.set_xticks(range(size), labels, rotation=45, ha="right", fontsize=8)
-    ax.set_yticks(range(size), labels, fontsize=8)
-    for a in range(size):
-        for b in range(size):
-            if np.isfinite(grid[a, b]):
-                ax.text(b, a, f"{grid[a, b]:.2f}", ha="center", va="center", fontsize=7,
-                        color="white" if abs(grid[a, b]) > 0.6 else "black")
-    fig.colorbar(image, ax=ax, label="Pearson r")
-    return fig
-
-
-def render_html(report: dict) -> str:
-    sections = [("Release", f"<p>pseudowords {html.escape(report['release']['version'])}; predictions "
-                            f"<code>{html.escape(report['predictions']['path'])}</code>: {report['predictions']['rows']} rows, "
-                            f"{report['predictions']['excluded']} excluded.</p>")]
-    for title, headers, rows, note in _tables(report):
-        sections.append((title, html_table(headers, rows) + f"<p>{html.escape(note)}</p>"))
-    if report["models"]:
-        sections.append(("Per-example change in the tails (Figure 2)",
-                         f"<img alt=\"tail plot\" src=\"{figure_data_uri(_tail_figure(report))}\">"
-                         "<p>Solid bars: observed mean change per 2% bin; hatched: the noise floor from synthetic null experiments.</p>"))
-    for block in _cross_blocks(report):
-        if block["by_pair"]:
-            sections.append((f"Correlation of per-example change (Figure 3), {_cross_title(block)}",
-                             f"<img alt=\"correlation heat map\" src=\"{figure_data_uri(_heatmap(block, _cross_labels(report, block)))}\">"))
-    for model, block in _context_blocks(report):
-        if block["by_pair"]:
-            sections.append((f"Correlation between context groups (Figure 4), {model}",
-                             f"<img alt=\"context group heat map\" src=\"{figure_data_uri(_heatmap(block, block['context_groups']))}\">"
-                             "<p>The same model under different context groups; they share its no-context baseline.</p>"))
-    problems = report["predictions"]["problems"]
-    if problems:
-        items = "".join(f"<li>{html.escape(('line ' + str(p['line']) + ': ') if p['line'] is not None else '')}{html.escape(p['message'])}</li>" for p in problems[:50])
-        sections.append(("Problems", f"<ul>{items}</ul>"))
-    return html_page(f"pseudowords report, release {report['release']['version']}", sections)

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import importlib
-import pkgutil
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Iterable
 
@@ -24,7 +23,7 @@ CheckFn = Callable[["Release"], Iterable[Failure]]
 
 # dataset ("*" for every dataset) -> check name -> function
 _CHECKS: dict[str, dict[str, CheckFn]] = {}
-_loaded = False
+GENERIC_MODULES = ("ctxrobust.validators.integrity", "ctxrobust.validators.structure")
 
 
 def check(dataset: str, name: str) -> Callable[[CheckFn], CheckFn]:
@@ -37,21 +36,17 @@ def check(dataset: str, name: str) -> Callable[[CheckFn], CheckFn]:
     return register
 
 
-def _load_all() -> None:
-    global _loaded
-    if _loaded:
-        return
-    import validators
+def _load(dataset: str) -> None:
+    """Import the generic checks and the dataset's own (its registry entry names the module)."""
+    from ctxrobust import registry
 
-    for info in pkgutil.iter_modules(validators.__path__):
-        if info.name != "registry":
-            importlib.import_module(f"validators.{info.name}")
-    _loaded = True
+    for module in (*GENERIC_MODULES, registry.get(dataset).checks):
+        importlib.import_module(module)
 
 
 def checks_for(dataset: str) -> dict[str, CheckFn]:
     """Every check that applies to `dataset`, generic ones first, in name order within each."""
-    _load_all()
+    _load(dataset)
     ordered: dict[str, CheckFn] = {}
     for key in ("*", dataset):
         for name in sorted(_CHECKS.get(key, {})):

@@ -26,8 +26,9 @@ import pyarrow.parquet as pq
 import yaml
 
 from ctxrobust.canonical import dumps_pretty, sha256_file
-from ctxrobust.card import Manifest, ParquetEntry, hub_configs, read_manifest
-from ctxrobust.croissant import FILE_NAME as CROISSANT, croissant
+from ctxrobust.manifest import Manifest, ParquetEntry, read_manifest
+from ctxrobust.publish.card import hub_configs
+from ctxrobust.publish.croissant import FILE_NAME as CROISSANT, croissant
 from ctxrobust.errors import CtxRobustError
 from ctxrobust.release import CARD, MANIFEST, SUMS, Release
 

@@ -21,7 +21,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ctxrobust.canonical import sha256_file
-from ctxrobust.card import SPLIT, Manifest, card_text, config_fields, dataset_text, licence_text, release_licence
+from ctxrobust.manifest import Manifest
+from ctxrobust.publish.card import SPLIT, card_text, config_fields, dataset_text, licence_text, release_licence
 from ctxrobust.errors import CtxRobustError
 
 FILE_NAME = "croissant.json"

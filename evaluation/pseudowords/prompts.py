@@ -22,9 +22,12 @@ from typing import Iterator, Optional, Union
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from builders.pseudowords.contexts import context_id, context_rng
+from ctxrobust.builders.pseudowords.builder import PseudowordsConfig
+from ctxrobust.builders.pseudowords.contexts import context_id, context_rng
 from ctxrobust.canonical import iter_jsonl
 from ctxrobust.errors import CtxRobustError
+from ctxrobust.evaluation.pseudowords.options import PromptOptions
+from ctxrobust.options import parse_options
 
 # Appendix H.1: a simple prompt asking for the answer with a brief explanation (wording ours).
 SYSTEM_PROMPT = "You are a helpful assistant. Answer the user's question and briefly explain your answer."
@@ -58,18 +61,6 @@ class BenchmarkRecord(BaseModel):
     @property
     def key(self) -> str:
         return str(self.id)
-
-
-class PromptOptions(BaseModel):
-    """What the command line passes; `prompt` and `instruction` belong to other datasets and are refused if set."""
-
-    model_config = ConfigDict(extra="forbid")
-    benchmark: Optional[Path] = None
-    seed: Optional[int] = Field(None, ge=0)
-    kinds: Optional[list[str]] = None
-    lengths: Optional[list[int]] = None
-    prompt: Optional[str] = None
-    instruction: bool = False
 
 
 @dataclass(frozen=True)
@@ -165,20 +156,14 @@ def _selection(release, opts: PromptOptions, entries: list[Entry], path: Path) -
     return chosen, "SQA" in kinds
 
 
-def prompts(release, options: dict) -> Iterator[dict]:
+def prompts(release, opts: PromptOptions | dict) -> Iterator[dict]:
     """One {"id", "context", "request": {"messages"}} per (question, condition), sorted by question id then context id."""
-    try:
-        opts = PromptOptions.model_validate(options)
-    except ValidationError as exc:
-        raise CtxRobustError(f"pseudowords prompts: option {_problem(exc)}") from None
-    if opts.prompt is not None or opts.instruction:
-        raise CtxRobustError("pseudowords prompts have one prompt (Appendix H.1); --prompt and --instruction are for gsm-ic and misleadqa")
-    if opts.benchmark is None:
-        raise CtxRobustError(f"pseudowords prompts need --benchmark FILE.jsonl (lines of {RECORD_SHAPE})")
+    opts = parse_options(PromptOptions, opts, "pseudowords prompts")
     entries = read_benchmark(opts.benchmark)
     bank, with_sqa = _selection(release, opts, entries, opts.benchmark)
-    seed = opts.seed if opts.seed is not None else int(release.config.get("seed", 0))
-    histories = int(release.config.get("contexts_per_length", 10))  # M SQA histories, like M contexts per length
+    config = release.config_as(PseudowordsConfig)
+    seed = opts.seed if opts.seed is not None else config.seed
+    histories = config.contexts_per_length  # M SQA histories, like M contexts per length
     orders = sqa_orders(len(entries), histories, seed) if with_sqa else []
     questions = [render_question(entry.record) for entry in entries]
     answers = [str(entry.record.answer) for entry in entries]

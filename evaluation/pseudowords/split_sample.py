@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from evaluation import instability
+from ctxrobust.evaluation.pseudowords import instability
 
 SPLITS = 200  # Appendix B
 

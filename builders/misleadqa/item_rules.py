@@ -1,0 +1,202 @@
+"""MisleadQA item rules (paper Appendix B.1 "Automated checks", Appendix A.1; SPEC "Validators").
+
+Each rule is a plain function of one item returning problem messages. The builder screens
+candidates with them, so every released item passes them by construction, and the validators
+replay the same functions on the release.
+"""
+from __future__ import annotations
+
+import datetime as dt
+from fractions import Fraction
+from typing import TYPE_CHECKING, Callable
+
+from ctxrobust.builders.misleadqa.normalise import answer_clash, answer_key, content_tokens, mentions, word_count
+from ctxrobust.builders.misleadqa.scopes import scopes_overlap
+from ctxrobust.builders.misleadqa.substitution import ReplayError, replay
+
+if TYPE_CHECKING:
+    from ctxrobust.builders.misleadqa.builder import MisleadQAConfig
+
+ITEM_SCHEMA = "misleadqa.item"
+SUBSTANTIVE = ("A", "B", "C", "D")
+ABSTAIN = "Insufficient information"
+CONTEXTS = ("G", "S", "F")
+
+
+# --- item-level checks -------------------------------------------------------
+
+
+def distractor_letters(item: dict) -> list[str]:
+    return [letter for letter in SUBSTANTIVE if letter not in (item["gold"], item["lure"])]
+
+
+def gold_forms(item: dict) -> list[str]:
+    """The gold option and every registered gold expression."""
+    return [item["options"][item["gold"]]] + [s["old"] for s in item.get("substitutions", [])]
+
+
+def span_replay_problems(item: dict) -> list[str]:
+    """F is G with the recorded edits applied, byte for byte; each edit is a registered gold-to-lure substitution."""
+    g, f = item["contexts"]["G"]["text"], item["contexts"]["F"]["text"]
+    edits = item.get("f_edits", [])
+    if not edits:
+        return ["F has no recorded edits: G states no registered gold expression"]
+    try:
+        replayed = replay(g, edits)
+    except (ReplayError, KeyError, TypeError) as exc:
+        return [f"f_edits cannot be replayed on G: {exc}"]
+    problems = []
+    if replayed != f:
+        at = next((i for i, (a, b) in enumerate(zip(replayed, f)) if a != b), min(len(replayed), len(f)))
+        problems.append(f"replaying f_edits on G does not give F (first difference at offset {at}); F must differ from G only in the edited spans")
+    gold, lure = item["options"][item["gold"]], item["options"][item["lure"]]
+    registered = {}
+    for sub in item.get("substitutions", []):
+        if answer_key(sub["old"]) != answer_key(gold):
+            problems.append(f"registered expression {sub['old']!r} is not an expression of the gold answer {gold!r}")
+        if answer_key(sub["new"]) != answer_key(lure):
+            problems.append(f"registered replacement {sub['new']!r} is not an expression of the lure {lure!r}")
+        registered.setdefault(sub["old"].casefold(), sub["new"])
+    for number, edit in enumerate(edits):
+        old = edit["old"].casefold()
+        if old not in registered:
+            problems.append(f"edit {number} replaces {edit['old']!r}, which is not a registered gold expression")
+        elif edit["new"] != registered[old]:
+            problems.append(f"edit {number} writes {edit['new']!r}, not the registered lure form {registered[old]!r}")
+    return problems
+
+
+def answer_isolation_problems(item: dict) -> list[str]:
+    """Neither the gold answer nor the lure appears in the question (Appendix B.1)."""
+    question = item["question"]
+    problems = []
+    for role in ("gold", "lure"):
+        text = item["options"][item[role]]
+        if mentions(question, text):
+            problems.append(f"the {role} answer {text!r} appears in the question")
+    for form in gold_forms(item)[1:]:
+        if mentions(question, form) and not mentions(question, item["options"][item["gold"]]):
+            problems.append(f"the gold expression {form!r} appears in the question")
+    return problems
+
+
+def distractor_leakage_problems(item: dict) -> list[str]:
+    """No distractor appears in the question or in any context (Appendix A.1 "Distractors")."""
+    problems = []
+    for letter in distractor_letters(item):
+        text = item["options"][letter]
+        if mentions(item["question"], text):
+            problems.append(f"distractor {letter} {text!r} appears in the question")
+        for name in CONTEXTS:
+            if mentions(item["contexts"][name]["text"], text):
+                problems.append(f"distractor {letter} {text!r} appears in context {name}")
+    return problems
+
+
+def gold_mention_problems(item: dict) -> list[str]:
+    """F contains no expression of the gold answer once the substitution is made (Appendix A.1)."""
+    f = item["contexts"]["F"]["text"]
+    for form in gold_forms(item):
+        if mentions(f, form):
+            return [f"F still mentions the gold answer ({form!r})"]
+    return []
+
+
+def distinctness_problems(item: dict) -> list[str]:
+    """Options A-D distinct after normalisation, with no near-duplicates; gold differs from lure."""
+    problems = []
+    options = item["options"]
+    if item["gold"] == item["lure"]:
+        problems.append(f"gold and lure are the same option {item['gold']}")
+    for i, a in enumerate(SUBSTANTIVE):
+        for b in SUBSTANTIVE[i + 1 :]:
+            clash = answer_clash(options[a], options[b])
+            if clash is not None:
+                problems.append(f"options {a} {options[a]!r} and {b} {options[b]!r} {clash}")
+    return problems
+
+
+def overlap(question: str, context: str) -> tuple[Fraction, Fraction]:
+    """Appendix A.1: (Jaccard similarity, question-token recall) of two texts' content-token sets
+    (normalised, stop words removed): shared / all distinct tokens, and shared / question tokens."""
+    q, c = content_tokens(question), content_tokens(context)
+    shared, union = len(q & c), len(q | c)
+    return (Fraction(shared, union) if union else Fraction(0)), (Fraction(shared, len(q)) if q else Fraction(0))
+
+
+def comparability_problems(item: dict, max_ratio: float, max_diff: int) -> list[str]:
+    """Appendix A.1 "Context comparability": lengths close; S no closer to the question than G and F."""
+    problems = []
+    counts = {name: word_count(item["contexts"][name]["text"]) for name in CONTEXTS}
+    longest, shortest = max(counts.values()), min(counts.values())
+    if shortest == 0 or Fraction(longest, shortest) > Fraction(str(max_ratio)):
+        problems.append(f"context word counts {counts} have ratio {longest}/{shortest} above {max_ratio}")
+    if longest - shortest > max_diff:
+        problems.append(f"context word counts {counts} differ by {longest - shortest}, more than {max_diff}")
+    scores = {name: overlap(item["question"], item["contexts"][name]["text"]) for name in CONTEXTS}
+    for name in ("G", "F"):
+        if scores["S"][0] > scores[name][0]:
+            problems.append(f"S's Jaccard similarity with the question ({float(scores['S'][0]):.3f}) is above {name}'s ({float(scores[name][0]):.3f})")
+        if scores["S"][1] > scores[name][1]:
+            problems.append(f"S's question-token recall ({float(scores['S'][1]):.3f}) is above {name}'s ({float(scores[name][1]):.3f})")
+    return problems
+
+
+def scope_design_problems(item: dict) -> list[str]:
+    """Section 3.1: G = <s, y*> true, in scope; S = <s', l> true, out of scope; F = <s, l> false, in scope;
+    s' changes exactly the item's scope dimension, and neither scope covers the other."""
+    problems = []
+    ctx, options = item["contexts"], item["options"]
+    expected = {
+        "G": (item["target_scope"], options[item["gold"]], True, True),
+        "S": (item["alt_scope"], options[item["lure"]], True, False),
+        "F": (item["target_scope"], options[item["lure"]], False, True),
+    }
+    for name, (scope, value, true, in_scope) in expected.items():
+        if ctx[name]["scope"] != scope:
+            problems.append(f"context {name} states scope {ctx[name]['scope']}, expected {scope}")
+        if ctx[name]["value"] != value:
+            problems.append(f"context {name} asserts {ctx[name]['value']!r}, expected the option text {value!r}")
+        if ctx[name]["true"] is not true or ctx[name]["in_scope"] is not in_scope:
+            problems.append(f"context {name} must be marked true={true}, in_scope={in_scope}")
+    dimension = item["scope_dimension"]
+    changed = sorted(k for k in set(item["target_scope"]) | set(item["alt_scope"]) if item["target_scope"].get(k) != item["alt_scope"].get(k))
+    if changed != [dimension]:
+        problems.append(f"target and alternative scopes differ in {changed or 'nothing'}, expected exactly [{dimension!r}]")
+    elif scopes_overlap(dimension, item["target_scope"][dimension], item["alt_scope"][dimension]):
+        problems.append(f"alternative {dimension} {item['alt_scope'][dimension]!r} overlaps the target {item['target_scope'][dimension]!r}")
+    if options.get("E") != ABSTAIN:
+        problems.append(f"option E is {options.get('E')!r}, expected {ABSTAIN!r}")
+    if item["gold"] not in SUBSTANTIVE or item["lure"] not in SUBSTANTIVE:
+        problems.append("gold and lure must be letters A-D")
+    return problems
+
+
+def fred_pair_problems(item: dict, max_gap_years: int, first_year: int, last_year: int) -> list[str]:
+    """Appendix A.1: FRED time pairs at most eight years apart; location pairs share the date; 1990-2024 facts."""
+    if item["source"] != "fred":
+        return []
+    problems = []
+    target, alt = dt.date.fromisoformat(item["target_scope"]["time"]), dt.date.fromisoformat(item["alt_scope"]["time"])
+    for label, day in (("target", target), ("alternative", alt)):
+        if not first_year <= day.year <= last_year:
+            problems.append(f"{label} date {day} is outside {first_year}-{last_year}")
+    if item["scope_dimension"] == "time" and abs(target.year - alt.year) > max_gap_years:
+        problems.append(f"time pair {target} / {alt} is more than {max_gap_years} years apart")
+    if item["scope_dimension"] == "location" and target != alt:
+        problems.append(f"location pair dates differ ({target} / {alt})")
+    return problems
+
+
+def item_checks(cfg: "MisleadQAConfig") -> dict[str, Callable[[dict], list[str]]]:
+    """Every item-level rule by name, thresholds from the build configuration (the paper's by default)."""
+    return {
+        "span_replay": span_replay_problems,
+        "answer_isolation": answer_isolation_problems,
+        "distractor_leakage": distractor_leakage_problems,
+        "gold_mention_in_f": gold_mention_problems,
+        "distinctness": distinctness_problems,
+        "scope_design": lambda item: scope_design_problems(item)
+        + fred_pair_problems(item, cfg.fred_max_gap_years, cfg.fred_first_year, cfg.fred_last_year),
+        "comparability": lambda item: comparability_problems(item, cfg.comparability_max_ratio, cfg.comparability_max_diff),
+    }

@@ -1,0 +1,216 @@
+"""The build pipeline: build into a temporary folder, validate, hash, rename into place.
+
+A version folder is written once. Its bytes depend on the sources, the configuration and the code
+that shapes them; `code_sha256` records that code.
+"""
+from __future__ import annotations
+
+import hashlib
+import importlib
+import json
+import os
+import re
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+from pydantic import ValidationError
+
+import ctxrobust
+from ctxrobust import registry
+from ctxrobust.builders.base import Builder, BuildOutput
+from ctxrobust.canonical import dumps, dumps_pretty, iter_jsonl, sha256_file, write_jsonl
+from ctxrobust.errors import CtxRobustError, ValidationFailed
+from ctxrobust.release import CARD, MANIFEST, SUMS, Release
+
+VERSION_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]*")
+
+
+@dataclass
+class BuildResult:
+    path: Path
+    status: str  # "built" or "reproduced"
+    manifest: dict
+
+
+# modules that shape every release's bytes: the release writer, canonical JSON, the builder contract,
+# the Parquet typing, the source lock and adapters, and the card
+WRITER_MODULES = (
+    "ctxrobust.build", "ctxrobust.canonical", "ctxrobust.manifest", "ctxrobust.builders.base",
+    "ctxrobust.schemas.arrow", "ctxrobust.publish.card",
+)
+WRITER_PACKAGES = ("ctxrobust.sources",)
+CODE_SUFFIXES = {".py", ".json", ".txt"}
+
+
+def _package_files(package: str) -> list[tuple[str, Path]]:
+    root = Path(importlib.import_module(package).__file__).parent
+    return [(f"{package}/{p.relative_to(root).as_posix()}", p) for p in root.rglob("*")
+            if p.is_file() and p.suffix in CODE_SUFFIXES and "__pycache__" not in p.parts]
+
+
+def code_files(dataset: registry.Dataset) -> list[tuple[str, Path]]:
+    """Every file whose bytes can change the release: the dataset's builder package (code and the
+    project's data files), its schemas, the release writer, the source adapters, the card text."""
+    from ctxrobust import schemas
+
+    builder_package = dataset.builder.partition(":")[0]
+    named = []
+    for package in (builder_package, *WRITER_PACKAGES, *dataset.code):
+        named += _package_files(package)
+    for module in WRITER_MODULES:
+        named.append((module, Path(importlib.import_module(module).__file__)))
+    named.append(("ctxrobust.publish/card_text.json", Path(importlib.import_module("ctxrobust.publish.card").__file__).with_name("card_text.json")))
+    named += [(f"schemas/{stem}", schemas.schema_path(stem)) for stem in dataset.schemas]
+    return sorted(set(named))
+
+
+def code_sha256(dataset: registry.Dataset) -> str:
+    """Hash of `code_files`: the code version recorded in the manifest."""
+    digest = hashlib.sha256()
+    for name, path in code_files(dataset):
+        digest.update(name.encode() + b"\0")
+        digest.update(path.read_bytes().replace(b"\r\n", b"\n") + b"\0")
+    return digest.hexdigest()
+
+
+def write_parquet(rows: list[dict], path: Path, source_name: str, schema_name: str) -> None:
+    """The Parquet copy of a data file, its column types declared by the file's JSON Schema."""
+    from ctxrobust.schemas import load_schema
+    from ctxrobust.schemas.arrow import arrow_schema
+
+    try:
+        table = pa.Table.from_pylist(rows, schema=arrow_schema(load_schema(schema_name)))
+    except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
+        raise CtxRobustError(f"{source_name}: rows do not fit the column types of schema {schema_name} ({exc})") from None
+    options = {"compression": "zstd", "write_statistics": False, "store_schema": False}
+    if table.num_rows:
+        pq.write_table(table, path, **options)
+    else:  # no row group at all: `datasets` cannot read an empty one
+        pq.ParquetWriter(path, table.schema, **options).close()
+
+
+def make_config(builder_cls: type[Builder], overrides: dict) -> Any:
+    """The builder's Config from the given settings; a wrong key or value is one line naming it."""
+    unknown = sorted(set(overrides) - set(builder_cls.Config.model_fields))
+    if unknown:
+        raise CtxRobustError(f"build configuration for {builder_cls.dataset}: no setting {', '.join(unknown)}; "
+                             f"its settings are {', '.join(sorted(builder_cls.Config.model_fields))}")
+    try:
+        return builder_cls.Config(**overrides)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        field = ".".join(str(p) for p in first["loc"]) or "(config)"
+        raise CtxRobustError(f"build configuration for {builder_cls.dataset}: {field}: {first['msg']}") from None
+
+
+def write_sums(folder: Path) -> None:
+    names = sorted(p.name for p in folder.iterdir() if p.is_file() and p.name != SUMS)
+    lines = [f"{sha256_file(folder / name)}  {name}\n" for name in names]
+    (folder / SUMS).write_text("".join(lines), encoding="utf-8", newline="\n")
+
+
+def build_release(dataset: str, version: str, overrides: dict, out_root: Path, store: Any = None) -> BuildResult:
+    """Build `dataset` at `version` under out_root/<dataset>/<version>/, frozen once written."""
+    from ctxrobust.publish.card import render_card
+    from ctxrobust.validators.checks import run_checks
+
+    if not VERSION_NAME.fullmatch(version or ""):
+        raise CtxRobustError(f"version {version!r}: use letters, digits, '.', '_', '+' or '-', starting with a letter or digit (e.g. 1.0.0); it names a folder and a Hub tag")
+    declared = registry.get(dataset)
+    builder_cls = declared.builder_cls
+    config = make_config(builder_cls, overrides)
+    config_json = config.model_dump(mode="json")
+    target = Path(out_root) / dataset / version
+    if target.exists() and not (target / MANIFEST).exists():
+        raise CtxRobustError(f"{target} exists but holds no release (no {MANIFEST}); remove the folder or choose another version")
+    if target.exists():
+        existing = Release(target).manifest
+        if existing.get("config") != config_json:
+            changed = sorted(k for k in set(existing.get("config", {})) | set(config_json) if existing.get("config", {}).get(k) != config_json.get(k))
+            raise CtxRobustError(
+                f"{target} already exists with a different build configuration ({', '.join(changed)}); "
+                "releases are frozen: choose a new version"
+            )
+    builder = builder_cls(config, store)
+    needed = builder.required_snapshots()
+    if needed:
+        if store is None:
+            raise CtxRobustError(f"{dataset} needs source snapshots but no source store was given")
+        store.require(needed)
+    output: BuildOutput = builder.build()
+
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.parent / f".{version}.building-{os.getpid()}"
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    tmp.mkdir()
+    try:
+        manifest = _write_files(tmp, declared, version, config_json, needed, store, output)
+        release = Release(tmp, store=store, manifest=manifest)
+        results = run_checks(release, skip={"hashes", "location"})  # not yet hashed, not yet in place
+        failures = [f for found in results.values() for f in found]
+        manifest["validators"] = {name: {"passed": not found, "failures": len(found)} for name, found in results.items()}
+        if failures:
+            raise ValidationFailed(
+                f"{dataset} {version}: {len(failures)} validator failure(s); nothing was written to {target}", failures
+            )
+        (tmp / MANIFEST).write_text(dumps_pretty(manifest), encoding="utf-8", newline="\n")
+        (tmp / CARD).write_text(render_card(manifest), encoding="utf-8", newline="\n")
+        write_sums(tmp)
+        if target.exists():
+            if (tmp / SUMS).read_bytes() == (target / SUMS).read_bytes():
+                shutil.rmtree(tmp)
+                return BuildResult(target, "reproduced", manifest)
+            differing = _differing_files(tmp, target)
+            raise CtxRobustError(
+                f"{target} exists and rebuilding it gave different bytes ({', '.join(differing)}); "
+                "the release was left untouched: choose a new version"
+            )
+        os.replace(tmp, target)
+        return BuildResult(target, "built", manifest)
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp)
+
+
+def _differing_files(new: Path, old: Path) -> list[str]:
+    def sums(folder: Path) -> dict[str, str]:
+        pairs = (line.split("  ", 1) for line in (folder / SUMS).read_text(encoding="utf-8").splitlines() if line)
+        return {name: digest for digest, name in pairs}
+
+    a, b = sums(new), sums(old)
+    return sorted(name for name in set(a) | set(b) if a.get(name) != b.get(name)) or [SUMS]
+
+
+def _write_files(tmp: Path, declared: registry.Dataset, version: str, config_json: dict, needed: list[str], store, output: BuildOutput) -> dict:
+    dataset = declared.name
+    files, parquet = [], []
+    names = [f.name for f in output.files]
+    if len(set(names)) != len(names):
+        raise CtxRobustError(f"{dataset}: the builder returned two files with the same name")
+    for data_file in output.files:
+        if not data_file.name.endswith(".jsonl"):
+            raise CtxRobustError(f"{dataset}: data file {data_file.name} must be .jsonl")
+        path = tmp / data_file.name
+        count = write_jsonl(path, data_file.rows)
+        files.append({"name": data_file.name, "sha256": sha256_file(path), "bytes": path.stat().st_size, "rows": count, "schema": data_file.schema})
+        pq_path = tmp / (data_file.name[: -len(".jsonl")] + ".parquet")
+        write_parquet([row for _, row in iter_jsonl(path)], pq_path, data_file.name, data_file.schema)
+        parquet.append({"name": pq_path.name, "sha256": sha256_file(pq_path), "bytes": pq_path.stat().st_size, "rows": count, "from": data_file.name})
+    sources = [{"name": name, "sha256": store.snapshot(name).sha256} for name in sorted(needed)] if needed else []
+    # round-trip the notes through canonical JSON so only JSON values reach the manifest
+    notes = json.loads(dumps(output.notes))
+    return {
+        "dataset": dataset,
+        "version": version,
+        "builder": {"package_version": ctxrobust.__version__, "code_sha256": code_sha256(declared)},
+        "config": config_json,
+        "sources": sources,
+        "files": sorted(files, key=lambda f: f["name"]),
+        "parquet": sorted(parquet, key=lambda f: f["name"]),
+        "build_notes": notes,
+    }

@@ -1,0 +1,1 @@
+"""Publishing a release: its dataset card, its Croissant record, and the upload to the Hugging Face Hub."""

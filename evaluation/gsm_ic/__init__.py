@@ -1,0 +1,1 @@
+"""GSM-IC evaluation: prompts, answer extraction, accuracy statistics, scoring and rendering."""

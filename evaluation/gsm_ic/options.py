@@ -1,0 +1,25 @@
+"""GSM-IC command-line options: each field is one flag of `ctxrobust prompts` or `ctxrobust score`."""
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ctxrobust.evaluation.gsm_ic.scorer import DEFAULT_REPLICATES, DEFAULT_SEED
+
+PromptFormat = Literal["cot", "cot-ic", "ltm", "ltm-ic", "program", "program-ic", "0-cot"]
+
+
+class PromptOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    prompt: PromptFormat = Field("cot", description="prompt format (Section 4.2, Appendix C): cot, cot-ic, ltm, ltm-ic, program, program-ic or 0-cot")
+    instruction: bool = Field(False, description="prepend the paper's instruction to ignore irrelevant information (Section 4.3)")
+
+
+class ScoreOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    strict: bool = Field(False, description="refuse to score a file with any bad row")
+    seed: int = Field(DEFAULT_SEED, ge=0, description="seed of the bootstrap draws and tie-breaks")
+    replicates: int = Field(DEFAULT_REPLICATES, ge=0, le=100_000, description="bootstrap replicates (0: no intervals)")

@@ -1,0 +1,1 @@
+"""MisleadQA evaluation: prompts, response parsing, lure rates, scoring and rendering."""

@@ -1,0 +1,35 @@
+"""MisleadQA command-line options: each field is one flag of `ctxrobust prompts` or `ctxrobust score`."""
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ctxrobust.evaluation import cluster_bootstrap as cb
+
+MIN_CLUSTERS = 20  # App. C.2: a model enters inference if its A_m covers at least 20 source clusters
+
+
+class PromptOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    prompt: Literal["original", "cf", "scope"] = Field(
+        "original", description="original (Figure 4), cf: context-faithful (Figure 5b) or scope: scope judgment of G, S, F (Figure 5a)")
+
+
+class ScoreOptions(BaseModel):
+    """The scorer's options, recorded as the report's "parameters"."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    strict: bool = Field(False, description="refuse to score a file with any bad row")
+    lenient_letters: bool = Field(False, description="accept 'B.' and '(B)' as well as a bare letter (App. C.1 reads only a bare letter)")
+    replicates: int = Field(cb.REPLICATES, ge=0, le=100_000, description="cluster-bootstrap replicates (0: no intervals)")
+    seed: int = Field(cb.SEED, ge=0, description="seed of the bootstrap draws")
+    min_clusters: int = Field(MIN_CLUSTERS, ge=0, description="source clusters a model's A_m must cover for it to enter inference (App. C.2)")
+
+    def parameters(self) -> dict:
+        return {
+            "replicates": self.replicates, "seed": self.seed, "lenient_letters": self.lenient_letters, "min_clusters": self.min_clusters,
+            "levels": {"primary": cb.PRIMARY_LEVEL, "other": cb.LEVEL},
+        }

@@ -1,0 +1,1 @@
+"""Pseudowords evaluation: prompts, instability metrics, noise floors, scoring and rendering."""

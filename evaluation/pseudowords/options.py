@@ -1,0 +1,33 @@
+"""Pseudowords command-line options: each field is one flag of `ctxrobust prompts` or `ctxrobust score`."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ctxrobust.evaluation import question_bootstrap
+from ctxrobust.evaluation.pseudowords import noise_floor, split_sample
+
+DEFAULT_SEED = 0
+MAX_REPLICATES = 100_000  # bounds the work (and memory) one command may ask for
+
+
+class PromptOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    benchmark: Path = Field(description="a JSONL of {id, question, options?, answer?} to prepend the contexts to")
+    seed: Optional[int] = Field(None, ge=0, description="seed of the SQA histories (default: the release's build seed)")
+    kinds: Optional[list[str]] = Field(None, description="context kinds CHA TOK WEB SQA (default: CHA, the paper's main setting)")
+    lengths: Optional[list[int]] = Field(None, description="context lengths in tokens (default: the release's longest)")
+
+
+class ScoreOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    strict: bool = Field(False, description="refuse to score a file with any bad row")
+    seed: int = Field(DEFAULT_SEED, ge=0, description="seed of the bootstrap, null experiments and splits")
+    replicates: int = Field(question_bootstrap.REPLICATES, ge=0, le=MAX_REPLICATES, description="question-bootstrap replicates (0: no intervals)")
+    null_experiments: int = Field(noise_floor.NULL_EXPERIMENTS, ge=1, le=MAX_REPLICATES, description="synthetic null experiments of the noise floor (Section 2)")
+    splits: int = Field(split_sample.SPLITS, ge=1, le=MAX_REPLICATES, description="symmetric splits of the split-sample WTD (Appendix A)")
+    export: Optional[Path] = Field(None, description="write per-example changes (id, model, s_i0, s_ic, delta_i) to this CSV or Parquet file")
