@@ -47,7 +47,10 @@ CODE_SUFFIXES = {".py", ".json", ".txt"}
 
 
 def _package_files(package: str) -> list[tuple[str, Path]]:
-    root = Path(importlib.import_module(package).__file__).parent
+    origin = Path(importlib.import_module(package).__file__)
+    if origin.name != "__init__.py":  # a single-module builder
+        return [(package, origin)]
+    root = origin.parent
     return [(f"{package}/{p.relative_to(root).as_posix()}", p) for p in root.rglob("*")
             if p.is_file() and p.suffix in CODE_SUFFIXES and "__pycache__" not in p.parts]
 
@@ -64,7 +67,7 @@ def code_files(dataset: registry.Dataset) -> list[tuple[str, Path]]:
     for module in WRITER_MODULES:
         named.append((module, Path(importlib.import_module(module).__file__)))
     named.append(("ctxrobust.publish/card_text.json", Path(importlib.import_module("ctxrobust.publish.card").__file__).with_name("card_text.json")))
-    named += [(f"schemas/{stem}", schemas.schema_path(stem)) for stem in dataset.schemas]
+    named += [(f"schemas/{stem}", path) for stem in dataset.schemas if (path := schemas.schema_path(stem)).is_file()]
     return sorted(set(named))
 
 

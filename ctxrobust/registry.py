@@ -21,7 +21,7 @@ ENTRY_POINT_GROUP = "ctxrobust.datasets"
 PARTS = ("builder", "checks", "prompts", "prompt_options", "scorer", "score_options")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Dataset:
     """One dataset's parts. Callables and models are "module:attribute"; `checks` is a module whose
     `@check` functions register on import; `card` is "package:file.json" holding the card text."""
@@ -34,8 +34,9 @@ class Dataset:
     scorer: str  # (release, predictions path, ScoreOptions) -> report dict
     score_options: str
     renderers: dict[str, str]  # report format ("md", "html") -> (report) -> text
-    card: str
+    card: str | dict  # "package:file.json", or the card text itself
     schemas: tuple[str, ...]  # JSON Schema stems of its items and predictions
+    schema_package: str = "ctxrobust.schemas"  # where its `<stem>.schema.json` files are
     sources: tuple[str, ...] = ()  # lock-name prefixes of the snapshots its builder may read
     code: tuple[str, ...] = field(default=())  # packages beyond the builder's whose files shape its bytes
 
@@ -59,6 +60,8 @@ class Dataset:
 
     @cached_property
     def card_text(self) -> dict:
+        if isinstance(self.card, dict):
+            return self.card
         package, _, name = self.card.partition(":")
         try:
             return json.loads(resources.files(package).joinpath(name).read_text(encoding="utf-8"))

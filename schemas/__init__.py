@@ -1,6 +1,7 @@
 """The published JSON Schema files, and compiled validators for them."""
 from __future__ import annotations
 
+import importlib
 import json
 from functools import lru_cache
 from pathlib import Path
@@ -14,14 +15,23 @@ SCHEMA_DIR = Path(__file__).parent
 
 
 def schema_path(name: str) -> Path:
-    return SCHEMA_DIR / f"{name}.schema.json"
+    """The file of schema `name`: here, or in the schema package of the dataset that declares it."""
+    path = SCHEMA_DIR / f"{name}.schema.json"
+    if path.exists():
+        return path
+    from ctxrobust import registry
+
+    for dataset in registry.datasets():
+        if name in dataset.schemas and dataset.schema_package != __name__:
+            return Path(importlib.import_module(dataset.schema_package).__file__).parent / f"{name}.schema.json"
+    return path
 
 
 @lru_cache(maxsize=None)
 def load_schema(name: str) -> dict:
     path = schema_path(name)
     if not path.exists():
-        raise CtxRobustError(f"no JSON Schema {path.name} in {SCHEMA_DIR}; the release names a schema this version does not have")
+        raise CtxRobustError(f"no JSON Schema {path.name} in {path.parent}; the release names a schema this version does not have")
     return json.loads(path.read_text(encoding="utf-8"))
 
 

@@ -57,8 +57,8 @@ def test_an_option_of_another_dataset_is_refused(release, benchmark, predictions
     assert cli.main(["prompts", str(release), "--benchmark", str(benchmark), "--instruction"]) == 2
     assert cli.main(["score", str(release), str(predictions), "--lenient-letters", "--min-clusters", "3"]) == 2
     err = capsys.readouterr().err.splitlines()
-    assert err[0].startswith("error: --instruction: not an option for pseudowords (it takes: --benchmark,")
-    assert err[1].startswith("error: --lenient-letters, --min-clusters: not an option for pseudowords")
+    assert err[0].startswith("error: --instruction: not an option for pseudowords prompts (it takes: --benchmark,")
+    assert err[1].startswith("error: --lenient-letters, --min-clusters: not an option for pseudowords score")
 
 
 def test_report_format_follows_the_output_suffix(release, predictions, tmp_path):

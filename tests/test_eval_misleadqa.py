@@ -285,7 +285,7 @@ def test_cf_run_without_its_no_context_rerun(mini, tmp_path):
     ({"min_clusters": -3}, "--min-clusters -3: input should be greater than or equal to 0"),
     ({"replicates": -1}, "--replicates -1: input should be greater than or equal to 0"),
     ({"replicates": "many"}, "--replicates 'many': input should be a valid integer"),
-    ({"export": "out.csv"}, "--export applies to pseudowords releases only"),
+    ({"export": "out.csv"}, "--export: not an option for misleadqa score"),
 ])
 def test_bad_options_are_one_clear_line(mini, options, message):
     from ctxrobust.errors import CtxRobustError

@@ -112,7 +112,7 @@ def test_prompts_cli_writes_jsonl(release, tmp_path, capsys):
     lines = out.read_text(encoding="utf-8").splitlines()
     assert len(lines) == 16 and json.loads(lines[0])["id"] == "cond-1"
     assert cli_main(["prompts", str(release.path), "--instruction"]) == 2
-    assert "--instruction: not an option for misleadqa (it takes: --prompt)" in capsys.readouterr().err
+    assert "--instruction: not an option for misleadqa prompts (it takes: --prompt)" in capsys.readouterr().err
 
 
 def test_prompts_refuse_a_release_without_main_split(tmp_path):

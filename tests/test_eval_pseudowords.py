@@ -158,7 +158,7 @@ def test_a_file_with_nothing_to_score_is_refused(release, tmp_path):
 
 def test_bad_options_are_one_line_errors(release, tmp_path):
     path = write_rows(tmp_path / "p.jsonl", binary_rows("a", [0.5] * 3, [0.5] * 3, np.random.default_rng(0)))
-    with pytest.raises(Exception, match="--replicates must be a non-negative integer"):
+    with pytest.raises(Exception, match="--replicates -1: input should be greater than or equal to 0"):
         pseudowords.score(release, path, {"replicates": -1})
     with pytest.raises(Exception, match=r"\.csv or \.parquet"):
         pseudowords.score(release, path, {**FAST, "export": str(tmp_path / "out.txt")})

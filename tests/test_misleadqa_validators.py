@@ -40,6 +40,9 @@ class StubRelease:
     def rows(self, name):
         return self._rows[name]
 
+    def config_as(self, config_cls):
+        return config_cls.model_validate(self.config)
+
     def iter_rows(self, name):
         return iter(self._rows[name])
 

@@ -2,13 +2,14 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 import re
 
 import pytest
 import yaml
 
-from ctxrobust import builders
+from ctxrobust import registry
 from ctxrobust.publish import card
 from ctxrobust.publish.card import front_matter, hub_configs, read_manifest, release_licence, render_card, size_category
 from ctxrobust.errors import CtxRobustError
@@ -139,9 +140,9 @@ def test_size_categories():
 
 def test_card_text_covers_every_dataset_and_its_configs():
     text = card.card_text()
-    assert set(text.datasets) == set(builders.dataset_names())
+    assert {d.name for d in registry.datasets()} >= set(EXPECTED_CONFIGS)
     for dataset, configs in EXPECTED_CONFIGS.items():
-        described = text.datasets[dataset]
+        described = card.dataset_text(dataset)
         assert set(described.configs) == configs
         assert described.default_config in configs
         assert described.limits and described.construction and described.description
@@ -157,37 +158,40 @@ def test_paper_citations_name_the_papers():
         assert citation.bibtex.count("{") == citation.bibtex.count("}")
 
 
-def assert_card_text_refused(tmp_path, monkeypatch, edit, message: str) -> None:
-    """Card text changed by `edit` (a function of the parsed cards.json) is refused with `message`."""
-    broken = tmp_path / "cards.json"
-    data = json.loads(card.CARD_TEXT.read_text(encoding="utf-8"))
+def assert_card_text_refused(monkeypatch, dataset: str, edit, message: str) -> None:
+    """A dataset's card text changed by `edit` (a function of the parsed card.json) is refused with `message`."""
+    declared = registry.get(dataset)
+    data = copy.deepcopy(declared.card_text)
     edit(data)
+    monkeypatch.setitem(registry._DATASETS, dataset, dataclasses.replace(declared, card=data))
+    with pytest.raises(CtxRobustError, match=message):
+        card.dataset_text(dataset)
+
+
+def test_unusable_card_text_is_one_clear_error(monkeypatch):
+    assert_card_text_refused(monkeypatch, "gsm-ic", lambda data: data.update(licence="wtfpl"), r"card text for gsm-ic: unknown licence wtfpl")
+    assert_card_text_refused(monkeypatch, "gsm-ic", lambda data: data.pop("summary"), r"unusable card text for gsm-ic \(summary: Field required\)")
+
+
+def test_the_shared_card_text_is_checked(tmp_path, monkeypatch):
+    broken = tmp_path / "card_text.json"
+    data = json.loads(card.CARD_TEXT.read_text(encoding="utf-8"))
+    data["licence_precedence"] = data["licence_precedence"][1:]
     broken.write_text(json.dumps(data), encoding="utf-8")
     monkeypatch.setattr(card, "CARD_TEXT", broken)
     card.card_text.cache_clear()
     try:
-        with pytest.raises(CtxRobustError, match=message):
+        with pytest.raises(CtxRobustError, match=r"card_text\.json: unusable card text .*licence_precedence must list every licence"):
             card.card_text()
     finally:
         card.card_text.cache_clear()
 
 
-def test_unusable_card_text_is_one_clear_error(tmp_path, monkeypatch):
-    assert_card_text_refused(tmp_path, monkeypatch, lambda data: data["datasets"]["gsm-ic"].update(licence="wtfpl"),
-                             r"cards\.json: unusable card text .*unknown licence wtfpl")
-
-
-def test_a_dataset_without_card_text_gets_a_bare_card_and_no_licence_claim(nested_release):
+def test_a_dataset_the_registry_does_not_know_gets_no_card(nested_release):
     manifest = copy.deepcopy(Release(nested_release).manifest)
-    manifest["dataset"] = "toy"
-    text = render_card(manifest)
-    header = header_of(text)
-    assert header["license"] == "other" and header["pretty_name"] == "toy"
-    assert [c["config_name"] for c in header["configs"]] == ["audit_sample", "condition", "main"]
-    assert "No licence is stated for this dataset" in text
-    assert "| `balance` | passed | 0 |" in text
-    citations = text[text.index("## Citation"):]
-    assert "@misc{usdol_fred," in citations and "MisleadQA" not in citations  # its FRED source is cited, nothing else
+    manifest["dataset"] = "nosuch"
+    with pytest.raises(CtxRobustError, match="unknown dataset 'nosuch'"):
+        render_card(manifest)
 
 
 def test_an_empty_file_is_declared_and_said_to_be_empty(nested_release):
@@ -289,7 +293,7 @@ def test_without_item_counts_the_row_names_the_sources_the_build_used(nested_rel
     assert _row((nested_release / "README.md").read_text(encoding="utf-8"), "main").endswith("In this build: items from FRED; none from SituatedQA or AmbigDocs. |")
 
 
-def test_config_sources_must_be_sources_the_card_text_describes(tmp_path, monkeypatch):
-    assert_card_text_refused(tmp_path, monkeypatch,
-                             lambda data: data["datasets"]["misleadqa"]["configs"]["main"]["sources"].update(wikipedia="Wikipedia"),
-                             r"cards\.json: unusable card text .*config main: source wikipedia is not one of `sources`")
+def test_config_sources_must_be_sources_the_card_text_describes(monkeypatch):
+    assert_card_text_refused(monkeypatch, "misleadqa",
+                             lambda data: data["configs"]["main"]["sources"].update(wikipedia="Wikipedia"),
+                             r"card text for misleadqa: config main: source wikipedia is not one of `sources`")
