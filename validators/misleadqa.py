@@ -14,7 +14,7 @@ from typing import Iterable
 
 from ctxrobust.errors import CtxRobustError
 from ctxrobust.builders.misleadqa.normalise import answer_key
-from ctxrobust.builders.misleadqa.builder import MisleadQAConfig
+from ctxrobust.builders.misleadqa.config import MisleadQAConfig
 from ctxrobust.builders.misleadqa.item_rules import ABSTAIN, ITEM_SCHEMA, SUBSTANTIVE, distractor_letters, item_checks
 from ctxrobust.validators.checks import Failure, check
 

@@ -8,14 +8,12 @@ from __future__ import annotations
 
 import datetime as dt
 from fractions import Fraction
-from typing import TYPE_CHECKING, Callable
+from typing import Callable
 
+from ctxrobust.builders.misleadqa.config import MisleadQAConfig
 from ctxrobust.builders.misleadqa.normalise import answer_clash, answer_key, content_tokens, mentions, word_count
 from ctxrobust.builders.misleadqa.scopes import scopes_overlap
 from ctxrobust.builders.misleadqa.substitution import ReplayError, replay
-
-if TYPE_CHECKING:
-    from ctxrobust.builders.misleadqa.builder import MisleadQAConfig
 
 ITEM_SCHEMA = "misleadqa.item"
 SUBSTANTIVE = ("A", "B", "C", "D")
@@ -188,7 +186,7 @@ def fred_pair_problems(item: dict, max_gap_years: int, first_year: int, last_yea
     return problems
 
 
-def item_checks(cfg: "MisleadQAConfig") -> dict[str, Callable[[dict], list[str]]]:
+def item_checks(cfg: MisleadQAConfig) -> dict[str, Callable[[dict], list[str]]]:
     """Every item-level rule by name, thresholds from the build configuration (the paper's by default)."""
     return {
         "span_replay": span_replay_problems,

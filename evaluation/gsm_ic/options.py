@@ -5,8 +5,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ctxrobust.evaluation.gsm_ic.scorer import DEFAULT_REPLICATES, DEFAULT_SEED
 
+DEFAULT_SEED = 0
+DEFAULT_REPLICATES = 1000
 PromptFormat = Literal["cot", "cot-ic", "ltm", "ltm-ic", "program", "program-ic", "0-cot"]
 
 

@@ -29,7 +29,7 @@ from __future__ import annotations
 import array
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, ValidationError, field_validator, model_validator
@@ -43,16 +43,12 @@ from ctxrobust.evaluation.gsm_ic.answers import answer_value, gold_value, respon
 from ctxrobust.evaluation.predictions import PredictionsError, PredictionsReader, Problem
 from ctxrobust.evaluation.question_bootstrap import stream
 from ctxrobust.evaluation.report import header, mean_over_models, metric
+from ctxrobust.evaluation.gsm_ic.options import ScoreOptions
 from ctxrobust.options import parse_options
-
-if TYPE_CHECKING:
-    from ctxrobust.evaluation.gsm_ic.options import ScoreOptions
 
 BASE_FILE = "base.jsonl"
 VARIANTS_FILE = "variants.jsonl"
 SUBSET_FILE = "gsm-ic-4k.jsonl"
-DEFAULT_SEED = 0
-DEFAULT_REPLICATES = 1000
 LEVEL = 0.95
 TIE_BREAK = "gsm-ic self-consistency tie-break"  # names the per-model random stream
 SUBSET_PREFIX = "4k."
@@ -422,9 +418,7 @@ def model_metrics(ratios: list[Ratio], quotients: list[tuple[str, str, str]], we
     return {name: metric(e, ci, n) for name, e, ci, n in sorted(zip(names, estimates, intervals, dens), key=lambda t: t[0])}
 
 
-def score(release: Release, predictions: Path, options: "ScoreOptions | dict | None" = None) -> dict:
-    from ctxrobust.evaluation.gsm_ic.options import ScoreOptions
-
+def score(release: Release, predictions: Path, options: ScoreOptions | dict | None = None) -> dict:
     options = parse_options(ScoreOptions, options, "gsm-ic score")
     seed, replicates = options.seed, options.replicates
     items = load_items(release)

@@ -1,0 +1,37 @@
+"""The MisleadQA build configuration: every setting with its paper default (Appendix A.1, A.2, B.2)."""
+from __future__ import annotations
+
+from pydantic import Field
+
+from ctxrobust.builders.base import BuildConfig
+from ctxrobust.builders.misleadqa.audit import AUDIT_SEED, AUDIT_SIZES
+
+
+class MisleadQAConfig(BuildConfig):
+    # items per source-scope group (Appendix A.2 candidate pool)
+    fred_time_n: int = Field(200, ge=0)
+    fred_location_n: int = Field(200, ge=0)
+    situatedqa_time_n: int = Field(200, ge=0)
+    situatedqa_location_n: int = Field(200, ge=0)
+    ambigdocs_n: int = Field(200, ge=0)
+    condambigqa_n: int = Field(100, ge=0)
+    # caps per cluster (Appendix A.1 "Candidate selection")
+    fred_per_jurisdiction: int = Field(6, ge=1)
+    situatedqa_per_question: int = Field(2, ge=1)
+    # SituatedQA distractors from other questions: minimum content-word Jaccard between the questions
+    situatedqa_fallback_min_similarity: float = Field(0.3, ge=0.0, le=1.0)
+    ambigdocs_per_question: int = Field(1, ge=1)
+    condambigqa_per_question: int = Field(3, ge=1)
+    # FRED fact pairs (Appendix A.1 "Fact pairs", "Sources")
+    fred_max_gap_years: int = Field(8, ge=1)
+    fred_first_year: int = 1990
+    fred_last_year: int = 2024
+    # context comparability (Appendix A.1)
+    comparability_max_ratio: float = Field(1.35, ge=1.0)
+    comparability_max_diff: int = Field(25, ge=0)
+    # audit sample (Appendix B.2)
+    audit_seed: int = AUDIT_SEED
+    audit_sizes: dict[str, int] = Field(default_factory=lambda: dict(AUDIT_SIZES))
+    # user-supplied sources (not in the pinned mirror)
+    ambigdocs_path: str | None = None
+    condambigqa_path: str | None = None
