@@ -24,6 +24,7 @@ from ctxrobust import registry
 from ctxrobust.builders.base import Builder, BuildOutput
 from ctxrobust.canonical import dumps, dumps_pretty, iter_jsonl, sha256_file, write_jsonl
 from ctxrobust.errors import CtxRobustError, ValidationFailed
+from ctxrobust.manifest import read_manifest
 from ctxrobust.release import CARD, MANIFEST, SUMS, Release
 
 VERSION_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]*")
@@ -161,6 +162,7 @@ def build_release(dataset: str, version: str, overrides: dict, out_root: Path, s
             raise ValidationFailed(
                 f"{dataset} {version}: {len(failures)} validator failure(s); nothing was written to {target}", failures
             )
+        read_manifest(manifest, tmp / MANIFEST)  # the typed model every reader uses accepts what is written
         (tmp / MANIFEST).write_text(dumps_pretty(manifest), encoding="utf-8", newline="\n")
         (tmp / CARD).write_text(render_card(manifest), encoding="utf-8", newline="\n")
         write_sums(tmp)

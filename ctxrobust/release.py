@@ -9,7 +9,7 @@ from pydantic import BaseModel, ValidationError
 
 from ctxrobust.canonical import iter_jsonl, sha256_file
 from ctxrobust.errors import CtxRobustError
-from ctxrobust.manifest import MANIFEST, Manifest, first_error, read_manifest
+from ctxrobust.manifest import MANIFEST, Manifest, read_manifest
 
 SUMS = "SHA256SUMS"
 CARD = "README.md"
@@ -64,7 +64,10 @@ class Release:
             try:
                 cached = config_cls.model_validate(self.config)
             except ValidationError as exc:
-                raise CtxRobustError(f"{self.path / MANIFEST}: config.{first_error(exc)}; the release was not built by this version of its builder") from None
+                error = exc.errors()[0]
+                field = ".".join(str(p) for p in error["loc"]) or "(config)"
+                raise CtxRobustError(f"config {field}: {error['msg']} ({self.path / MANIFEST}); the release was not built by this "
+                                     "version of its builder") from None
             self._configs[config_cls] = cached
         return cached
 

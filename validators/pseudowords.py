@@ -11,11 +11,11 @@ from importlib import metadata
 from typing import Iterable
 
 import wordfreq
-from pydantic import ValidationError
 
 from ctxrobust.builders.pseudowords.builder import PseudowordsConfig
 from ctxrobust.builders.pseudowords.contexts import context_id
 from ctxrobust.builders.pseudowords.tokenizer import load
+from ctxrobust.errors import CtxRobustError
 from ctxrobust.validators.checks import Failure, check
 
 VOCABULARY = "vocabulary.jsonl"
@@ -28,10 +28,9 @@ class _BadConfig(Exception):
 
 def _config(release) -> PseudowordsConfig:
     try:
-        return PseudowordsConfig.model_validate(release.config)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        raise _BadConfig(f"config {'.'.join(map(str, first['loc'])) or '(config)'}: {first['msg']}") from None
+        return release.config_as(PseudowordsConfig)
+    except CtxRobustError as exc:
+        raise _BadConfig(str(exc)) from None
 
 
 def _rows(release, name: str, field: str) -> Iterable[dict]:
