@@ -38,6 +38,7 @@ class Dataset:
     schemas: tuple[str, ...]  # JSON Schema stems of its items and predictions
     sources: tuple[str, ...] = ()  # lock-name prefixes of the snapshots its builder may read
     code: tuple[str, ...] = field(default=())  # packages beyond the builder's whose files shape its bytes
+    requests: str = ""  # a module with PLAN (SamplingPlan), requests(release, PromptOptions, plan) and prediction(key, model, response)
 
     def load(self, part: str) -> Any:
         """The object a part names, imported on first use."""
@@ -88,6 +89,7 @@ register(Dataset(
     builder="ctxrobust.builders.gsm_ic:GsmIcBuilder",
     checks="ctxrobust.validators.gsm_ic",
     prompts="ctxrobust.evaluation.gsm_ic.prompts:prompts",
+    requests="ctxrobust.evaluation.gsm_ic.prompts",
     prompt_options="ctxrobust.evaluation.gsm_ic.options:PromptOptions",
     scorer="ctxrobust.evaluation.gsm_ic.scorer:score",
     score_options="ctxrobust.evaluation.gsm_ic.options:ScoreOptions",
@@ -101,6 +103,7 @@ register(Dataset(
     builder="ctxrobust.builders.misleadqa:MisleadQABuilder",
     checks="ctxrobust.validators.misleadqa",
     prompts="ctxrobust.evaluation.misleadqa.prompts:prompts",
+    requests="ctxrobust.evaluation.misleadqa.prompts",
     prompt_options="ctxrobust.evaluation.misleadqa.options:PromptOptions",
     scorer="ctxrobust.evaluation.misleadqa.scorer:score",
     score_options="ctxrobust.evaluation.misleadqa.options:ScoreOptions",
@@ -114,6 +117,7 @@ register(Dataset(
     builder="ctxrobust.builders.pseudowords:PseudowordsBuilder",
     checks="ctxrobust.validators.pseudowords",
     prompts="ctxrobust.evaluation.pseudowords.prompts:prompts",
+    requests="ctxrobust.evaluation.pseudowords.prompts",
     prompt_options="ctxrobust.evaluation.pseudowords.options:PromptOptions",
     scorer="ctxrobust.evaluation.pseudowords.scorer:score",
     score_options="ctxrobust.evaluation.pseudowords.options:ScoreOptions",
