@@ -36,6 +36,7 @@ class Progress:
     answered: int = 0
     failed: int = 0
     _shown: float = 0.0
+    _tenth: int = -1
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def update(self, force: bool = False) -> None:
@@ -49,7 +50,11 @@ class Progress:
         line = f"[{'#' * filled}{'.' * (width - filled)}] {done}/{self.total} ({self.cached} cached, {self.answered} answered, {self.failed} failed)"
         if self.stream.isatty():
             self.stream.write("\r" + line + ("\n" if force else ""))
-        elif force or done == self.total:
+        else:  # a log file: a line at each tenth, and the last
+            tenth = 10 * done // self.total if self.total else 10
+            if tenth <= self._tenth:
+                return
+            self._tenth = tenth
             self.stream.write(line + "\n")
         self.stream.flush()
 
@@ -94,14 +99,14 @@ def run(
     policy: RetryPolicy,
     options: dict,
     plan: SamplingPlan,
-    stream: TextIO = sys.stderr,
+    stream: TextIO | None = None,
 ) -> dict:
     started, clock = datetime.now(timezone.utc), time.monotonic()
     requests = list(check_unique(requests))
     api_key = os.environ.get(api_key_env) or NO_KEY
     client = ChatClient(base_url, api_key, policy)
     cache = Cache(cache_path)
-    progress = Progress(len(requests), stream)
+    progress = Progress(len(requests), stream if stream is not None else sys.stderr)
     bodies = {r.id: body(r, model) for r in requests}
     keys = {r.id: request_key(r.id, bodies[r.id]) for r in requests}
     failures: dict[str, str] = {}
