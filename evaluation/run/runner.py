@@ -128,24 +128,25 @@ def run(
             cache.put(keys[r.id], r.id, answer.text, answer.served_model, answer.finish_reason)
             progress.count("answered")
 
+    pool = ThreadPoolExecutor(max_workers=concurrency)
     try:
-        with ThreadPoolExecutor(max_workers=concurrency) as pool:
-            pending = set()
-            queue = iter(todo)
-            for r in queue:
-                pending.add(pool.submit(ask, r))
-                if len(pending) >= 2 * concurrency:
-                    done, pending = wait(pending, return_when=FIRST_COMPLETED)
-                    for future in done:
-                        future.result()
-            for future in pending:
-                future.result()
+        pending: set = set()
+        for r in todo:  # at most 2 x concurrency requests queued at once
+            pending.add(pool.submit(ask, r))
+            if len(pending) >= 2 * concurrency:
+                done, pending = wait(pending, return_when=FIRST_COMPLETED)
+                for future in done:
+                    future.result()
+        for future in pending:
+            future.result()
         if todo:
             progress.update(force=True)
-    except BaseException:
+    except BaseException:  # interrupted: stop retrying, drop what is queued; finished answers are in the cache
         stop.set()
+        pool.shutdown(wait=True, cancel_futures=True)
         raise
     finally:
+        pool.shutdown(wait=True)
         cache.close()
 
     def write(handle: TextIO) -> None:
