@@ -230,7 +230,8 @@ def test_requests_that_keep_failing_are_invalid_listed_and_retried_on_rerun(tmp_
     with ChatServer(answer, faults=["500"] * 3) as server:  # the first request fails all 1 + 2 attempts
         argv = ["run", str(release), "--base-url", server.url, "--model", "m", "--concurrency", "1", "--retries", "2", "-o", str(out), *FAST_RUN]
         assert main(argv) == 1
-        assert "1 request(s) failed after retries" in capsys.readouterr().err
+        err = capsys.readouterr().err
+        assert "1 request(s) failed after retries" in err and "12/12 (0 cached, 11 answered, 1 failed)" in err  # the progress line
         record = json.loads((tmp_path / "run.jsonl.run.json").read_text(encoding="utf-8"))
         assert record["counts"]["failed"] == 1 and record["failures"] == [{"id": "b1/-/0", "error": "HTTP 500"}]
         assert json.loads(out.read_text(encoding="utf-8").splitlines()[0])["response"] == ""  # invalid, kept in the denominators

@@ -97,7 +97,7 @@ def convert(path: Path, form: str, prediction: Callable, aliases: dict[str, str]
                 out.problems.append((origin, "sample id is not a request id string; use the `ctxrobust prompts` ids as sample ids"))
                 continue
             text, failure = inspect_log.sample_text(sample)
-            if len(samples) and isinstance(sample.get("epoch"), int) and sample["epoch"] > 1:
+            if isinstance(sample.get("epoch"), int) and sample["epoch"] > 1:
                 out.problems.append((origin, f"epoch {sample['epoch']}: only epoch 1 is read (ask for samples through the request ids)"))
                 continue
             records.append((origin, sid, ((sample.get("output") or {}).get("model") if isinstance(sample.get("output"), dict) else None), text, failure))
