@@ -253,7 +253,8 @@ def test_a_bad_request_is_not_retried(tmp_path):
 
 def test_a_killed_run_resumes_sending_only_unfinished_requests(tmp_path):
     release = write_gsm_ic(tmp_path / "release", BASES, VARIANTS, SUBSET).path
-    answer = answer_for("gsm-ic")
+    scripted = answer_for("gsm-ic")
+    answer = lambda messages, n: scripted(messages, 0)  # noqa: E731  (a request cut off by the kill is answered again alike)
     out, cache = tmp_path / "run.jsonl", tmp_path / "run.jsonl.cache.jsonl"
     with ChatServer(answer, delay=0.4) as server:
         argv = ["run", str(release), "--base-url", server.url, "--model", "m", "--concurrency", "2", "-o", str(out), *FAST_RUN]
@@ -262,13 +263,14 @@ def test_a_killed_run_resumes_sending_only_unfinished_requests(tmp_path):
                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:
             deadline = time.monotonic() + 60
-            while time.monotonic() < deadline and (not cache.exists() or len(cache.read_bytes().splitlines()) < 4):
+            while time.monotonic() < deadline and (not cache.exists() or cache.read_bytes().count(b"\n") < 4):
                 time.sleep(0.05)
         finally:
             child.kill()
             child.wait(timeout=10)
+        time.sleep(0.5)  # requests the child sent before it died reach the server and are counted as its calls
         assert not out.exists()  # killed before the predictions were written
-        finished = len(cache.read_bytes().splitlines())
+        finished = cache.read_bytes().count(b"\n")  # complete lines; one cut short is dropped on resuming
         assert 4 <= finished < 12
         first_calls = server.calls
         server.delay = 0.0
