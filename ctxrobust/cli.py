@@ -239,8 +239,8 @@ def cmd_run(args) -> int:
     dataset = registry.get(release.dataset)
     target = _writable(args.output)
     module, options, plan, requests = _requests(args, release, dataset)
-    if args.concurrency < 1 or args.retries < 0 or args.timeout <= 0:
-        raise CtxRobustError("--concurrency must be at least 1, --retries at least 0 and --timeout positive")
+    if args.concurrency < 1 or args.retries < 0 or args.timeout <= 0 or args.retry_base < 0:
+        raise CtxRobustError("--concurrency must be at least 1, --retries and --retry-base at least 0, and --timeout positive")
     record = run(
         list(requests), module.prediction, dataset=dataset.name, release=str(release.path), model=args.model, base_url=args.base_url,
         api_key_env=args.api_key_env, output=target, cache_path=Path(args.cache) if args.cache else default_cache(target),
@@ -270,7 +270,7 @@ def _converted_score(args, release, dataset, predictions: Path, options, form: s
     converted = convert(predictions, form, module.prediction, aliases)
     print(f"{predictions}: read as {form} ({len(converted.rows)} response(s), {converted.failed} failed request(s))", file=sys.stderr)
     with tempfile.TemporaryDirectory(prefix="ctxrobust-") as folder:
-        native = Path(folder) / "predictions.jsonl"
+        native = Path(folder) / f"{predictions.name}.as-native-rows.jsonl"  # named in the scorer's messages; the report names the file given
         write_native(converted, native)
         report = dataset.load("scorer")(release, native, options)
     return relabel(report, predictions, form, converted, sha256_file(predictions))
