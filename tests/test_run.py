@@ -188,6 +188,14 @@ def test_openai_batch_input_lines_and_splitting(tmp_path):
     assert main(["prompts", str(gsm), "--format", "openai-batch", "-o", str(tmp_path / "z.jsonl")]) == 2  # needs --model
 
 
+def test_a_batch_input_is_split_at_50000_lines(tmp_path):
+    many = (Request(id=request_id(f"v{k:05d}", None, 0), dataset="gsm-ic", item=f"v{k:05d}", condition=None, sample=0,
+                    messages=[{"role": "user", "content": "Q"}], sampling={"temperature": 0.0}) for k in range(50_001))
+    parts = openai_batch.write_input(many, "m", tmp_path / "big.jsonl")
+    assert [(p.name, n) for p, n in parts] == [("big-001.jsonl", 50_000), ("big-002.jsonl", 1)]
+    assert not (tmp_path / "big.jsonl").exists() and sorted(p.name for p in tmp_path.iterdir()) == ["big-001.jsonl", "big-002.jsonl"]
+
+
 # --------------------------------------------------------------------------------------------- run
 
 
@@ -321,8 +329,11 @@ def batch_output(inputs: list[dict], texts: dict[str, str], failed: set[str], vl
             if vllm:
                 out.append({"id": f"{prefix[0]}{n:032x}", "custom_id": cid, "response": {"status_code": 400, "request_id": f"{prefix[1]}{n:032x}", "body": None},
                             "error": {"object": "error", "message": "prompt too long", "type": "BadRequestError", "code": 400}})
-            else:
+            elif n % 2:
                 out.append({"id": f"{prefix[0]}{n}", "custom_id": cid, "response": None, "error": {"code": "server_error", "message": "internal error"}})
+            else:  # an error-file line: the request was answered with an HTTP error
+                out.append({"id": f"{prefix[0]}{n}", "custom_id": cid, "error": None,
+                            "response": {"status_code": 400, "request_id": f"{prefix[1]}{n}", "body": {"error": {"message": "context too long", "type": "invalid_request_error"}}}})
             continue
         out.append({"id": f"{prefix[0]}{n}", "custom_id": cid,
                     "response": {"status_code": 200, "request_id": f"{prefix[1]}{n}", "body": completion(line["body"]["model"], texts[cid], n)}, "error": None})
@@ -339,19 +350,20 @@ def test_batch_output_scores_like_the_native_answers(case, vllm, tmp_path, capsy
     batch_in = tmp_path / "batch.jsonl"
     assert main(["prompts", str(release), *flags, "--format", "openai-batch", "--model", "m", "-o", str(batch_in)]) == 0
     inputs = [json.loads(l) for l in batch_in.read_text(encoding="utf-8").splitlines()]
-    native_rows = native_answers(dataset, lines, "m", answer, bench_of(flags), failed={lines[1]["id"]})
+    failed = {lines[1]["id"], lines[2]["id"]}
+    native_rows = native_answers(dataset, lines, "m", answer, bench_of(flags), failed=failed)
     counts: dict[str, int] = {}
     texts = {}
     for line in lines:
         key = json.dumps(line["messages"], sort_keys=True)
         texts[line["id"]] = answer(line["messages"], counts.get(key, 0))
         counts[key] = counts.get(key, 0) + 1
-    output = write_rows(tmp_path / "batch_output.jsonl", batch_output(inputs, texts, {lines[1]["id"]}, vllm))
+    output = write_rows(tmp_path / "batch_output.jsonl", batch_output(inputs, texts, failed, vllm))
     via_batch = score(release, output, score_flags, tmp_path / "batch-report.json")
     by_hand = score(release, write_rows(tmp_path / "native.jsonl", native_rows), score_flags, tmp_path / "native-report.json")
     assert figures(via_batch) == figures(by_hand)
     block = via_batch["predictions"]
-    assert block["input_format"] == ("vllm-batch" if vllm else "openai-batch") and block["failed_requests"] == 1
+    assert block["input_format"] == ("vllm-batch" if vllm else "openai-batch") and block["failed_requests"] == 2
     assert block["path"] == str(output) and any("counted as an invalid response" in p["message"] for p in block["problems"])
     assert by_hand["predictions"]["input_format"] == "native"
     forced = score(release, output, score_flags, tmp_path / "forced.json", ["--input-format", "openai-batch"])
