@@ -192,11 +192,97 @@ def _writable(output: str) -> Path:
 FORMATS_BY_SUFFIX = {".md": "md", ".markdown": "md", ".html": "html", ".htm": "html", ".json": "json"}
 
 
+# --- model runs, request formats and runners' files -------------------------------------------------
+SAMPLING_FLAGS = ("temperature", "top_p", "max_tokens", "samples", "baseline_samples")
+
+
+def _add_sampling_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--model", help="the model name sent in each request (openai-batch bodies, run)")
+    p.add_argument("--temperature", type=float, help="sampling temperature (default: the dataset's plan)")
+    p.add_argument("--top-p", dest="top_p", type=float, help="nucleus sampling (default: not sent)")
+    p.add_argument("--max-tokens", dest="max_tokens", type=int, help="longest answer in tokens (default: not sent)")
+    p.add_argument("--samples", type=int, help="responses per condition (default: the dataset's plan)")
+    p.add_argument("--baseline-samples", dest="baseline_samples", type=int, help="responses without context (pseudowords; default 20)")
+
+
+def _requests(args, release, dataset):
+    """(module, options, plan, requests) of the release: the dataset's sampling plan with the flags given."""
+    from ctxrobust.evaluation.run.requests import SamplingPlan
+
+    options = _options(args, dataset, "prompts")
+    module = dataset.load("prompts")
+    given = {name: getattr(args, name) for name in SAMPLING_FLAGS if getattr(args, name, None) is not None}
+    plan = parse_options(SamplingPlan, {**module.PLAN.model_dump(), **given}, f"{dataset.name} sampling plan")
+    return module, options, plan, module.requests(release, options, plan)
+
+
+def _batch_prompts(args, plan_requests) -> int:
+    from ctxrobust.evaluation.formats.openai_batch import write_input
+
+    if not args.output or not args.model:
+        raise CtxRobustError("--format openai-batch needs -o FILE (parts are split at 50,000 lines or 200 MB) and --model NAME (the body's model)")
+    parts = write_input(plan_requests, args.model, _writable(args.output))
+    for path, lines in parts:
+        print(f"wrote {lines} request(s) to {path}", file=sys.stderr)
+    return 0
+
+
+def cmd_run(args) -> int:
+    from ctxrobust.evaluation.run.client import RetryPolicy
+    from ctxrobust.evaluation.run.runner import default_cache, record_path, run
+
+    if not args.model:
+        raise CtxRobustError("run needs --model NAME, the model the endpoint serves")
+    release = _frozen_release(Path(args.release))
+    dataset = registry.get(release.dataset)
+    target = _writable(args.output)
+    module, options, plan, requests = _requests(args, release, dataset)
+    if args.concurrency < 1 or args.retries < 0 or args.timeout <= 0 or args.retry_base < 0:
+        raise CtxRobustError("--concurrency must be at least 1, --retries and --retry-base at least 0, and --timeout positive")
+    record = run(
+        list(requests), module.prediction, dataset=dataset.name, release=str(release.path), model=args.model, base_url=args.base_url,
+        api_key_env=args.api_key_env, output=target, cache_path=Path(args.cache) if args.cache else default_cache(target),
+        concurrency=args.concurrency, policy=RetryPolicy(retries=args.retries, base=args.retry_base, timeout=args.timeout),
+        options=json.loads(options.model_dump_json()), plan=plan,
+    )
+    counts = record["counts"]
+    print(f"wrote {counts['requests']} prediction(s) to {target} and the run record {record_path(target)} "
+          f"({counts['cached']} cached, {counts['answered']} answered, {counts['failed']} failed)", file=sys.stderr)
+    if counts["failed"]:
+        print(f"error: {counts['failed']} request(s) failed after retries (listed in the run record); they are written as invalid "
+              "answers; rerun the same command to retry only them", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _converted_score(args, release, dataset, predictions: Path, options, form: str) -> dict:
+    """Score a runner's file: its rows converted to the dataset's native rows, scored, and the report
+    made to speak of the file given."""
+    import tempfile
+
+    from ctxrobust.canonical import sha256_file
+    from ctxrobust.evaluation.formats.convert import convert, relabel, write_native
+
+    module = dataset.load("prompts")
+    aliases = module.item_aliases(options) if hasattr(module, "item_aliases") else {}
+    converted = convert(predictions, form, module.prediction, aliases)
+    print(f"{predictions}: read as {form} ({len(converted.rows)} response(s), {converted.failed} failed request(s))", file=sys.stderr)
+    with tempfile.TemporaryDirectory(prefix="ctxrobust-") as folder:
+        native = Path(folder) / f"{predictions.name}.as-native-rows.jsonl"  # named in the scorer's messages; the report names the file given
+        write_native(converted, native)
+        report = dataset.load("scorer")(release, native, options)
+    return relabel(report, predictions, form, converted, sha256_file(predictions))
+
+
 def cmd_prompts(args) -> int:
     release = _frozen_release(Path(args.release))
     dataset = registry.get(release.dataset)
-    options = _options(args, dataset, "prompts")
-    requests = dataset.load("prompts")(release, options)
+    _, _, _, plan_requests = _requests(args, release, dataset)
+    if args.format == "openai-batch":
+        return _batch_prompts(args, plan_requests)
+    from ctxrobust.evaluation.run.requests import chat_line, check_unique
+
+    requests = (chat_line(r, args.model) for r in check_unique(plan_requests))
     if not args.output:
         count = 0
         for request in requests:
@@ -236,7 +322,14 @@ def cmd_score(args) -> int:
         form = FORMATS_BY_SUFFIX.get(Path(args.output).suffix.lower(), "json") if args.output else "json"
     if form != "json" and form not in dataset.renderers:
         raise CtxRobustError(f"--format {form}: {dataset.name} reports render as json or {', '.join(sorted(dataset.renderers))}")
-    report = dataset.load("scorer")(release, predictions, options)
+    from ctxrobust.evaluation.formats.convert import detect
+
+    input_format = args.input_format or detect(predictions)
+    if input_format == "native":
+        report = dataset.load("scorer")(release, predictions, options)
+        report.get("predictions", {})["input_format"] = "native"
+    else:
+        report = _converted_score(args, release, dataset, predictions, options, input_format)
     if form == "json":
         text = json.dumps(report, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n"
     else:
@@ -289,7 +382,24 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("release", help="a release folder")
     _add_option_flags(p, "prompts")
     p.add_argument("-o", "--output", help="the JSONL file to write (default: standard output)")
+    p.add_argument("--format", choices=["chat", "openai-batch"], default="chat",
+                   help="chat: one request per line {id, dataset, item, condition, sample, messages, sampling, meta}; openai-batch: OpenAI Batch input lines")
+    _add_sampling_flags(p)
     p.set_defaults(func=cmd_prompts)
+
+    p = sub.add_parser("run", help="send a release's requests to an OpenAI-compatible endpoint and write predictions")
+    p.add_argument("release", help="a release folder")
+    p.add_argument("--base-url", required=True, help="the endpoint, e.g. http://localhost:8000/v1 (vLLM, SGLang, llama.cpp, OpenAI)")
+    _add_option_flags(p, "prompts")
+    _add_sampling_flags(p)
+    p.add_argument("-o", "--output", required=True, help="the predictions JSONL to write; the run record goes beside it (.run.json)")
+    p.add_argument("--api-key-env", default="OPENAI_API_KEY", help="the environment variable holding the API key (default: OPENAI_API_KEY)")
+    p.add_argument("--concurrency", type=int, default=8, help="requests in flight at once (default: 8)")
+    p.add_argument("--retries", type=int, default=6, help="retries of a request after 429, 5xx, timeouts or malformed bodies (default: 6)")
+    p.add_argument("--retry-base", dest="retry_base", type=float, default=1.0, help="seconds before the first retry, doubling after (default: 1)")
+    p.add_argument("--timeout", type=float, default=300.0, help="seconds to wait for one answer (default: 300)")
+    p.add_argument("--cache", help="the resumable cache file (default: beside -o, .cache.jsonl)")
+    p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("score", help="score a predictions file against a release")
     p.add_argument("release", help="a release folder")
@@ -297,6 +407,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", help="the report file to write (default: standard output)")
     p.add_argument("--format", choices=["json", "md", "html"], help="default: from the -o file's suffix (.md, .html), else json")
     _add_option_flags(p, "score")
+    p.add_argument("--input-format", dest="input_format", choices=["native", "openai-batch", "vllm-batch", "lm-eval", "inspect"],
+                   help="the predictions file's format (default: detected and named in the report)")
     p.set_defaults(func=cmd_score)
 
     p = sub.add_parser("push", help="upload a release to the Hugging Face Hub")

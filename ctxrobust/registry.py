@@ -29,7 +29,8 @@ class Dataset:
     name: str
     builder: str  # a Builder subclass; its `Config` is the build configuration model
     checks: str
-    prompts: str  # (release, PromptOptions) -> iterator of request dicts
+    prompts: str  # module: PLAN (its paper's SamplingPlan), requests(release, PromptOptions, plan) -> Requests,
+    #               prediction(key, model, response) -> its native predictions row
     prompt_options: str  # pydantic model: one command-line flag per field
     scorer: str  # (release, predictions path, ScoreOptions) -> report dict
     score_options: str
@@ -90,7 +91,7 @@ register(Dataset(
     name="gsm-ic",
     builder="ctxrobust.builders.gsm_ic:GsmIcBuilder",
     checks="ctxrobust.validators.gsm_ic",
-    prompts="ctxrobust.evaluation.gsm_ic.prompts:prompts",
+    prompts="ctxrobust.evaluation.gsm_ic.prompts",
     prompt_options="ctxrobust.evaluation.gsm_ic.options:PromptOptions",
     scorer="ctxrobust.evaluation.gsm_ic.scorer:score",
     score_options="ctxrobust.evaluation.gsm_ic.options:ScoreOptions",
@@ -103,7 +104,7 @@ register(Dataset(
     name="misleadqa",
     builder="ctxrobust.builders.misleadqa:MisleadQABuilder",
     checks="ctxrobust.validators.misleadqa",
-    prompts="ctxrobust.evaluation.misleadqa.prompts:prompts",
+    prompts="ctxrobust.evaluation.misleadqa.prompts",
     prompt_options="ctxrobust.evaluation.misleadqa.options:PromptOptions",
     scorer="ctxrobust.evaluation.misleadqa.scorer:score",
     score_options="ctxrobust.evaluation.misleadqa.options:ScoreOptions",
@@ -116,7 +117,7 @@ register(Dataset(
     name="pseudowords",
     builder="ctxrobust.builders.pseudowords:PseudowordsBuilder",
     checks="ctxrobust.validators.pseudowords",
-    prompts="ctxrobust.evaluation.pseudowords.prompts:prompts",
+    prompts="ctxrobust.evaluation.pseudowords.prompts",
     prompt_options="ctxrobust.evaluation.pseudowords.options:PromptOptions",
     scorer="ctxrobust.evaluation.pseudowords.scorer:score",
     score_options="ctxrobust.evaluation.pseudowords.options:ScoreOptions",

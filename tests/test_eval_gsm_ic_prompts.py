@@ -88,7 +88,9 @@ def test_cli_writes_the_requests(release, tmp_path):
     assert main(["prompts", str(release.path), "--instruction", "-o", str(out)]) == 0
     lines = out.read_text(encoding="utf-8").splitlines()
     assert len(lines) == 8
-    assert json.loads(lines[0])["text"].startswith(INSTRUCTION + "\n\nQ: Elsa has 5 apples.")
+    first = json.loads(lines[0])
+    assert first["meta"]["text"].startswith(INSTRUCTION + "\n\nQ: Elsa has 5 apples.")
+    assert (first["id"], first["item"], first["sample"], first["sampling"]) == ("b1/-/0", "b1", 0, {"temperature": 0.0})
     again = tmp_path / "again.jsonl"
     assert main(["prompts", str(release.path), "--instruction", "-o", str(again)]) == 0
     assert again.read_bytes() == out.read_bytes()

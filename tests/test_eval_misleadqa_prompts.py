@@ -110,7 +110,8 @@ def test_prompts_cli_writes_jsonl(release, tmp_path, capsys):
     out = tmp_path / "requests.jsonl"
     assert cli_main(["prompts", str(release.path), "--prompt", "cf", "-o", str(out)]) == 0
     lines = out.read_text(encoding="utf-8").splitlines()
-    assert len(lines) == 16 and json.loads(lines[0])["id"] == "cond-1"
+    first = json.loads(lines[0])
+    assert len(lines) == 16 and first["item"] == "cond-1" and first["id"] == "cond-1/cf:none/0" and first["condition"] == "none"
     assert cli_main(["prompts", str(release.path), "--instruction"]) == 2
     assert "--instruction: not an option for misleadqa prompts (it takes: --prompt)" in capsys.readouterr().err
 

@@ -23,8 +23,9 @@ def test_every_dataset_declares_every_part(name):
     for part in ("prompt_options", "score_options"):
         assert issubclass(dataset.load(part), BaseModel)
         assert all(info.description for info in dataset.load(part).model_fields.values()), f"{name} {part}: a flag without help"
-    for part in ("prompts", "scorer"):
-        assert callable(dataset.load(part))
+    prompts = dataset.load("prompts")
+    assert callable(prompts.requests) and callable(prompts.prediction) and prompts.PLAN.samples >= 1
+    assert callable(dataset.load("scorer"))
     assert dataset.renderers and all(callable(dataset.load("render_" + form)) for form in dataset.renderers)
     assert dataset.load("checks").__name__ == dataset.checks
     text = dataset_text(name)  # the card text exists and refers only to known licences and citations
@@ -82,7 +83,7 @@ def test_a_dataset_defined_only_in_the_tests_goes_through_the_command_line(toy, 
     requests = tmp_path / "requests.jsonl"
     assert cli.main(["prompts", str(release), "--shout", "-o", str(requests)]) == 0
     lines = [json.loads(line) for line in requests.read_text().splitlines()]
-    assert len(lines) == 5 and lines[0]["messages"][0]["content"].startswith("WHAT IS")
+    assert len(lines) == 5 and lines[0]["messages"][0]["content"].startswith("WHAT IS") and lines[0]["dataset"] == "toy"
     assert cli.main(["prompts", str(release), "--kinds", "CHA", "-o", str(requests)]) == 2
     assert "--kinds: not an option for toy prompts (it takes: --shout)" in capsys.readouterr().err
 

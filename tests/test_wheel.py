@@ -69,7 +69,7 @@ def test_the_installed_wheel_builds_validates_prompts_and_scores(installed, tmp_
     bench.write_text("".join(json.dumps({"id": f"q{i}", "question": f"What is {i} + 1?", "answer": str(i + 1)}) + "\n" for i in range(3)))
     release = "releases/pseudowords/0.1.0"
     done = run([str(bin_dir / "ctxrobust"), "prompts", release, "--benchmark", str(bench), "-o", "requests.jsonl"], cwd=tmp_path)
-    assert done.returncode == 0 and len((tmp_path / "requests.jsonl").read_text().splitlines()) == 3 * 3, done.stderr
+    assert done.returncode == 0 and len((tmp_path / "requests.jsonl").read_text().splitlines()) == 3 * (20 + 2 * 2), done.stderr  # the sampling plan: 20 no-context samples, 2 per context
     rows = [{"model": "m", "id": f"q{i}", "context": c, "trial": t, "correct": (i + t) % 2}
             for i in range(3) for c in (None, "CHA-000010-000", "CHA-000010-001") for t in range(4)]
     (tmp_path / "preds.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))

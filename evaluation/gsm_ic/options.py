@@ -16,6 +16,7 @@ class PromptOptions(BaseModel):
 
     prompt: PromptFormat = Field("cot", description="prompt format (Section 4.2, Appendix C): cot, cot-ic, ltm, ltm-ic, program, program-ic or 0-cot")
     instruction: bool = Field(False, description="prepend the paper's instruction to ignore irrelevant information (Section 4.3)")
+    subset: Literal["all", "4k"] = Field("all", description="all: every base problem and variant; 4k: the base problems and the GSM-IC-4K variants (Section 5)")
 
 
 class ScoreOptions(BaseModel):

@@ -15,6 +15,7 @@ from ctxrobust.errors import CtxRobustError
 from ctxrobust.release import Release
 from ctxrobust.evaluation.gsm_ic.options import PromptOptions
 from ctxrobust.evaluation.gsm_ic.scorer import BASE_FILE, SUBSET_FILE, VARIANTS_FILE
+from ctxrobust.evaluation.run.requests import Request, RequestKey, SamplingPlan, request_id
 from ctxrobust.options import parse_options
 
 # Section 4.3, Appendix C
@@ -82,11 +83,15 @@ def prompts(release: Release, options: PromptOptions | dict | None = None) -> It
     subset = None
     if release.file_path(SUBSET_FILE).exists():
         subset = {str(row.get("id")) for row in release.iter_rows(SUBSET_FILE)}
+    elif options.subset == "4k":
+        raise CtxRobustError(f"--subset 4k: {release.path} has no {SUBSET_FILE}; rebuild the release with GSM-IC-4K or drop --subset")
     for kind, name, field, base_field in (("base", BASE_FILE, "question", "id"), ("variant", VARIANTS_FILE, "new_question", "base_id")):
         for row in sorted(release.iter_rows(name), key=lambda r: str(r.get("id"))):
             for needed in ("id", field, base_field):
                 if not isinstance(row.get(needed), str):
                     raise CtxRobustError(f"{release.file_path(name)}: item {row.get('id')!r}: no {needed!r} text; the release is not a GSM-IC release as expected, rebuild it")
+            if options.subset == "4k" and kind == "variant" and str(row["id"]) not in subset:
+                continue
             text, messages = build_prompt(row[field], prompt, instruction)
             yield {
                 "id": row["id"],
@@ -99,3 +104,24 @@ def prompts(release: Release, options: PromptOptions | dict | None = None) -> It
                 "text": text,
                 "messages": messages,
             }
+
+
+# Section 5: greedy decoding (temperature 0) for every run but self-consistency (20 samples at 0.7,
+# `--samples 20 --temperature 0.7`)
+PLAN = SamplingPlan(temperature=0.0, samples=1)
+
+
+def requests(release: Release, options: PromptOptions | dict | None, plan: SamplingPlan) -> Iterator[Request]:
+    """The requests of `prompts`, `plan.samples` per problem; the id is "problem/-/sample"."""
+    for row in prompts(release, options):
+        meta = {k: row[k] for k in ("kind", "base_id", "n_steps", "in_4k", "prompt", "instruction", "text")}
+        for sample in range(plan.samples):
+            yield Request(id=request_id(row["id"], None, sample), dataset="gsm-ic", item=row["id"], condition=None, sample=sample,
+                          messages=row["messages"], sampling=plan.sampling(), meta=meta)
+
+
+def prediction(key: RequestKey, model: str, response: str) -> dict:
+    """The native predictions row of one response (the scorer extracts its final number)."""
+    if key.condition is not None:
+        raise ValueError(f"condition {key.condition!r}: GSM-IC requests have none")
+    return {"model": model, "id": key.item, "response": response, "sample": key.sample}

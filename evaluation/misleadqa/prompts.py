@@ -9,9 +9,11 @@ from __future__ import annotations
 
 from typing import Iterator
 
+from ctxrobust.errors import CtxRobustError
 from ctxrobust.release import Release
 from ctxrobust.evaluation.misleadqa.options import PromptOptions
 from ctxrobust.evaluation.misleadqa.responses import CONDITIONS, LETTERS, ReleaseItem, read_items
+from ctxrobust.evaluation.run.requests import Request, RequestKey, SamplingPlan, request_id
 from ctxrobust.options import parse_options
 
 ANSWER_INSTRUCTION = "Answer the following multiple-choice question. Return only A, B, C, D, or E."  # Figure 4
@@ -76,3 +78,31 @@ def prompts(release: Release, options: PromptOptions | dict | None = None) -> It
         for condition in CONDITIONS:
             instruction = CF_INSTRUCTION if prompt == "cf" and condition != "none" else ANSWER_INSTRUCTION
             yield _request(item, split, condition, prompt, answer_text(item, condition, instruction))
+
+
+# §4.1: greedy decoding, one answer per item and condition
+PLAN = SamplingPlan(temperature=0.0, samples=1)
+PROMPT_MARK = ":"  # condition token of a non-original prompt: "cf:G+S", "scope:G"
+
+
+def requests(release: Release, options: PromptOptions | dict | None, plan: SamplingPlan) -> Iterator[Request]:
+    """The requests of `prompts`; the id is "item/condition/0", the condition prefixed "cf:" or
+    "scope:" for those prompts. One response per item and condition is scored (§4.1)."""
+    if plan.samples != 1:
+        raise CtxRobustError(f"--samples {plan.samples}: MisleadQA scores one greedy answer per item and condition (§4.1); use --samples 1")
+    for row in prompts(release, options):
+        token = row["condition"] if row["prompt"] == "original" else row["prompt"] + PROMPT_MARK + row["condition"]
+        meta = {"split": row["split"], "prompt": row["prompt"], "text": row["text"]}
+        yield Request(id=request_id(row["id"], token, 0), dataset="misleadqa", item=row["id"], condition=row["condition"], sample=0,
+                      messages=row["messages"], sampling=plan.sampling(), meta=meta)
+
+
+def prediction(key: RequestKey, model: str, response: str) -> dict:
+    """The native predictions row of one response (the scorer reads its letter)."""
+    prompt, _, condition = (key.condition or "").rpartition(PROMPT_MARK)
+    if not condition:
+        raise ValueError("a MisleadQA request id names its condition")
+    row = {"model": model, "id": key.item, "condition": condition, "response": response}
+    if prompt:
+        row["prompt"] = prompt
+    return row

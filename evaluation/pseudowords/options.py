@@ -31,3 +31,4 @@ class ScoreOptions(BaseModel):
     null_experiments: int = Field(noise_floor.NULL_EXPERIMENTS, ge=1, le=MAX_REPLICATES, description="synthetic null experiments of the noise floor (Section 2)")
     splits: int = Field(split_sample.SPLITS, ge=1, le=MAX_REPLICATES, description="symmetric splits of the split-sample WTD (Appendix A)")
     export: Optional[Path] = Field(None, description="write per-example changes (id, model, s_i0, s_ic, delta_i) to this CSV or Parquet file")
+    benchmark: Optional[Path] = Field(None, description="the benchmark JSONL whose 'answer' grades 'response' rows (and decodes long request ids)")

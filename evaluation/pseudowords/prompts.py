@@ -27,6 +27,7 @@ from ctxrobust.builders.pseudowords.contexts import context_id, context_rng
 from ctxrobust.canonical import iter_jsonl
 from ctxrobust.errors import CtxRobustError
 from ctxrobust.evaluation.pseudowords.options import PromptOptions
+from ctxrobust.evaluation.run.requests import Request, RequestKey, SamplingPlan, aliases_of, request_id
 from ctxrobust.options import parse_options
 
 # Appendix H.1: a simple prompt asking for the answer with a brief explanation (wording ours).
@@ -175,3 +176,28 @@ def prompts(release, opts: PromptOptions | dict) -> Iterator[dict]:
         yield {"id": entry.record.key, "context": None, "request": {"messages": messages(question)}}
         for cid, msgs in sorted(conditions, key=lambda c: c[0]):
             yield {"id": entry.record.key, "context": cid, "request": {"messages": msgs}}
+
+
+# Section 2 (Experiment details): temperature 1.0, p = 20 samples without context and q = 2 per context
+PLAN = SamplingPlan(temperature=1.0, samples=2, baseline_samples=20)
+
+
+def requests(release, options: PromptOptions | dict, plan: SamplingPlan) -> Iterator[Request]:
+    """The requests of `prompts`, `plan.baseline_samples` for the no-context baseline and `plan.samples`
+    per context; the id is "question/context/trial" ("-" for no context)."""
+    for row in prompts(release, options):
+        context = row["context"]
+        for trial in range(plan.samples_for(context is None)):
+            yield Request(id=request_id(row["id"], context, trial), dataset="pseudowords", item=row["id"], condition=context, sample=trial,
+                          messages=row["request"]["messages"], sampling=plan.sampling())
+
+
+def prediction(key: RequestKey, model: str, response: str) -> dict:
+    """The native predictions row of one response, graded by `score` against the benchmark's answer."""
+    return {"model": model, "id": key.item, "context": key.condition, "trial": key.sample, "response": response}
+
+
+def item_aliases(options) -> dict[str, str]:
+    """Hashed token -> question id, for request ids of questions whose id is too long to write whole."""
+    benchmark = getattr(options, "benchmark", None)
+    return aliases_of(entry.record.key for entry in read_benchmark(Path(benchmark))) if benchmark else {}

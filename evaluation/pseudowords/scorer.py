@@ -94,17 +94,71 @@ class PredictionRow(BaseModel):
     trial: Trial | None = None
     correct: Correct | None = None
     score: Score | None = None
+    response: StrictStr | None = None  # raw text, graded against the benchmark's answer (grading.py)
 
 
 def row_shape_problem(row: PredictionRow) -> str | None:
-    if (row.correct is None) == (row.score is None):
-        return "a row needs exactly one of 'correct' (0 or 1, with 'trial') and 'score' (a probability in [0, 1])"
+    if sum(v is not None for v in (row.correct, row.score, row.response)) != 1:
+        return "a row needs exactly one of 'correct' (0 or 1, with 'trial'), 'score' (a probability in [0, 1]) and 'response' (text, with 'trial')"
     if row.correct is not None and row.trial is None:
         return "a 'correct' row needs 'trial' (an integer numbering the sampled responses)"
+    if row.response is not None and row.trial is None:
+        return "a 'response' row needs 'trial' (an integer numbering the sampled responses)"
     return None
 
 
 # --- reading ---------------------------------------------------------------------------------------
+
+
+@dataclass
+class ResponseGrader:
+    """Grades `response` rows 0/1 against the benchmark's `answer` (grading.py); needs --benchmark."""
+
+    benchmark: Path | None
+    predictions: Path
+    records: dict | None = None
+    used: int = 0
+    by_rule: dict[str, int] = field(default_factory=dict)
+
+    def _records(self) -> dict:
+        if self.records is None:
+            if self.benchmark is None:
+                raise CtxRobustError(f"{self.predictions}: its rows carry 'response' text; grading them needs --benchmark FILE, the benchmark whose 'answer' grades them")
+            from ctxrobust.evaluation.pseudowords.prompts import read_benchmark
+
+            self.records = {e.record.key: e.record for e in read_benchmark(Path(self.benchmark))}
+        return self.records
+
+    def checked(self, check):
+        def both(row: PredictionRow) -> str | None:
+            problem = check(row)
+            if problem or row.response is None:
+                return problem
+            record = self._records().get(row.id)
+            if record is None:
+                return f"id {row.id!r} is not in the benchmark {self.benchmark}; a response is graded against its record's answer"
+            if record.answer is None:
+                return f"the benchmark record {row.id!r} has no 'answer' to grade the response against"
+            return None
+        return both
+
+    def graded(self, row: PredictionRow) -> PredictionRow:
+        if row.response is None:
+            return row
+        from ctxrobust.evaluation.pseudowords.grading import grade
+
+        result = grade(row.response, self._records()[row.id])
+        self.used += 1
+        self.by_rule[result.rule] = self.by_rule.get(result.rule, 0) + 1
+        return row.model_copy(update={"correct": result.correct, "response": None})
+
+    def summary(self) -> dict:
+        from ctxrobust.canonical import sha256_file
+        from ctxrobust.evaluation.pseudowords.grading import RULES
+
+        return {"benchmark": str(self.benchmark), "benchmark_sha256": sha256_file(Path(self.benchmark)), "graded": self.used,
+                "by_rule": dict(sorted(self.by_rule.items())), "rules": RULES}
+
 
 
 SQA_ID = re.compile(r"SQA-([0-9]{6})-([0-9]{3})")
@@ -148,7 +202,7 @@ class Accumulator:
             if group is None:
                 return f"unknown context {row.context!r}: not in the release's contexts.jsonl nor an SQA history id (use the ids `ctxrobust prompts` wrote)"
             self.groups[row.context] = group
-        kind = "correct" if row.correct is not None else "score"
+        kind = "score" if row.score is not None else "correct"  # a graded response is a 0/1 trial
         first = self.kind.setdefault(row.model, kind)
         if first != kind:
             return f"model {row.model!r} mixes 'correct' and 'score' rows (its earlier rows have {first!r}); use one kind per model"
@@ -566,12 +620,15 @@ def score(release: Release, predictions: Path, options: ScoreOptions | dict | No
     groups = context_groups(release)
     main = main_group(groups)
     acc = Accumulator(groups, release.config_as(PseudowordsConfig).contexts_per_length)
-    reader = PredictionsReader(Path(predictions), PredictionRow, check=acc.check, key=acc.key)
+    grader = ResponseGrader(options.benchmark, Path(predictions))
+    reader = PredictionsReader(Path(predictions), PredictionRow, check=grader.checked(acc.check), key=acc.key)
     for row in reader:
-        acc.add(row)
+        acc.add(grader.graded(row))
     units, problems, dropped = build_units(acc)
     block = reader.finish(options.strict, problems)
     block["excluded"] += dropped
+    if grader.used:
+        block["grading"] = grader.summary()
     if not units:
         raise CtxRobustError(
             f"{predictions}: no question of any model has both no-context rows (context null) and context rows; "

@@ -6,7 +6,10 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from ctxrobust.canonical import iter_jsonl
+from ctxrobust.evaluation.run.requests import Request, RequestKey, SamplingPlan, request_id
 from ctxrobust.options import parse_options
+
+PLAN = SamplingPlan(temperature=0.0, samples=1)
 
 
 class PromptOptions(BaseModel):
@@ -19,11 +22,17 @@ class ScoreOptions(BaseModel):
     strict: bool = Field(False, description="refuse a file with any bad row")
 
 
-def prompts(release, options):
+def requests(release, options, plan: SamplingPlan):
     options = parse_options(PromptOptions, options, "toy prompts")
     for row in release.rows("items.jsonl"):
         text = row["question"].upper() if options.shout else row["question"]
-        yield {"id": row["id"], "messages": [{"role": "user", "content": text}]}
+        for sample in range(plan.samples):
+            yield Request(id=request_id(row["id"], None, sample), dataset="toy", item=row["id"], condition=None, sample=sample,
+                          messages=[{"role": "user", "content": text}], sampling=plan.sampling())
+
+
+def prediction(key: RequestKey, model: str, response: str) -> dict:
+    return {"model": model, "id": key.item, "response": response}
 
 
 def score(release, predictions: Path, options):
