@@ -6,7 +6,10 @@ BIN := $(VENV)/bin
 VERSION ?=
 DATASETS ?=
 OUT ?= releases
-export SOURCES_MIRROR
+# Third-party source snapshots: both `make test` and `make release` read SOURCES_MIRROR (a mirror
+# folder) from the environment or the command line, with no default; without it they use the cache
+# (CTXROBUST_CACHE, default sources/cache) and, for `make release`, the upstream downloads.
+export SOURCES_MIRROR CTXROBUST_CACHE CTXROBUST_REQUIRE_SOURCES
 
 .PHONY: install release sources test bench clean
 

@@ -41,7 +41,8 @@ def _mirror_names(mirror: Path) -> dict[str, str]:
 # --- the committed lock ---------------------------------------------------------
 
 
-def test_lock_pins_every_mirror_file_with_its_hash(mirror):
+def test_lock_pins_every_mirror_file_with_its_hash(real_mirror):
+    mirror = real_mirror
     lock = load_lock()
     assert {name: s.sha256 for name, s in lock.items()} == _mirror_names(mirror)
     assert len(lock) == 58
@@ -75,7 +76,8 @@ def test_lock_groups_licences_and_upstreams(mirror):
     assert "google-research-datasets/GSM-IC" in lock["gsm_ic/gsm8k_validation.jsonl"].upstream.url
 
 
-def test_lock_file_is_canonical_and_regenerates_byte_for_byte(mirror):
+def test_lock_file_is_canonical_and_regenerates_byte_for_byte(real_mirror):
+    mirror = real_mirror
     committed = DEFAULT_LOCK_PATH.read_text(encoding="utf-8")
     lock = read_lock()
     assert dump_lock(lock) == committed
