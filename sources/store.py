@@ -1,7 +1,10 @@
 """The snapshot store: every pinned source file, obtained and verified before use.
 
 A file is taken from the first place that has it with the sha256 the lock
-pins: the cache, else the mirror (`SOURCES_MIRROR`), else upstream. A cached
+pins: the cache, else the mirror (`SOURCES_MIRROR`), else upstream. FRED
+files are pinned in a canonical CSV form (fred_csv.py): a mirror's file and an
+API answer are both converted to it before hashing, and the mirror file's own
+sha256 is kept in `raw_sha256`. A cached
 file that no longer matches is discarded and obtained again, never trusted.
 Files enter the cache atomically (temporary file in the same directory, then
 rename), so a reader never sees a partial or unverified file.
@@ -16,7 +19,7 @@ from pathlib import Path
 from typing import Callable, Iterable, Mapping
 
 from ctxrobust.canonical import sha256_file
-from ctxrobust.errors import SourceError
+from ctxrobust.errors import CtxRobustError, SourceError
 from ctxrobust.sources.lock import Snapshot, load_lock
 
 CACHE_ENV = "CTXROBUST_CACHE"
@@ -98,6 +101,8 @@ class SnapshotStore:
         self.mirror = Path(chosen_mirror) if chosen_mirror else None
         self.allow_upstream = allow_upstream
         self._verified: dict[str, tuple[int, int, int]] = {}
+        # name -> sha256 of the file it was made from, for files converted to a canonical form (FRED)
+        self.raw_sha256: dict[str, str] = {}
 
     # --- lookups ---------------------------------------------------------------
 
@@ -233,12 +238,40 @@ class SnapshotStore:
         if temp is None:
             return False
         try:
-            actual = _sha256_copy(source, temp)
+            if snap.canonical_form:
+                actual, raw = self._canonical_copy(snap, source, temp)
+            else:
+                actual = raw = _sha256_copy(source, temp)
         except OSError as exc:
             temp.unlink(missing_ok=True)
             failure.tried.append(f"mirror {source}: unreadable ({exc.strerror or exc})")
             return False
-        return self._install(snap, temp, target, "mirror", failure, actual, f"mirror {source}: sha256 {actual} (a different file from the pinned one)")
+        except CtxRobustError as exc:
+            temp.unlink(missing_ok=True)
+            failure.tried.append(f"mirror {source}: not a FRED series CSV ({exc})")
+            failure.wrong = failure.wrong or (sha256_file(source), "mirror")
+            return False
+        if snap.canonical_form:
+            mismatch = f"mirror {source}: canonical form sha256 {actual} (file sha256 {raw}), different observations from the pinned ones"
+        else:
+            mismatch = f"mirror {source}: sha256 {actual} (a different file from the pinned one)"
+        if not self._install(snap, temp, target, "mirror", failure, actual, mismatch):
+            return False
+        self.raw_sha256[snap.name] = raw
+        return True
+
+    @staticmethod
+    def _canonical_copy(snap: Snapshot, source: Path, temp: Path) -> tuple[str, str]:
+        """Write the canonical FRED form of a mirror's file to `temp`: (its sha256, the mirror file's sha256)."""
+        from ctxrobust.sources import fred_csv
+
+        raw = source.read_bytes()
+        data = fred_csv.canonical(raw, snap.upstream.series_id, str(source))
+        with open(temp, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        return hashlib.sha256(data).hexdigest(), hashlib.sha256(raw).hexdigest()
 
     def _from_upstream(self, snap: Snapshot, target: Path, failure: _Failure) -> bool:
         from ctxrobust.sources.fetch import fetch, upstream_remedy

@@ -112,7 +112,7 @@ def mirror() -> Path:
 def real_mirror() -> Path:
     """The mirror itself, as its maintainers lay it out (raw FRED files, SHA256SUMS)."""
     if SOURCES_KIND != "mirror":
-        pytest.skip(f"needs the mirror itself, not a cache; set SOURCES_MIRROR=DIR")
+        pytest.skip("needs the mirror itself, not a cache; set SOURCES_MIRROR=DIR")
     return SOURCES
 
 
