@@ -124,7 +124,7 @@ def fetch_https(url: str, dest: Path, *, timeout: tuple[float, float] = HTTP_TIM
                 for block in response.iter_content(chunk_size=1 << 16):
                     handle.write(block)
     except requests.RequestException as exc:
-        raise SourceError(f"{url}: download failed ({type(exc).__name__}: {exc})") from None
+        raise SourceError(f"{url}: download failed ({type(exc).__name__}: {_root_reason(exc)})") from None
 
 
 # --- Hugging Face Hub -----------------------------------------------------------

@@ -28,7 +28,7 @@ DEFAULT_CACHE_DIR = Path(__file__).resolve().parent / "cache"
 MIRROR_REMEDY = "set SOURCES_MIRROR=DIR to a mirror laid out like fred/, situatedqa/, gsm_ic/, gsm8k/"
 
 CACHE, MIRROR, UPSTREAM = "cache", "mirror", "upstream"
-LISTED = 5  # snapshots named in one error line; the rest are counted
+REPORTS = "missing"  # cache folder of full lists of unavailable snapshots, one file per dataset
 
 
 @dataclass
@@ -57,15 +57,44 @@ class _Failure:
         return f"{head}; tried {'; '.join(self.tried)}. To fix: {' or '.join([MIRROR_REMEDY, *fixes])}"
 
 
-def _error(failures: list[_Failure]) -> SourceError:
-    """One line for one snapshot; for several, a count, the first few names, and the first in full."""
-    if len(failures) == 1:
-        return SourceError(failures[0].line())
+class SnapshotsUnavailable(SourceError):
+    """Pinned snapshots that could not be obtained.
+
+    The message is one short line: how many files are missing or mismatching, the first one, and
+    the remedy. `details` holds the full line for every file (what each place had, what to do).
+    """
+
+    def __init__(self, summary: str, details: list[str]):
+        super().__init__(summary)
+        self.details = details
+
+
+def _download_hint(failures: list[_Failure]) -> str:
+    """Where downloads would have to be allowed, in a few words."""
+    places = []
+    for f in failures:
+        upstream = f.snapshot.upstream
+        if upstream.kind == "fred":
+            place = "FRED (FRED_API_KEY)"
+        elif upstream.kind == "https":
+            place = upstream.url.split("/")[2]
+        else:
+            place = "the Hugging Face Hub"
+        if place not in places:
+            places.append(place)
+    return ", ".join(places)
+
+
+def _error(failures: list[_Failure]) -> SnapshotsUnavailable:
+    """For a set of snapshots: a count, the first, and the remedy on one line; every file in full in `details`."""
     fixes = sorted({f.upstream_fix for f in failures if f.upstream_fix})
-    listed = ", ".join(f"{f.snapshot.name} ({f.short()})" for f in failures[:LISTED])
-    if len(failures) > LISTED:
-        listed += f" and {len(failures) - LISTED} more"
-    return SourceError(f"{len(failures)} source snapshots unavailable: {listed}. First: {failures[0].line(fixes)}")
+    details = [f.line(fixes) for f in failures]
+    first = failures[0]
+    summary = (
+        f"{len(failures)} source file(s) missing or mismatching (first: {first.snapshot.name}, {first.short()}); "
+        f"to fix: set SOURCES_MIRROR=DIR to a source mirror, or allow downloads from {_download_hint(failures)}"
+    )
+    return SnapshotsUnavailable(summary, details)
 
 
 def _sha256_copy(source: Path, target: Path) -> str:
@@ -123,7 +152,8 @@ class SnapshotStore:
         """The verified cached file for `name`, obtained first if needed."""
         found = self._obtain(self.snapshot(name))
         if isinstance(found, _Failure):
-            raise _error([found])
+            line = found.line()
+            raise SnapshotsUnavailable(line, [line])
         return found[0]
 
     def require(self, names: Iterable[str]) -> dict[str, Path]:
@@ -160,6 +190,29 @@ class SnapshotStore:
         if failures:
             raise _error(failures)
         return done
+
+    def write_report(self, label: str, error: SnapshotsUnavailable) -> Path | None:
+        """Write `error`'s full list (one line per file) to <cache>/missing/<label>.txt, atomically; None if the cache is not writable."""
+        target = self.cache_dir / REPORTS / f"{label}.txt"
+        text = "".join(f"{line}\n" for line in [str(error), *error.details])
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            handle, temp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
+            with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as out:
+                out.write(text)
+                out.flush()
+                os.fsync(out.fileno())
+            os.replace(temp, target)
+        except OSError:
+            return None
+        return target
+
+    def clear_report(self, label: str) -> None:
+        """Remove a full list written by an earlier run once the sources are complete."""
+        try:
+            (self.cache_dir / REPORTS / f"{label}.txt").unlink(missing_ok=True)
+        except OSError:
+            pass
 
     # --- obtaining -------------------------------------------------------------
 

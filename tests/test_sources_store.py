@@ -243,10 +243,13 @@ def test_several_unavailable_snapshots_are_named_in_one_error(tmp_path):
     with pytest.raises(SourceError) as caught:
         store.require(["c/three.txt", "a/one.txt", "b/two.txt"])
     message = str(caught.value)
-    assert "\n" not in message
-    assert message.startswith("2 source snapshots unavailable: b/two.txt (missing), c/three.txt (missing).")
+    assert "\n" not in message and len(message) < 200
+    assert message == ("2 source file(s) missing or mismatching (first: b/two.txt, missing); "
+                       "to fix: set SOURCES_MIRROR=DIR to a source mirror, or allow downloads from example.invalid")
+    assert [line.split(":")[0] for line in caught.value.details] == ["b/two.txt", "c/three.txt"]
+    assert all("expected sha256" in line and "tried cache" in line for line in caught.value.details)
     # fill caches what it can before reporting the rest
-    with pytest.raises(SourceError, match="2 source snapshots unavailable"):
+    with pytest.raises(SourceError, match="2 source file"):
         store.fill()
     assert (tmp_path / "cache" / "a" / "one.txt").read_bytes() == b"1"
 
