@@ -24,6 +24,9 @@ def test_marked_by_hand():
 
 def test_skips_itself(mirror):
     pytest.skip("not today")
+
+def test_asks_for_the_store_late(request):
+    assert request.getfixturevalue("store").names()
 '''
 
 
@@ -47,8 +50,8 @@ def _suite(tmp_path: Path) -> Path:
 def test_without_snapshots_source_tests_are_skipped_and_counted(tmp_path):
     run = _run(_suite(tmp_path), tmp_path)
     assert run.returncode == 0, run.stdout + run.stderr
-    assert "1 passed, 3 skipped" in run.stdout
-    assert "3 source test(s) skipped: no third-party source snapshots (SOURCES_MIRROR not set" in run.stdout
+    assert "1 passed, 4 skipped" in run.stdout
+    assert "4 source test(s) skipped: no third-party source snapshots (SOURCES_MIRROR not set" in run.stdout
     assert "set SOURCES_MIRROR=DIR" in run.stdout
 
 
@@ -62,14 +65,14 @@ def test_a_mirror_that_lacks_pinned_files_is_named(tmp_path):
 def test_required_sources_turn_every_skipped_source_test_into_a_failure(tmp_path):
     run = _run(_suite(tmp_path), tmp_path, CTXROBUST_REQUIRE_SOURCES="1")
     assert run.returncode == 1, run.stdout + run.stderr
-    assert "1 passed, 3 errors" in run.stdout
+    assert "1 passed, 4 errors" in run.stdout
     assert "CTXROBUST_REQUIRE_SOURCES=1 but no third-party source snapshots" in run.stdout
 
 
 def test_required_sources_fail_a_source_test_that_skips_itself(tmp_path, mirror):
     run = _run(_suite(tmp_path), tmp_path, SOURCES_MIRROR=str(mirror), CTXROBUST_REQUIRE_SOURCES="1")
     assert run.returncode == 1, run.stdout + run.stderr
-    assert "1 failed, 3 passed" in run.stdout
+    assert "1 failed, 4 passed" in run.stdout
     assert "a source test was skipped under CTXROBUST_REQUIRE_SOURCES=1: Skipped: not today" in run.stdout
     relaxed = _run(_suite(tmp_path / "again"), tmp_path, SOURCES_MIRROR=str(mirror))
-    assert relaxed.returncode == 0 and "3 passed, 1 skipped" in relaxed.stdout, relaxed.stdout
+    assert relaxed.returncode == 0 and "4 passed, 1 skipped" in relaxed.stdout, relaxed.stdout
