@@ -65,7 +65,7 @@ def test_a_mirror_that_lacks_pinned_files_is_named(tmp_path):
 def test_required_sources_turn_every_skipped_source_test_into_a_failure(tmp_path):
     run = _run(_suite(tmp_path), tmp_path, CTXROBUST_REQUIRE_SOURCES="1")
     assert run.returncode == 1, run.stdout + run.stderr
-    assert "1 passed, 4 errors" in run.stdout
+    assert "1 failed, 1 passed, 3 errors" in run.stdout
     assert "CTXROBUST_REQUIRE_SOURCES=1 but no third-party source snapshots" in run.stdout
 
 
