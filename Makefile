@@ -5,8 +5,12 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 VERSION ?=
 DATASETS ?=
+VERBOSE ?=
 OUT ?= releases
-export SOURCES_MIRROR
+# Third-party source snapshots: both `make test` and `make release` read SOURCES_MIRROR (a mirror
+# folder) from the environment or the command line, with no default; without it they use the cache
+# (CTXROBUST_CACHE, default sources/cache) and, for `make release`, the upstream downloads.
+export SOURCES_MIRROR CTXROBUST_CACHE CTXROBUST_REQUIRE_SOURCES
 
 .PHONY: install release sources test lint bench clean
 
@@ -21,7 +25,7 @@ install: $(BIN)/.installed
 release: install
 	@test -n "$(VERSION)" || { echo "error: give a version, e.g. make release VERSION=1.0.0" >&2; exit 2; }
 	@status=0; \
-	$(BIN)/ctxrobust release --version $(VERSION) --out $(OUT) $(if $(DATASETS),--datasets $(DATASETS)) || status=$$?; \
+	$(BIN)/ctxrobust release --version $(VERSION) --out $(OUT) $(if $(DATASETS),--datasets $(DATASETS)) $(if $(VERBOSE),-v) || status=$$?; \
 	$(BIN)/validate $(OUT)/ || status=1; \
 	exit $$status
 

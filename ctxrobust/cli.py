@@ -17,7 +17,7 @@ from pydantic import BaseModel
 
 from ctxrobust import registry
 from ctxrobust.canonical import dumps
-from ctxrobust.errors import CtxRobustError, ValidationFailed
+from ctxrobust.errors import CtxRobustError, SourceError, ValidationFailed
 from ctxrobust.options import flag, parse_options
 
 
@@ -26,6 +26,23 @@ def _store(args=None):
 
     mirror = getattr(args, "mirror", None) if args is not None else None
     return SnapshotStore(mirror=Path(mirror) if mirror else None)
+
+
+def _report_error(dataset: str, exc: CtxRobustError, store, verbose: bool) -> None:
+    """One error line per dataset; for unavailable sources the full list follows (-v) or goes to a file it names."""
+    from ctxrobust.sources.store import SnapshotsUnavailable
+
+    if not isinstance(exc, SnapshotsUnavailable):
+        print(f"error: {dataset}: {exc}", file=sys.stderr)
+        return
+    if verbose:
+        print(f"error: {dataset}: {exc}", file=sys.stderr)
+        for line in exc.details:
+            print(f"  {line}", file=sys.stderr)
+        return
+    report = store.write_report(dataset, exc)
+    where = f"full list in {report}" if report is not None else "rerun with -v for the full list"
+    print(f"error: {dataset}: {exc}; {where}", file=sys.stderr)
 
 
 def _overrides(args) -> dict:
@@ -47,11 +64,16 @@ def cmd_build(args) -> int:
     from ctxrobust.build import build_release
 
     started = time.perf_counter()
+    store = _store(args)
     try:
-        result = build_release(args.dataset, args.version, _overrides(args), Path(args.out), _store(args))
+        result = build_release(args.dataset, args.version, _overrides(args), Path(args.out), store)
     except ValidationFailed as exc:
         _print_failures(exc.failures, args.dataset, args.version)
         raise
+    except SourceError as exc:
+        _report_error(args.dataset, exc, store, args.verbose)
+        return 2
+    store.clear_report(args.dataset)
     rows = ", ".join(f"{f['name']} {f['rows']}" for f in result.manifest["files"])
     print(f"{result.status} {result.path} ({rows}) in {time.perf_counter() - started:.1f}s")
     return 0
@@ -73,9 +95,10 @@ def cmd_release(args) -> int:
             failed.append(name)
             continue
         except CtxRobustError as exc:
-            print(f"error: {name}: {exc}", file=sys.stderr)
+            _report_error(name, exc, store, args.verbose)
             failed.append(name)
             continue
+        store.clear_report(name)
         print(f"{result.status} {result.path} in {time.perf_counter() - started:.1f}s")
     if failed:
         print(f"{len(failed)} of {len(names)} dataset(s) not built: {', '.join(failed)}", file=sys.stderr)
@@ -85,7 +108,12 @@ def cmd_release(args) -> int:
 
 def cmd_sources(args) -> int:
     store = _store(args)
-    store.fill(args.names or None, report=lambda name, how: print(f"{how:10s} {name}", flush=True))
+    try:
+        store.fill(args.names or None, report=lambda name, how: print(f"{how:10s} {name}", flush=True))
+    except SourceError as exc:
+        _report_error("sources", exc, store, args.verbose)
+        return 2
+    store.clear_report("sources")
     return 0
 
 
@@ -359,18 +387,21 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a build configuration field (VALUE as JSON, or a plain string)")
     p.add_argument("--out", default="releases", help="the releases folder (default: releases)")
     p.add_argument("--mirror", help="a source mirror folder (default: $SOURCES_MIRROR)")
+    p.add_argument("-v", "--verbose", action="store_true", help="list every missing or mismatching source file")
     p.set_defaults(func=cmd_build)
 
     p = sub.add_parser("release", help="build several datasets at one version (default: all)")
     p.add_argument("--version", required=True, help="the release version (e.g. 1.0.0)")
     p.add_argument("--datasets", nargs="+", help=f"dataset names, space or comma separated (default: all of {', '.join(registry.names())})")
     p.add_argument("--out", default="releases", help="the releases folder (default: releases)")
-    p.add_argument("--mirror")
+    p.add_argument("--mirror", help="a source mirror folder (default: $SOURCES_MIRROR)")
+    p.add_argument("-v", "--verbose", action="store_true", help="list every missing or mismatching source file")
     p.set_defaults(func=cmd_release)
 
     p = sub.add_parser("sources", help="fill the source cache, verifying every sha256 against the lock")
     p.add_argument("names", nargs="*", help="snapshot names (default: all in the lock)")
-    p.add_argument("--mirror")
+    p.add_argument("--mirror", help="a source mirror folder (default: $SOURCES_MIRROR)")
+    p.add_argument("-v", "--verbose", action="store_true", help="list every missing or mismatching source file")
     p.set_defaults(func=cmd_sources)
 
     p = sub.add_parser("validate", help="check every release under PATH")

@@ -4,88 +4,109 @@ Each fetcher only downloads; the store verifies the sha256 against the lock
 and renames the file into the cache. Failures raise `SourceError` with one
 line naming the snapshot and what to do.
 
-- FRED: `fredapi.Fred(api_key=$FRED_API_KEY).get_series(series_id)`, written
-  as `DATE,<SERIES_ID>` CSV (ISO dates, values in their shortest decimal form,
-  `.` for a missing value as FRED marks it, LF line ends).
+- FRED: fredapi, `$FRED_API_KEY`, the observations endpoint at the lock's
+  ALFRED vintage (realtime_start = realtime_end = vintage), written in the
+  canonical CSV form of sources/fred_csv.py (ISO dates, values at cents).
+  `FRED_API_ROOT` replaces https://api.stlouisfed.org/fred (e.g. a stand-in).
 - HTTPS: streamed with requests (timeout) into the target file.
 - Hugging Face Hub: `huggingface_hub.hf_hub_download` (HF_ENDPOINT honoured).
 """
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
-import math
 import os
 import shutil
+import socket
 import tempfile
+import threading
+from decimal import Decimal
 from pathlib import Path
-from typing import Iterable
 
+from ctxrobust.errors import CtxRobustError, SourceError
+from ctxrobust.sources import fred_csv
 from ctxrobust.sources.lock import FredUpstream, HfUpstream, HttpsUpstream, Snapshot
-from ctxrobust.errors import SourceError
 
 HTTP_TIMEOUT = (10, 60)  # seconds: connect, read
-FRED_MISSING = "."
+FRED_TIMEOUT = 60.0  # seconds, per socket operation of one FRED request
+FRED_ROOT_ENV = "FRED_API_ROOT"
 FRED_KEY_HELP = "https://fred.stlouisfed.org/docs/api/api_key.html"
+_TIMEOUT_LOCK = threading.Lock()
 
 
 # --- FRED ----------------------------------------------------------------------
 
 
-def format_fred_value(value: float) -> str:
-    """Shortest decimal that reads back as `value`; whole numbers without '.0'."""
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return FRED_MISSING
-    text = repr(float(value))
-    return text[:-2] if text.endswith(".0") else text
+@contextlib.contextmanager
+def _socket_timeout(seconds: float):
+    """fredapi opens its URLs without a timeout: bound every socket it opens meanwhile."""
+    with _TIMEOUT_LOCK:
+        before = socket.getdefaulttimeout()
+        socket.setdefaulttimeout(seconds)
+        try:
+            yield
+        finally:
+            socket.setdefaulttimeout(before)
 
 
-def render_fred_csv(series_id: str, observations: Iterable[tuple[dt.date, float]]) -> str:
-    """The CSV text of a series: header, then one `YYYY-MM-DD,value` row per observation, by date."""
-    rows = sorted((date if isinstance(date, dt.date) else date.date(), value) for date, value in observations)
-    lines = [f"DATE,{series_id}"]
-    lines += [f"{date.isoformat()},{format_fred_value(value)}" for date, value in rows]
-    return "\n".join(lines) + "\n"
+def fred_observations(series_id: str, vintage: dt.date, *, api_key: str, root_url: str | None = None,
+                      timeout: float = FRED_TIMEOUT) -> list[tuple[dt.date, Decimal | None]]:
+    """The observations of `series_id` as FRED published them on `vintage` (ALFRED).
 
+    fredapi's `get_series_all_releases` with realtime_start = realtime_end = vintage asks the
+    observations endpoint for exactly that day's vintage: one row per observation date, none
+    of the revisions published later. (`get_series_as_of_date` would fetch every release and
+    keep all those up to the date, several rows per observation.)
+    """
+    from fredapi import Fred
 
-def fred_csv_reproducible(path: Path) -> bool:
-    """True when a file is byte-for-byte what `render_fred_csv` writes for the values it holds."""
-    raw = Path(path).read_bytes()
+    fred = Fred(api_key=api_key)
+    fred.root_url = (root_url or os.environ.get(FRED_ROOT_ENV) or Fred.root_url).rstrip("/")
+    day = vintage.isoformat()
     try:
-        text = raw.decode("utf-8")
-        header, *body = text.splitlines()
-        series_id = header.split(",", 1)[1]
-        observations = []
-        for line in body:
-            date_text, value_text = line.split(",")
-            value = math.nan if value_text == FRED_MISSING else float(value_text)
-            observations.append((dt.date.fromisoformat(date_text), value))
-    except (UnicodeDecodeError, ValueError, IndexError):
-        return False
-    return render_fred_csv(series_id, observations).encode("utf-8") == raw
+        with _socket_timeout(timeout):
+            releases = fred.get_series_all_releases(series_id, realtime_start=day, realtime_end=day)
+    except Exception as exc:  # fredapi raises ValueError (API errors), URLError, timeouts, XML parse errors
+        reason = " ".join(str(exc).split()) or type(exc).__name__
+        raise SourceError(f"FRED series {series_id} at vintage {day}: download failed ({reason})") from None
+    rows: dict[dt.date, Decimal | None] = {}
+    for record in releases.to_dict("records"):
+        date = record["date"].date()
+        if date in rows:
+            raise SourceError(f"FRED series {series_id} at vintage {day}: FRED answered two values for {date}; expected one vintage")
+        rows[date] = _fred_value(record["value"])
+    if not rows:
+        raise SourceError(f"FRED series {series_id} at vintage {day}: FRED returned no observations (the series has no vintage that early?)")
+    return sorted(rows.items())
 
 
-def fetch_fred(series_id: str, dest: Path, *, api_key: str | None = None, root_url: str | None = None) -> None:
-    """Download a FRED series with fredapi and write it to `dest` in the mirror's CSV form."""
+def _fred_value(value) -> Decimal | None:
+    import pandas as pd
+
+    # FRED's "." arrives as NaN, or as NaT when fredapi's DataFrame transpose took the row for dates
+    if value is None or pd.isna(value):
+        return None
+    return Decimal(repr(float(value)))  # the shortest decimal that reads back as fredapi's float
+
+
+def fetch_fred(series_id: str, vintage: dt.date, dest: Path, *, api_key: str | None = None, root_url: str | None = None,
+               timeout: float = FRED_TIMEOUT) -> None:
+    """Download a FRED series at an ALFRED vintage and write it to `dest` in the canonical CSV form."""
     api_key = api_key or os.environ.get("FRED_API_KEY") or None
     if not api_key:
         raise SourceError(
             f"FRED series {series_id}: FRED_API_KEY is not set; get a free key at {FRED_KEY_HELP} "
             "and export FRED_API_KEY=..., or set SOURCES_MIRROR=DIR"
         )
-    from fredapi import Fred
-
-    fred = Fred(api_key=api_key)
-    if root_url is not None:
-        fred.root_url = root_url.rstrip("/")
+    observations = fred_observations(series_id, vintage, api_key=api_key, root_url=root_url, timeout=timeout)
     try:
-        series = fred.get_series(series_id)
-    except Exception as exc:  # fredapi raises ValueError, URLError, XML parse errors
-        reason = " ".join(str(exc).split()) or type(exc).__name__
-        raise SourceError(f"FRED series {series_id}: download failed ({reason})") from None
-    observations = [(stamp.date(), float(value)) for stamp, value in series.items()]
-    if not observations:
-        raise SourceError(f"FRED series {series_id}: FRED returned no observations")
-    Path(dest).write_text(render_fred_csv(series_id, observations), encoding="utf-8", newline="\n")
+        data = fred_csv.render(series_id, observations, f"FRED series {series_id}")
+    except CtxRobustError as exc:
+        raise SourceError(str(exc)) from None
+    with open(dest, "wb") as handle:
+        handle.write(data)
+        handle.flush()
+        os.fsync(handle.fileno())
 
 
 # --- HTTPS ---------------------------------------------------------------------
@@ -103,7 +124,7 @@ def fetch_https(url: str, dest: Path, *, timeout: tuple[float, float] = HTTP_TIM
                 for block in response.iter_content(chunk_size=1 << 16):
                     handle.write(block)
     except requests.RequestException as exc:
-        raise SourceError(f"{url}: download failed ({type(exc).__name__}: {exc})") from None
+        raise SourceError(f"{url}: download failed ({type(exc).__name__}: {_root_reason(exc)})") from None
 
 
 # --- Hugging Face Hub -----------------------------------------------------------
@@ -153,7 +174,7 @@ def fetch(snapshot: Snapshot, dest: Path) -> None:
     """Write `snapshot`'s upstream bytes to `dest`; the caller verifies them."""
     upstream = snapshot.upstream
     if isinstance(upstream, FredUpstream):
-        fetch_fred(upstream.series_id, dest)
+        fetch_fred(upstream.series_id, upstream.vintage, dest)
     elif isinstance(upstream, HttpsUpstream):
         fetch_https(upstream.url, dest)
     elif isinstance(upstream, HfUpstream):

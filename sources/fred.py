@@ -1,8 +1,9 @@
 """FRED state minimum-wage series (STTMINWG<XX>) -> typed facts.
 
 A snapshot file is `DATE,<SERIES_ID>` CSV, one observation per row, value in
-US dollars per hour. The adapter reads what the file holds, not what its name
-says:
+US dollars per hour; the store hands out the canonical form (fred_csv.py: ISO
+dates, values at cents), and the adapter also reads a mirror's file as written.
+It reads what the file holds, not what its name says:
 - the header names the series; a file whose header names the federal series
   STTMINWGFG (states without a minimum-wage law) holds no state fact;
 - dates are ISO (1968-01-01) or M/D/YY (1/1/68); two-digit years are resolved
@@ -26,6 +27,7 @@ from pydantic import BaseModel, ConfigDict
 
 from ctxrobust.errors import CtxRobustError
 from ctxrobust.sources.facts import Fact, Provenance, Scope
+from ctxrobust.sources.fred_csv import parse_date
 
 SERIES_PREFIX = "STTMINWG"
 FEDERAL_SERIES = "STTMINWGFG"
@@ -45,8 +47,6 @@ JURISDICTIONS = {
     "WI": "Wisconsin", "WV": "West Virginia", "WY": "Wyoming",
 }
 
-_ISO = re.compile(r"(\d{4})-(\d{2})-(\d{2})")
-_MDY = re.compile(r"(\d{1,2})/(\d{1,2})/(\d{2}|\d{4})")
 _SERIES = re.compile(r"STTMINWG([A-Z]{2})(M?)")
 
 
@@ -91,31 +91,6 @@ def canonical_decimal(value: Decimal) -> str:
     return text
 
 
-def _parse_date(text: str, previous: dt.date | None, where: str) -> dt.date:
-    try:
-        return _read_date(text, previous, where)
-    except ValueError as exc:
-        raise CtxRobustError(f"{where}: date {text!r} is not a calendar date ({exc})") from None
-
-
-def _read_date(text: str, previous: dt.date | None, where: str) -> dt.date:
-    match = _ISO.fullmatch(text)
-    if match:
-        return dt.date(int(match[1]), int(match[2]), int(match[3]))
-    match = _MDY.fullmatch(text)
-    if match is None:
-        raise CtxRobustError(f"{where}: date {text!r} is neither YYYY-MM-DD nor M/D/YY; the snapshot is not a FRED series CSV")
-    month, day, year = int(match[1]), int(match[2]), match[3]
-    if len(year) == 4:
-        return dt.date(int(year), month, day)
-    # two-digit year: the first century (from 1900) that keeps the series moving forward
-    century = 1900 if previous is None else (previous.year // 100) * 100
-    candidate = dt.date(century + int(year), month, day)
-    if previous is not None and candidate <= previous:
-        candidate = dt.date(century + 100 + int(year), month, day)
-    return candidate
-
-
 def _frequency(dates: list[dt.date], where: str) -> Literal["annual", "monthly"]:
     if not dates:
         raise CtxRobustError(f"{where}: the series has no observations; re-fetch the snapshot")
@@ -150,7 +125,7 @@ def read_series(path: Path, snapshot: str, sha256: str) -> FredSeries:
             continue
         if len(row) != 2:
             raise CtxRobustError(f"{where}: expected 'date,value', found {len(row)} fields")
-        date = _parse_date(row[0].strip(), previous, where)
+        date = parse_date(row[0].strip(), previous, where)
         if previous is not None and date <= previous:
             raise CtxRobustError(f"{where}: date {date} does not follow {previous}; the series must run forward in time")
         raw = row[1].strip()

@@ -19,11 +19,17 @@ DEFAULT_LOCK_PATH = Path(__file__).resolve().with_name("lock.json")
 
 
 class FredUpstream(BaseModel):
-    """A FRED series, fetched with fredapi and written as `DATE,<series_id>` CSV."""
+    """A FRED series at an ALFRED vintage: its observations as FRED published them on `vintage`.
+
+    Fetched with fredapi (observations endpoint, realtime_start = realtime_end = vintage), so
+    revisions published after the vintage never change the pinned bytes. The snapshot's sha256
+    is of the canonical CSV form (sources/fred_csv.py), whichever way the file came.
+    """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
     kind: Literal["fred"]
     series_id: str = Field(pattern=r"^[A-Z0-9]+$")
+    vintage: dt.date
 
 
 class HttpsUpstream(BaseModel):
@@ -59,6 +65,22 @@ class Snapshot(BaseModel):
     retrieved: dt.date
     upstream: Upstream
     note: str | None = None
+    # FRED only: the mirror's file before conversion to the canonical form (sha256 and bytes above)
+    raw_sha256: str | None = Field(None, pattern=r"^[0-9a-f]{64}$")
+    raw_bytes: int | None = Field(None, ge=0)
+
+    @model_validator(mode="after")
+    def _raw_only_for_converted_files(self) -> "Snapshot":
+        if (self.raw_sha256 is None) != (self.raw_bytes is None):
+            raise ValueError(f"{self.name}: give raw_sha256 and raw_bytes together")
+        if self.raw_sha256 is not None and self.upstream.kind != "fred":
+            raise ValueError(f"{self.name}: raw_sha256 is only for FRED files, which are pinned in their canonical form")
+        return self
+
+    @property
+    def canonical_form(self) -> bool:
+        """True when the pinned bytes are a canonical FRED CSV, made from a mirror's file or an API answer."""
+        return self.upstream.kind == "fred"
 
     @field_validator("name")
     @classmethod

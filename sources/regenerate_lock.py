@@ -1,23 +1,26 @@
 """Regenerate the source lock from a mirror directory (laid out like `fred/`, `situatedqa/`,
 `gsm_ic/`, `gsm8k/`):
 
-    python -m ctxrobust.sources.regenerate_lock --regenerate-from DIR [--out sources/lock.json]
+    python -m ctxrobust.sources.regenerate_lock --regenerate-from DIR [--out sources/lock.json] [--fred-vintage YYYY-MM-DD]
 
 Regeneration hashes every file in DIR, checks DIR/SHA256SUMS when present, and fills in licence
 and upstream from the catalogue below; entries whose sha256 is unchanged keep the `retrieved`
-date already in the lock.
+date already in the lock. A FRED file is pinned in its canonical CSV form (fred_csv.py; the
+mirror file's own hash is kept as raw_sha256) at an ALFRED vintage: the one already in the
+lock for that series, else --fred-vintage, else the file's date.
 """
 from __future__ import annotations
 
 import argparse
 import datetime as dt
+import hashlib
 import re
 import sys
 from pathlib import Path
 
 from ctxrobust.canonical import sha256_file
 from ctxrobust.errors import CtxRobustError
-from ctxrobust.sources.fetch import fred_csv_reproducible
+from ctxrobust.sources import fred_csv
 from ctxrobust.sources.lock import DEFAULT_LOCK_PATH, Lock, Snapshot, dump_lock, load_lock
 
 FRED_LICENCE = "Public domain (U.S. Department of Labor data, distributed by FRED, Federal Reserve Bank of St. Louis)"
@@ -48,7 +51,10 @@ GSM8K_PATHS = {"train.jsonl": "grade_school_math/data/train.jsonl", "LICENSE": "
 
 LOCK_NOTE = (
     "retrieved: the date of the mirror copy these hashes were taken from (the mirror records no upstream "
-    "retrieval dates). Regenerate with: python -m ctxrobust.sources.regenerate_lock --regenerate-from DIR"
+    "retrieval dates). FRED entries pin the canonical CSV form (ISO dates, values at cents) of the series "
+    "at the ALFRED vintage named in upstream.vintage (the mirror copy's date, as the mirror records no "
+    "download date); raw_sha256 is the mirror file as written. Regenerate with: "
+    "python -m ctxrobust.sources.regenerate_lock --regenerate-from DIR"
 )
 
 SKIP_FILES = {"README.md", "SHA256SUMS"}
@@ -65,26 +71,21 @@ def _fred_series_id(path: Path) -> str:
 
 
 def _fred_note(path: Path, series_id: str) -> str | None:
-    notes = []
     stem = path.stem
-    if series_id != stem:
-        federal = " (the federal minimum wage: the state has no minimum-wage law)" if series_id == "STTMINWGFG" else ""
-        notes.append(f"file named {stem} but its header names series {series_id}{federal}; that series is fetched")
-    if not fred_csv_reproducible(path):
-        notes.append(
-            "these bytes are not in the CSV form a fresh FRED download is written in (ISO dates, shortest "
-            "values, LF line ends), so re-fetching cannot reproduce this sha256: use a mirror"
-        )
-    return "; ".join(notes) or None
+    if series_id == stem:
+        return None
+    federal = " (the federal minimum wage: the state has no minimum-wage law)" if series_id == "STTMINWGFG" else ""
+    return f"file named {stem} but its header names series {series_id}{federal}; that series is fetched"
 
 
-def describe(mirror: Path, name: str) -> tuple[str, dict, str | None]:
-    """(licence, upstream, note) for a mirror file, from the catalogue."""
+def describe(mirror: Path, name: str, vintage: dt.date | None = None) -> tuple[str, dict, str | None]:
+    """(licence, upstream, note) for a mirror file, from the catalogue; FRED files need their vintage."""
     folder, _, file = name.partition("/")
     path = mirror / name
     if folder == "fred":
         series_id = _fred_series_id(path)
-        return FRED_LICENCE, {"kind": "fred", "series_id": series_id}, _fred_note(path, series_id)
+        upstream = {"kind": "fred", "series_id": series_id, "vintage": vintage}
+        return FRED_LICENCE, upstream, _fred_note(path, series_id)
     if folder not in HTTPS_CATALOGUE or "/" in file:
         raise CtxRobustError(f"{path}: no upstream known for this file; add its folder to sources/regenerate_lock.py HTTPS_CATALOGUE")
     licence, template, note = HTTPS_CATALOGUE[folder]
@@ -121,7 +122,32 @@ def _read_sha256sums(mirror: Path) -> dict[str, str]:
     return sums
 
 
-def regenerate(mirror: Path, previous: dict[str, Snapshot] | None = None) -> Lock:
+def _file_date(path: Path) -> dt.date:
+    return dt.datetime.fromtimestamp(path.stat().st_mtime, tz=dt.timezone.utc).date()
+
+
+def _fred_vintage(old: Snapshot | None, series_id: str, default: dt.date | None, path: Path) -> dt.date:
+    if old is not None and old.upstream.kind == "fred" and old.upstream.series_id == series_id:
+        return old.upstream.vintage
+    return default or _file_date(path)
+
+
+def _pin(mirror: Path, name: str, old: Snapshot | None, fred_vintage: dt.date | None) -> dict:
+    """The hashed fields of one entry: sha256/bytes of the pinned form (+ raw_* and vintage for FRED)."""
+    path = mirror / name
+    raw = path.read_bytes()
+    if not name.startswith("fred/"):
+        return {"sha256": hashlib.sha256(raw).hexdigest(), "bytes": len(raw), "vintage": None}
+    series_id = _fred_series_id(path)
+    data = fred_csv.canonical(raw, series_id, str(path))
+    return {
+        "sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data),
+        "raw_sha256": hashlib.sha256(raw).hexdigest(), "raw_bytes": len(raw),
+        "vintage": _fred_vintage(old, series_id, fred_vintage, path),
+    }
+
+
+def regenerate(mirror: Path, previous: dict[str, Snapshot] | None = None, fred_vintage: dt.date | None = None) -> Lock:
     """A lock naming every file of `mirror`, checked against its SHA256SUMS when present."""
     mirror = Path(mirror)
     if not mirror.is_dir():
@@ -138,23 +164,12 @@ def regenerate(mirror: Path, previous: dict[str, Snapshot] | None = None) -> Loc
         digest = sha256_file(path)
         if sums and sums[name] != digest:
             raise CtxRobustError(f"{path}: sha256 {digest} differs from SHA256SUMS ({sums[name]}); the mirror is damaged")
-        licence, upstream, note = describe(mirror, name)
         old = previous.get(name)
-        if old is not None and old.sha256 == digest:
-            retrieved = old.retrieved
-        else:
-            retrieved = dt.datetime.fromtimestamp(path.stat().st_mtime, tz=dt.timezone.utc).date()
-        snapshots.append(
-            Snapshot(
-                name=name,
-                sha256=digest,
-                bytes=path.stat().st_size,
-                licence=licence,
-                retrieved=retrieved,
-                upstream=upstream,
-                note=note,
-            )
-        )
+        pinned = _pin(mirror, name, old, fred_vintage)
+        licence, upstream, note = describe(mirror, name, pinned.pop("vintage"))
+        unchanged = old is not None and old.sha256 in (pinned["sha256"], pinned.get("raw_sha256"))
+        retrieved = old.retrieved if unchanged else _file_date(path)
+        snapshots.append(Snapshot(name=name, licence=licence, retrieved=retrieved, upstream=upstream, note=note, **pinned))
     return Lock(note=LOCK_NOTE, snapshots=snapshots)
 
 
@@ -162,10 +177,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m ctxrobust.sources.regenerate_lock", description="Regenerate the source lock from a mirror.")
     parser.add_argument("--regenerate-from", metavar="DIR", required=True, type=Path)
     parser.add_argument("--out", metavar="PATH", type=Path, default=DEFAULT_LOCK_PATH)
+    parser.add_argument("--fred-vintage", metavar="YYYY-MM-DD", type=dt.date.fromisoformat,
+                        help="ALFRED vintage for FRED series the lock does not pin yet (default: the file's date)")
     args = parser.parse_args(argv)
     try:
         previous = load_lock(args.out) if args.out.exists() else {}
-        lock = regenerate(args.regenerate_from, previous)
+        lock = regenerate(args.regenerate_from, previous, args.fred_vintage)
     except CtxRobustError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

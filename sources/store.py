@@ -1,7 +1,10 @@
 """The snapshot store: every pinned source file, obtained and verified before use.
 
 A file is taken from the first place that has it with the sha256 the lock
-pins: the cache, else the mirror (`SOURCES_MIRROR`), else upstream. A cached
+pins: the cache, else the mirror (`SOURCES_MIRROR`), else upstream. FRED
+files are pinned in a canonical CSV form (fred_csv.py): a mirror's file and an
+API answer are both converted to it before hashing, and the mirror file's own
+sha256 is kept in `raw_sha256`. A cached
 file that no longer matches is discarded and obtained again, never trusted.
 Files enter the cache atomically (temporary file in the same directory, then
 rename), so a reader never sees a partial or unverified file.
@@ -16,7 +19,7 @@ from pathlib import Path
 from typing import Callable, Iterable, Mapping
 
 from ctxrobust.canonical import sha256_file
-from ctxrobust.errors import SourceError
+from ctxrobust.errors import CtxRobustError, SourceError
 from ctxrobust.sources.lock import Snapshot, load_lock
 
 CACHE_ENV = "CTXROBUST_CACHE"
@@ -25,7 +28,7 @@ DEFAULT_CACHE_DIR = Path(__file__).resolve().parent / "cache"
 MIRROR_REMEDY = "set SOURCES_MIRROR=DIR to a mirror laid out like fred/, situatedqa/, gsm_ic/, gsm8k/"
 
 CACHE, MIRROR, UPSTREAM = "cache", "mirror", "upstream"
-LISTED = 5  # snapshots named in one error line; the rest are counted
+REPORTS = "missing"  # cache folder of full lists of unavailable snapshots, one file per dataset
 
 
 @dataclass
@@ -54,15 +57,44 @@ class _Failure:
         return f"{head}; tried {'; '.join(self.tried)}. To fix: {' or '.join([MIRROR_REMEDY, *fixes])}"
 
 
-def _error(failures: list[_Failure]) -> SourceError:
-    """One line for one snapshot; for several, a count, the first few names, and the first in full."""
-    if len(failures) == 1:
-        return SourceError(failures[0].line())
+class SnapshotsUnavailable(SourceError):
+    """Pinned snapshots that could not be obtained.
+
+    The message is one short line: how many files are missing or mismatching, the first one, and
+    the remedy. `details` holds the full line for every file (what each place had, what to do).
+    """
+
+    def __init__(self, summary: str, details: list[str]):
+        super().__init__(summary)
+        self.details = details
+
+
+def _download_hint(failures: list[_Failure]) -> str:
+    """Where downloads would have to be allowed, in a few words."""
+    places = []
+    for f in failures:
+        upstream = f.snapshot.upstream
+        if upstream.kind == "fred":
+            place = "FRED (FRED_API_KEY)"
+        elif upstream.kind == "https":
+            place = upstream.url.split("/")[2]
+        else:
+            place = "the Hugging Face Hub"
+        if place not in places:
+            places.append(place)
+    return ", ".join(places)
+
+
+def _error(failures: list[_Failure]) -> SnapshotsUnavailable:
+    """For a set of snapshots: a count, the first, and the remedy on one line; every file in full in `details`."""
     fixes = sorted({f.upstream_fix for f in failures if f.upstream_fix})
-    listed = ", ".join(f"{f.snapshot.name} ({f.short()})" for f in failures[:LISTED])
-    if len(failures) > LISTED:
-        listed += f" and {len(failures) - LISTED} more"
-    return SourceError(f"{len(failures)} source snapshots unavailable: {listed}. First: {failures[0].line(fixes)}")
+    details = [f.line(fixes) for f in failures]
+    first = failures[0]
+    summary = (
+        f"{len(failures)} source file(s) missing or mismatching (first: {first.snapshot.name}, {first.short()}); "
+        f"to fix: set SOURCES_MIRROR=DIR to a source mirror, or allow downloads from {_download_hint(failures)}"
+    )
+    return SnapshotsUnavailable(summary, details)
 
 
 def _sha256_copy(source: Path, target: Path) -> str:
@@ -98,6 +130,8 @@ class SnapshotStore:
         self.mirror = Path(chosen_mirror) if chosen_mirror else None
         self.allow_upstream = allow_upstream
         self._verified: dict[str, tuple[int, int, int]] = {}
+        # name -> sha256 of the file it was made from, for files converted to a canonical form (FRED)
+        self.raw_sha256: dict[str, str] = {}
 
     # --- lookups ---------------------------------------------------------------
 
@@ -118,7 +152,8 @@ class SnapshotStore:
         """The verified cached file for `name`, obtained first if needed."""
         found = self._obtain(self.snapshot(name))
         if isinstance(found, _Failure):
-            raise _error([found])
+            line = found.line()
+            raise SnapshotsUnavailable(line, [line])
         return found[0]
 
     def require(self, names: Iterable[str]) -> dict[str, Path]:
@@ -155,6 +190,29 @@ class SnapshotStore:
         if failures:
             raise _error(failures)
         return done
+
+    def write_report(self, label: str, error: SnapshotsUnavailable) -> Path | None:
+        """Write `error`'s full list (one line per file) to <cache>/missing/<label>.txt, atomically; None if the cache is not writable."""
+        target = self.cache_dir / REPORTS / f"{label}.txt"
+        text = "".join(f"{line}\n" for line in [str(error), *error.details])
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            handle, temp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
+            with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as out:
+                out.write(text)
+                out.flush()
+                os.fsync(out.fileno())
+            os.replace(temp, target)
+        except OSError:
+            return None
+        return target
+
+    def clear_report(self, label: str) -> None:
+        """Remove a full list written by an earlier run once the sources are complete."""
+        try:
+            (self.cache_dir / REPORTS / f"{label}.txt").unlink(missing_ok=True)
+        except OSError:
+            pass
 
     # --- obtaining -------------------------------------------------------------
 
@@ -233,12 +291,40 @@ class SnapshotStore:
         if temp is None:
             return False
         try:
-            actual = _sha256_copy(source, temp)
+            if snap.canonical_form:
+                actual, raw = self._canonical_copy(snap, source, temp)
+            else:
+                actual = raw = _sha256_copy(source, temp)
         except OSError as exc:
             temp.unlink(missing_ok=True)
             failure.tried.append(f"mirror {source}: unreadable ({exc.strerror or exc})")
             return False
-        return self._install(snap, temp, target, "mirror", failure, actual, f"mirror {source}: sha256 {actual} (a different file from the pinned one)")
+        except CtxRobustError as exc:
+            temp.unlink(missing_ok=True)
+            failure.tried.append(f"mirror {source}: not a FRED series CSV ({exc})")
+            failure.wrong = failure.wrong or (sha256_file(source), "mirror")
+            return False
+        if snap.canonical_form:
+            mismatch = f"mirror {source}: canonical form sha256 {actual} (file sha256 {raw}), different observations from the pinned ones"
+        else:
+            mismatch = f"mirror {source}: sha256 {actual} (a different file from the pinned one)"
+        if not self._install(snap, temp, target, "mirror", failure, actual, mismatch):
+            return False
+        self.raw_sha256[snap.name] = raw
+        return True
+
+    @staticmethod
+    def _canonical_copy(snap: Snapshot, source: Path, temp: Path) -> tuple[str, str]:
+        """Write the canonical FRED form of a mirror's file to `temp`: (its sha256, the mirror file's sha256)."""
+        from ctxrobust.sources import fred_csv
+
+        raw = source.read_bytes()
+        data = fred_csv.canonical(raw, snap.upstream.series_id, str(source))
+        with open(temp, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        return hashlib.sha256(data).hexdigest(), hashlib.sha256(raw).hexdigest()
 
     def _from_upstream(self, snap: Snapshot, target: Path, failure: _Failure) -> bool:
         from ctxrobust.sources.fetch import fetch, upstream_remedy

@@ -45,7 +45,7 @@ def misleadqa_release(store, tmp_path_factory) -> Path:
     return build_release("misleadqa", "0.0.1", MISLEADQA_SMALL, tmp_path_factory.mktemp("misleadqa"), store).path
 
 
-@pytest.fixture(scope="module", params=["pseudowords", "gsm-ic", "misleadqa"])
+@pytest.fixture(scope="module", params=["pseudowords", pytest.param("gsm-ic", marks=pytest.mark.sources), pytest.param("misleadqa", marks=pytest.mark.sources)])
 def staged(request, tmp_path_factory) -> tuple[Release, Path]:
     release = Release(request.getfixturevalue(f"{request.param.replace('-', '_')}_release"))
     out = tmp_path_factory.mktemp("staged") / release.dataset

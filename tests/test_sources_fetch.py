@@ -1,29 +1,24 @@
-"""Upstream fetchers against a local HTTP server: plain HTTPS, the FRED API (as fredapi calls it), the Hub."""
+"""Upstream fetchers against local HTTP servers: plain HTTPS, the FRED API at ALFRED vintages (as fredapi calls it), the Hub."""
 from __future__ import annotations
 
 import datetime as dt
 import hashlib
-import math
 import threading
+import time
+from decimal import Decimal
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Callable
 from urllib.parse import parse_qs, urlsplit
-from xml.sax.saxutils import quoteattr
 
 import pytest
 
-from ctxrobust.sources.fetch import (
-    fetch_fred,
-    fetch_hf,
-    fetch_https,
-    format_fred_value,
-    fred_csv_reproducible,
-    render_fred_csv,
-)
+from ctxrobust.errors import CtxRobustError, SourceError
+from ctxrobust.sources import fred_csv
+from ctxrobust.sources.fetch import fetch_fred, fetch_hf, fetch_https
 from ctxrobust.sources.lock import Snapshot
-from ctxrobust.errors import SourceError
 from ctxrobust.sources.store import SnapshotStore
+from fred_server import FredStandIn, Row, Serving, revise, vintaged
 from test_sources_store import snapshot
 
 Route = Callable[[dict], tuple[int, dict, bytes]]
@@ -143,92 +138,114 @@ def test_http_errors_and_unreachable_hosts_name_the_url(server, tmp_path):
         fetch_https(f"http://127.0.0.1:{port}/x", tmp_path / "x")
 
 
-# --- FRED -------------------------------------------------------------------------
+# --- FRED (ALFRED vintages; the stand-in is tests/fred_server.py) ------------------------
 
-
-def _fred_xml(observations: list[tuple[str, str]]) -> bytes:
-    rows = "".join(
-        f'  <observation realtime_start="2024-06-03" realtime_end="2024-06-03" date={quoteattr(d)} value={quoteattr(v)}/>\n'
-        for d, v in observations
-    )
-    return (
-        '<?xml version="1.0" encoding="utf-8" ?>\n'
-        '<observations realtime_start="2024-06-03" realtime_end="2024-06-03" observation_start="1600-01-01" '
-        'observation_end="9999-12-31" units="lin" output_type="1" file_type="xml" order_by="observation_date" '
-        f'sort_order="asc" count="{len(observations)}" offset="0" limit="100000">\n{rows}</observations>\n'
-    ).encode("utf-8")
-
-
-def _serve_fred(server: LocalServer, series: dict[str, list[tuple[str, str]]], key: str = "test-key") -> None:
-    """Answer /fred/series/observations the way the FRED API does for fredapi's XML requests."""
-
-    def observations(query: dict) -> tuple[int, dict, bytes]:
-        if query.get("api_key") != [key]:
-            body = b'<?xml version="1.0" encoding="utf-8" ?>\n<error code="400" message="Bad Request.  The value for variable api_key is not registered."/>\n'
-            return 400, {"Content-Type": "text/xml; charset=UTF-8"}, body
-        series_id = query.get("series_id", [""])[0]
-        if series_id not in series:
-            body = b'<?xml version="1.0" encoding="utf-8" ?>\n<error code="400" message="Bad Request.  The series does not exist."/>\n'
-            return 400, {"Content-Type": "text/xml; charset=UTF-8"}, body
-        return 200, {"Content-Type": "text/xml; charset=UTF-8"}, _fred_xml(series[series_id])
-
-    server.routes["/fred/series/observations"] = observations
-
-
-WAGES = [("1968-01-01", "1.15"), ("1969-01-01", "1.30"), ("1970-01-01", "1.30"), ("1971-01-01", "."),
-         ("1990-01-01", "3.35"), ("2009-01-01", "7.25"), ("2024-01-01", "12.00")]
+VINTAGE = dt.date(2024, 6, 3)
+D = dt.date.fromisoformat
+WAGES = [(D("1968-01-01"), "1.15"), (D("1969-01-01"), "1.30"), (D("1970-01-01"), "1.30"), (D("1971-01-01"), "."),
+         (D("1990-01-01"), "3.35"), (D("2009-01-01"), "7.25"), (D("2024-01-01"), "12.00")]
 WAGES_CSV = (
-    "DATE,STTMINWGZZ\n1968-01-01,1.15\n1969-01-01,1.3\n1970-01-01,1.3\n1971-01-01,.\n"
-    "1990-01-01,3.35\n2009-01-01,7.25\n2024-01-01,12\n"
+    "DATE,STTMINWGZZ\n1968-01-01,1.15\n1969-01-01,1.30\n1970-01-01,1.30\n1971-01-01,.\n"
+    "1990-01-01,3.35\n2009-01-01,7.25\n2024-01-01,12.00\n"
 )
 
 
-def test_fred_values_are_written_in_their_shortest_form():
-    assert [format_fred_value(v) for v in (12.0, 12.5, 7.25, 1.6, 0.1, math.nan)] == ["12", "12.5", "7.25", "1.6", "0.1", "."]
-    rows = [(dt.date(2024, 1, 1), 12.0), (dt.date(1968, 1, 1), 1.15)]
-    assert render_fred_csv("STTMINWGZZ", rows) == "DATE,STTMINWGZZ\n1968-01-01,1.15\n2024-01-01,12\n"
+def _history() -> list[Row]:
+    """WAGES as published on 2020-02-01 (through 2009), 2024 added on 2024-02-01, 1990 corrected before the vintage,
+    2024 revised and 2025 added after it."""
+    rows = vintaged([w for w in WAGES if w[0].year < 2024], D("2020-02-01"))
+    rows = revise(rows, D("1990-01-01"), "3.35", D("2021-05-01"))
+    rows = [Row(r.date, "3.30" if r.date.year == 1990 and r.realtime_start < D("2021-05-01") else r.value, r.realtime_start, r.realtime_end) for r in rows]
+    rows.append(Row(D("2024-01-01"), "12.00", D("2024-02-01")))
+    rows = revise(rows, D("2024-01-01"), "12.50", VINTAGE + dt.timedelta(days=1))
+    rows.append(Row(D("2025-01-01"), "13.00", D("2025-02-01")))
+    return rows
 
 
-def test_fred_csv_reproducibility_check(tmp_path):
-    cases = {
-        "shortest.csv": ("DATE,STTMINWGZZ\n1968-01-01,1\n2024-01-01,12.5\n", True),
-        "padded.csv": ("DATE,STTMINWGZZ\n1968-01-01,1.00\n2024-01-01,12.50\n", False),
-        "us-dates.csv": ("DATE,STTMINWGZZ\n1/1/68,1\n", False),
-        "crlf.csv": ("DATE,STTMINWGZZ\r\n1968-01-01,1\r\n", False),
-        "no-final-newline.csv": ("DATE,STTMINWGZZ\n1968-01-01,1", False),
-    }
-    for name, (text, expected) in cases.items():
-        (tmp_path / name).write_bytes(text.encode("utf-8"))
-        assert fred_csv_reproducible(tmp_path / name) is expected, name
+@pytest.fixture
+def fred_api(monkeypatch):
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "ALL_PROXY", "all_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
+    serving = Serving(FredStandIn({"STTMINWGZZ": _history()}))
+    yield serving
+    serving.close()
 
 
-def test_fetch_fred_calls_the_api_like_fredapi_and_writes_the_mirror_format(server, tmp_path):
-    _serve_fred(server, {"STTMINWGZZ": WAGES})
-    fetch_fred("STTMINWGZZ", tmp_path / "zz.csv", api_key="test-key", root_url=f"{server.url}/fred")
+def _fred_snapshot(content: bytes, series_id: str = "STTMINWGZZ", vintage: dt.date = VINTAGE) -> Snapshot:
+    return snapshot(f"fred/{series_id}.csv", content, {"kind": "fred", "series_id": series_id, "vintage": vintage.isoformat()})
+
+
+def test_the_canonical_form_has_iso_dates_values_at_cents_and_the_series_header():
+    raw = "DATE,STTMINWGZZ\r\n1/1/68,1.15\r\n1/1/69,1.3\r\n1/1/70,1.30\r\n1/1/71,.\r\n1/1/90,3.35\r\n1/1/09,7.25\r\n1/1/24,12\r\n"
+    assert fred_csv.canonical(raw.encode(), "STTMINWGZZ", "zz.csv") == WAGES_CSV.encode()
+    assert fred_csv.canonical(WAGES_CSV.encode(), "STTMINWGZZ", "zz.csv") == WAGES_CSV.encode(), "the form is a fixed point"
+    assert [fred_csv.cents(Decimal(v)) for v in ("12", "12.0", "2.1", "12.006", "12.0060", "0")] == ["12.00", "12.00", "2.10", "12.006", "12.006", "0.00"]
+    with pytest.raises(CtxRobustError, match=r"zz.csv:1: header names series STTMINWGFG, the lock pins STTMINWGZZ"):
+        fred_csv.canonical(b"DATE,STTMINWGFG\n1968-01-01,1.15\n", "STTMINWGZZ", "zz.csv")
+    with pytest.raises(CtxRobustError, match=r"zz.csv:3: date 1968-01-01 does not follow 1969-01-01"):
+        fred_csv.canonical(b"DATE,STTMINWGZZ\n1969-01-01,1\n1968-01-01,1\n", "STTMINWGZZ", "zz.csv")
+    with pytest.raises(CtxRobustError, match=r"zz.csv:2: value 'n/a' is not a number"):
+        fred_csv.canonical(b"DATE,STTMINWGZZ\n1969-01-01,n/a\n", "STTMINWGZZ", "zz.csv")
+
+
+def test_fetch_fred_asks_for_the_vintage_like_fredapi_and_writes_the_canonical_form(fred_api, tmp_path):
+    fetch_fred("STTMINWGZZ", VINTAGE, tmp_path / "zz.csv", api_key="test-key", root_url=fred_api.root)
     assert (tmp_path / "zz.csv").read_bytes() == WAGES_CSV.encode("utf-8")
-    method, path, _ = server.requests[-1]
-    query = parse_qs(urlsplit(path).query)
-    assert method == "GET" and urlsplit(path).path == "/fred/series/observations"
-    assert query["series_id"] == ["STTMINWGZZ"] and query["api_key"] == ["test-key"]
+    (query,) = fred_api.stand_in.requests
+    assert query == {"path": "/fred/series/observations", "series_id": "STTMINWGZZ", "api_key": "test-key",
+                     "realtime_start": "2024-06-03", "realtime_end": "2024-06-03"}
 
 
-def test_fred_through_the_store_with_the_key_from_the_environment(server, tmp_path, monkeypatch):
-    import fredapi
+def test_revisions_after_the_vintage_change_a_later_vintage_only(fred_api, tmp_path):
+    later = VINTAGE + dt.timedelta(days=400)
+    fetch_fred("STTMINWGZZ", later, tmp_path / "later.csv", api_key="test-key", root_url=fred_api.root)
+    text = (tmp_path / "later.csv").read_text(encoding="utf-8")
+    assert "2024-01-01,12.50\n2025-01-01,13.00\n" in text and "1990-01-01,3.35" in text
+    early = D("2021-01-01")
+    fetch_fred("STTMINWGZZ", early, tmp_path / "early.csv", api_key="test-key", root_url=fred_api.root)
+    text = (tmp_path / "early.csv").read_text(encoding="utf-8")
+    assert "1990-01-01,3.30" in text and "2024-01-01" not in text, "a correction published after 2021-01-01 is not in its vintage"
 
-    _serve_fred(server, {"STTMINWGZZ": WAGES})
-    monkeypatch.setattr(fredapi.Fred, "root_url", f"{server.url}/fred")
+
+def test_fred_through_the_store_at_the_pinned_vintage(fred_api, tmp_path, monkeypatch):
     monkeypatch.setenv("FRED_API_KEY", "test-key")
-    snap = snapshot("fred/STTMINWGZZ.csv", WAGES_CSV.encode("utf-8"), {"kind": "fred", "series_id": "STTMINWGZZ"})
+    monkeypatch.setenv("FRED_API_ROOT", fred_api.root)
+    snap = _fred_snapshot(WAGES_CSV.encode("utf-8"))
     store = _store(tmp_path, snap)
     assert store.fill() == [("fred/STTMINWGZZ.csv", "upstream")]
     assert store.path(snap.name).read_text(encoding="utf-8") == WAGES_CSV
+    # the same observations pinned at a vintage after the revision no longer match: refused, with both hashes
+    moved = _fred_snapshot(WAGES_CSV.encode("utf-8"), vintage=VINTAGE + dt.timedelta(days=400))
+    with pytest.raises(SourceError) as caught:
+        _store(tmp_path / "other", moved).path(moved.name)
+    assert f"fred/STTMINWGZZ.csv: expected sha256 {moved.sha256}, actual" in str(caught.value)
+    assert not list((tmp_path / "other").rglob("*.part"))
+
+
+def test_a_mirror_file_in_another_written_form_is_converted_and_its_own_hash_kept(tmp_path):
+    written = "DATE,STTMINWGZZ\n1/1/68,1.15\n1/1/69,1.3\n1/1/70,1.3\n1/1/71,.\n1/1/90,3.35\n1/1/09,7.25\n1/1/24,12.0\n".encode()
+    (tmp_path / "mirror" / "fred").mkdir(parents=True)
+    (tmp_path / "mirror" / "fred" / "STTMINWGZZ.csv").write_bytes(written)
+    snap = _fred_snapshot(WAGES_CSV.encode("utf-8"))
+    store = SnapshotStore(cache_dir=tmp_path / "cache", mirror=tmp_path / "mirror", allow_upstream=False, lock={snap.name: snap})
+    assert store.fill() == [(snap.name, "mirror")]
+    assert store.path(snap.name).read_bytes() == WAGES_CSV.encode("utf-8")
+    assert store.raw_sha256[snap.name] == hashlib.sha256(written).hexdigest()
+    # different observations, or a file that is no FRED CSV, are refused and named
+    (tmp_path / "mirror" / "fred" / "STTMINWGZZ.csv").write_bytes(written.replace(b"7.25", b"7.26"))
+    with pytest.raises(SourceError, match=r"canonical form sha256 [0-9a-f]{64} \(file sha256 [0-9a-f]{64}\), different observations"):
+        SnapshotStore(cache_dir=tmp_path / "cache2", mirror=tmp_path / "mirror", allow_upstream=False, lock={snap.name: snap}).path(snap.name)
+    (tmp_path / "mirror" / "fred" / "STTMINWGZZ.csv").write_bytes(b"<html>moved</html>\n")
+    with pytest.raises(SourceError, match=r"STTMINWGZZ.csv: not a FRED series CSV \(.*expected a 'DATE,<SERIES_ID>' header\)"):
+        SnapshotStore(cache_dir=tmp_path / "cache3", mirror=tmp_path / "mirror", allow_upstream=False, lock={snap.name: snap}).path(snap.name)
 
 
 def test_fred_without_an_api_key_says_so(tmp_path, monkeypatch):
     monkeypatch.delenv("FRED_API_KEY", raising=False)
     with pytest.raises(SourceError, match=r"FRED series STTMINWGZZ: FRED_API_KEY is not set"):
-        fetch_fred("STTMINWGZZ", tmp_path / "zz.csv")
-    snap = snapshot("fred/STTMINWGZZ.csv", WAGES_CSV.encode("utf-8"), {"kind": "fred", "series_id": "STTMINWGZZ"})
+        fetch_fred("STTMINWGZZ", VINTAGE, tmp_path / "zz.csv")
+    snap = _fred_snapshot(WAGES_CSV.encode("utf-8"))
     with pytest.raises(SourceError) as caught:
         _store(tmp_path, snap).path(snap.name)
     message = str(caught.value)
@@ -237,51 +254,47 @@ def test_fred_without_an_api_key_says_so(tmp_path, monkeypatch):
     assert f"missing (expected sha256 {snap.sha256})" in message
 
 
-def test_fred_api_errors_are_reported_with_the_series(server, tmp_path):
-    _serve_fred(server, {"STTMINWGZZ": WAGES})
-    with pytest.raises(SourceError, match=r"FRED series STTMINWGQQ: download failed \(Bad Request\. The series does not exist\.\)"):
-        fetch_fred("STTMINWGQQ", tmp_path / "qq.csv", api_key="test-key", root_url=f"{server.url}/fred")
-    with pytest.raises(SourceError, match=r"api_key is not registered"):
-        fetch_fred("STTMINWGZZ", tmp_path / "zz.csv", api_key="wrong", root_url=f"{server.url}/fred")
+def test_fred_api_errors_are_reported_with_the_series_and_vintage(fred_api, tmp_path):
+    def fails(series_id, vintage, key="test-key", timeout=60.0):
+        with pytest.raises(SourceError) as caught:
+            fetch_fred(series_id, vintage, tmp_path / "x.csv", api_key=key, root_url=fred_api.root, timeout=timeout)
+        assert "\n" not in str(caught.value)
+        return str(caught.value)
+
+    assert fails("STTMINWGQQ", VINTAGE) == "FRED series STTMINWGQQ at vintage 2024-06-03: download failed (Bad Request. The series does not exist.)"
+    assert "api_key is not registered" in fails("STTMINWGZZ", VINTAGE, key="wrong")
+    assert "FRED returned no observations" in fails("STTMINWGZZ", D("2019-01-01")), "before the first publication"
+    fred_api.stand_in.broken = True
+    assert fails("STTMINWGZZ", VINTAGE).startswith("FRED series STTMINWGZZ at vintage 2024-06-03: download failed (")
+    fred_api.stand_in.broken, fred_api.stand_in.delay = False, 2.0
+    started = time.monotonic()
+    assert "timed out" in fails("STTMINWGZZ", VINTAGE, timeout=0.3)
+    assert time.monotonic() - started < 2.0
+    assert not (tmp_path / "x.csv").exists()
 
 
-def _as_fred_api_values(csv_text: str) -> list[tuple[str, str]]:
-    """The observations of a mirror CSV as the FRED API would send them (ISO dates, two decimals)."""
-    rows = []
-    for line in csv_text.splitlines()[1:]:
-        date_text, value = line.split(",")
-        if "/" in date_text:
-            month, day, year = (int(p) for p in date_text.split("/"))
-            date_text = dt.date(1900 + year if year >= 50 else 2000 + year, month, day).isoformat()
-        rows.append((date_text, f"{float(value):.2f}"))
-    return rows
+def test_the_stand_in_answers_realtime_periods_like_alfred(fred_api):
+    stand_in = fred_api.stand_in
+    period = lambda start, end: stand_in.answer("/fred/series/observations", {"series_id": ["STTMINWGZZ"], "api_key": ["test-key"], "realtime_start": [start], "realtime_end": [end]})
+    status, _, body = period("2024-06-03", "2024-06-02")
+    assert status == 400 and b"realtime_start is after the value for variable realtime_end" in body
+    status, _, body = period("2020-01-01", "9999-12-31")  # every release: 1990 twice, 2024 twice
+    assert status == 200 and body.count(b'date="1990-01-01"') == 2 and body.count(b'date="2024-01-01"') == 2
+    status, _, body = period("06/03/2024", "2024-06-03")
+    assert status == 400 and b"not a date" in body
 
 
-def test_a_fresh_fred_download_reproduces_pinned_mirror_files_when_their_format_allows(server, store, tmp_path, monkeypatch):
-    """Serve real mirror values through a fake FRED API and fetch them against the real lock."""
-    import fredapi
+def test_fredapi_all_releases_over_a_period_keeps_each_revision(fred_api):
+    """The stand-in is what fredapi parses: all releases for a period, and one row per date for one day."""
+    from fredapi import Fred
 
-    federal = store.path("fred/STTMINWGAL.csv").read_text(encoding="utf-8")  # holds STTMINWGFG
-    alaska = store.path("fred/STTMINWGAK.csv").read_text(encoding="utf-8")  # M/D/YY dates, CRLF
-    _serve_fred(server, {"STTMINWGFG": _as_fred_api_values(federal), "STTMINWGAK": _as_fred_api_values(alaska)})
-    monkeypatch.setattr(fredapi.Fred, "root_url", f"{server.url}/fred")
-    monkeypatch.setenv("FRED_API_KEY", "test-key")
-    upstream_only = SnapshotStore(cache_dir=tmp_path / "cache", mirror=None, allow_upstream=True)
-
-    assert upstream_only.fill(["fred/STTMINWGAL.csv"]) == [("fred/STTMINWGAL.csv", "upstream")]
-    with pytest.raises(SourceError) as caught:
-        upstream_only.path("fred/STTMINWGAK.csv")
-    assert "upstream data changed since it was pinned, use a mirror" in str(caught.value)
-    notes = {name: snap.note or "" for name, snap in upstream_only.lock.items()}
-    assert "re-fetching cannot reproduce" in notes["fred/STTMINWGAK.csv"]
-    assert "re-fetching cannot reproduce" not in notes["fred/STTMINWGAL.csv"]
-
-
-def test_lock_notes_match_which_mirror_files_a_download_can_reproduce(store):
-    for name, snap in store.lock.items():
-        if snap.upstream.kind == "fred":
-            reproducible = fred_csv_reproducible(store.path(name))
-            assert ("re-fetching cannot reproduce" not in (snap.note or "")) is reproducible, name
+    fred = Fred(api_key="test-key")
+    fred.root_url = fred_api.root
+    everything = fred.get_series_all_releases("STTMINWGZZ")
+    dates = [d.date() for d in everything["date"]]
+    assert sorted(v for d, v in zip(dates, everything["value"]) if d == D("2024-01-01")) == [12.0, 12.5]
+    one_day = fred.get_series_all_releases("STTMINWGZZ", realtime_start="2024-06-03", realtime_end="2024-06-03")
+    assert len(one_day) == len(WAGES) and one_day["date"].is_unique
 
 
 # --- Hugging Face Hub ---------------------------------------------------------------

@@ -1,6 +1,7 @@
 """The lock and the snapshot store: cache -> mirror -> upstream, every file verified against the lock."""
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import json
 import os
@@ -10,6 +11,7 @@ import pytest
 
 from ctxrobust.canonical import sha256_file
 from ctxrobust.errors import CtxRobustError
+from ctxrobust.sources import fred_csv
 from ctxrobust.sources.lock import DEFAULT_LOCK_PATH, Snapshot, dump_lock, load_lock, read_lock
 from ctxrobust.sources.regenerate_lock import regenerate
 from ctxrobust.errors import SourceError
@@ -41,12 +43,19 @@ def _mirror_names(mirror: Path) -> dict[str, str]:
 # --- the committed lock ---------------------------------------------------------
 
 
-def test_lock_pins_every_mirror_file_with_its_hash(mirror):
+def test_lock_pins_every_mirror_file_with_its_hash(real_mirror):
+    """Every mirror file is pinned as it is written (raw_sha256 for FRED); FRED's sha256 is its canonical form's."""
+    mirror = real_mirror
     lock = load_lock()
-    assert {name: s.sha256 for name, s in lock.items()} == _mirror_names(mirror)
+    assert {name: s.raw_sha256 or s.sha256 for name, s in lock.items()} == _mirror_names(mirror)
     assert len(lock) == 58
     for name, snap in lock.items():
-        assert snap.bytes == (mirror / name).stat().st_size, name
+        assert (snap.raw_bytes if snap.canonical_form else snap.bytes) == (mirror / name).stat().st_size, name
+        if snap.canonical_form:
+            data = fred_csv.canonical((mirror / name).read_bytes(), snap.upstream.series_id, name)
+            assert (hashlib.sha256(data).hexdigest(), len(data)) == (snap.sha256, snap.bytes), name
+        else:
+            assert snap.raw_sha256 is None and snap.raw_bytes is None, name
 
 
 def test_lock_groups_licences_and_upstreams(mirror):
@@ -58,6 +67,8 @@ def test_lock_groups_licences_and_upstreams(mirror):
         "situatedqa/temp.dev.jsonl", "situatedqa/temp.train.jsonl",
     ]
     assert {"gsm_ic/gsm8k_validation.jsonl", "gsm8k/train.jsonl", "gsm8k/LICENSE"} <= set(lock)
+    assert {snap.upstream.vintage for snap in fred.values()} == {dt.date(2026, 11, 29)}
+    assert sum(snap.raw_sha256 != snap.sha256 for snap in fred.values()) == 49  # 2 mirror files are already canonical
     for name, snap in fred.items():
         assert snap.upstream.kind == "fred"
         assert "public domain" in snap.licence.lower() and "Department of Labor" in snap.licence
@@ -75,7 +86,8 @@ def test_lock_groups_licences_and_upstreams(mirror):
     assert "google-research-datasets/GSM-IC" in lock["gsm_ic/gsm8k_validation.jsonl"].upstream.url
 
 
-def test_lock_file_is_canonical_and_regenerates_byte_for_byte(mirror):
+def test_lock_file_is_canonical_and_regenerates_byte_for_byte(real_mirror):
+    mirror = real_mirror
     committed = DEFAULT_LOCK_PATH.read_text(encoding="utf-8")
     lock = read_lock()
     assert dump_lock(lock) == committed
@@ -231,10 +243,13 @@ def test_several_unavailable_snapshots_are_named_in_one_error(tmp_path):
     with pytest.raises(SourceError) as caught:
         store.require(["c/three.txt", "a/one.txt", "b/two.txt"])
     message = str(caught.value)
-    assert "\n" not in message
-    assert message.startswith("2 source snapshots unavailable: b/two.txt (missing), c/three.txt (missing).")
+    assert "\n" not in message and len(message) < 200
+    assert message == ("2 source file(s) missing or mismatching (first: b/two.txt, missing); "
+                       "to fix: set SOURCES_MIRROR=DIR to a source mirror, or allow downloads from example.invalid")
+    assert [line.split(":")[0] for line in caught.value.details] == ["b/two.txt", "c/three.txt"]
+    assert all("expected sha256" in line and "tried cache" in line for line in caught.value.details)
     # fill caches what it can before reporting the rest
-    with pytest.raises(SourceError, match="2 source snapshots unavailable"):
+    with pytest.raises(SourceError, match="2 source file"):
         store.fill()
     assert (tmp_path / "cache" / "a" / "one.txt").read_bytes() == b"1"
 
