@@ -33,6 +33,7 @@ test: install
 	if [ $$status -eq 5 ]; then echo "error: pytest collected no tests" >&2; exit 1; fi; \
 	exit $$status
 
+# every bench script; BENCH_QUICK=1 runs each in its quick mode (small sizes, what CI runs)
 bench: install
 	@for script in bench/*.py; do echo "== $$script"; $(BIN)/python $$script || exit 1; done
 
