@@ -15,6 +15,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
+import ctxrobust
 from ctxrobust import registry
 from ctxrobust.canonical import dumps
 from ctxrobust.errors import CtxRobustError, ValidationFailed
@@ -127,6 +128,7 @@ def cmd_validate(args) -> int:
 
 
 OPTION_PARTS = {"prompts": "prompt_options", "score": "score_options"}
+MIRROR_HELP = "a source mirror folder laid out like fred/, situatedqa/, gsm_ic/, gsm8k/ (default: $SOURCES_MIRROR)"
 
 
 def _option_fields(command: str) -> dict[str, list[tuple[str, typing.Any]]]:
@@ -255,34 +257,54 @@ def cmd_push(args) -> int:
     return push_release(Path(args.release), args.repo, dry_run=Path(args.dry_run) if args.dry_run else None)
 
 
+class BuildHelp(argparse.Action):
+    """`build DATASET --help`: the usual help, then the dataset's settings (from its builder's Config)."""
+
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, help=None):
+        super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        from ctxrobust.settings_help import describe_settings
+
+        parser.print_help()
+        names = [namespace.dataset] if getattr(namespace, "dataset", None) else registry.names()
+        for name in names:
+            print(f"\nsettings of {name} (--set KEY=VALUE; VALUE as JSON, or a plain string):")
+            print(describe_settings(registry.get(name).config_cls))
+        parser.exit()
+
+
 def parser() -> argparse.ArgumentParser:
     top = argparse.ArgumentParser(prog="ctxrobust", description="Build, validate, publish and score context-robustness datasets.")
+    top.add_argument("--version", action="version", version=f"ctxrobust {ctxrobust.__version__}", help="print the ctxrobust version and exit")
     sub = top.add_subparsers(dest="command", required=True)
 
-    p = sub.add_parser("build", help="build one dataset release")
-    p.add_argument("dataset", choices=registry.names())
+    p = sub.add_parser("build", help="build one dataset release", add_help=False)
+    p.add_argument("-h", "--help", action=BuildHelp, help="show this help and the settings of DATASET (of every dataset without one), then exit")
+    p.add_argument("dataset", choices=registry.names(), help="the dataset to build")
     p.add_argument("--version", required=True, help="the release version; names the folder and the Hub tag (e.g. 1.0.0)")
-    p.add_argument("--seed", type=int, help="the build seed (default: the builder's)")
-    p.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a build configuration field (VALUE as JSON, or a plain string)")
+    p.add_argument("--seed", type=int, help="the build seed, recorded in the manifest (default: the builder's, 0)")
+    p.add_argument("--set", action="append", metavar="KEY=VALUE",
+                   help="override a build setting (VALUE as JSON, or a plain string); `ctxrobust build DATASET --help` lists the settings")
     p.add_argument("--out", default="releases", help="the releases folder (default: releases)")
-    p.add_argument("--mirror", help="a source mirror folder (default: $SOURCES_MIRROR)")
+    p.add_argument("--mirror", help=MIRROR_HELP)
     p.set_defaults(func=cmd_build)
 
     p = sub.add_parser("release", help="build several datasets at one version (default: all)")
     p.add_argument("--version", required=True, help="the release version (e.g. 1.0.0)")
     p.add_argument("--datasets", nargs="+", help=f"dataset names, space or comma separated (default: all of {', '.join(registry.names())})")
     p.add_argument("--out", default="releases", help="the releases folder (default: releases)")
-    p.add_argument("--mirror")
+    p.add_argument("--mirror", help=MIRROR_HELP)
     p.set_defaults(func=cmd_release)
 
     p = sub.add_parser("sources", help="fill the source cache, verifying every sha256 against the lock")
     p.add_argument("names", nargs="*", help="snapshot names (default: all in the lock)")
-    p.add_argument("--mirror")
+    p.add_argument("--mirror", help=MIRROR_HELP)
     p.set_defaults(func=cmd_sources)
 
     p = sub.add_parser("validate", help="check every release under PATH")
-    p.add_argument("path")
-    p.add_argument("--mirror")
+    p.add_argument("path", help="a release folder, a folder of releases (e.g. releases/), or hf://datasets/ORG/NAME@vX.Y.Z")
+    p.add_argument("--mirror", help=MIRROR_HELP)
     p.set_defaults(func=cmd_validate)
 
     p = sub.add_parser("prompts", help="write the exact model inputs of a release as JSONL")
@@ -300,8 +322,8 @@ def parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_score)
 
     p = sub.add_parser("push", help="upload a release to the Hugging Face Hub")
-    p.add_argument("release")
-    p.add_argument("--repo", required=True, help="ORG/NAME")
+    p.add_argument("release", help="a release folder")
+    p.add_argument("--repo", required=True, help="the Hub dataset repository, ORG/NAME (created if absent)")
     p.add_argument("--dry-run", dest="dry_run", metavar="DIR", help="write the folder that would be uploaded, upload nothing")
     p.set_defaults(func=cmd_push)
     return top
