@@ -191,7 +191,8 @@ def _writable(output: str) -> Path:
     return target
 
 
-FORMATS_BY_SUFFIX = {".md": "md", ".markdown": "md", ".html": "html", ".htm": "html", ".json": "json"}
+FORMATS_BY_SUFFIX = {".md": "md", ".markdown": "md", ".html": "html", ".htm": "html", ".json": "json", ".csv": "csv", ".parquet": "parquet"}
+TIDY_FORMATS = ("csv", "parquet")  # one row per figure, for any dataset (ctxrobust.evaluation.tidy)
 
 
 def cmd_prompts(args) -> int:
@@ -236,16 +237,30 @@ def cmd_score(args) -> int:
     form = args.format
     if form is None:
         form = FORMATS_BY_SUFFIX.get(Path(args.output).suffix.lower(), "json") if args.output else "json"
-    if form != "json" and form not in dataset.renderers:
-        raise CtxRobustError(f"--format {form}: {dataset.name} reports render as json or {', '.join(sorted(dataset.renderers))}")
+    if form not in ("json", *TIDY_FORMATS) and form not in dataset.renderers:
+        raise CtxRobustError(f"--format {form}: {dataset.name} reports render as json, csv, parquet or {', '.join(sorted(dataset.renderers))}")
+    if form == "parquet" and not args.output:
+        raise CtxRobustError("--format parquet writes a binary file: give it with -o REPORT.parquet")
     report = dataset.load("scorer")(release, predictions, options)
+    return _write_report(report, form, dataset, args.output)
+
+
+def _write_report(report: dict, form: str, dataset: registry.Dataset, output: str | None) -> int:
+    from ctxrobust.evaluation import tidy
+
+    if form == "parquet":
+        tidy.write_atomically(Path(output), tidy.parquet_bytes(report))
+        print(f"wrote {output}", file=sys.stderr)
+        return 0
     if form == "json":
         text = json.dumps(report, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n"
+    elif form == "csv":
+        text = tidy.csv_text(report)
     else:
         text = dataset.load("render_" + form)(report)
-    if args.output:
-        Path(args.output).write_text(text, encoding="utf-8", newline="\n")
-        print(f"wrote {args.output}", file=sys.stderr)
+    if output:
+        tidy.write_atomically(Path(output), text.encode("utf-8"))
+        print(f"wrote {output}", file=sys.stderr)
     else:
         sys.stdout.write(text)
     return 0  # under --strict, a file with any bad row was refused before scoring
@@ -317,7 +332,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("release", help="a release folder")
     p.add_argument("predictions", help="a predictions JSON Lines file")
     p.add_argument("-o", "--output", help="the report file to write (default: standard output)")
-    p.add_argument("--format", choices=["json", "md", "html"], help="default: from the -o file's suffix (.md, .html), else json")
+    p.add_argument("--format", choices=["json", "md", "html", "csv", "parquet"],
+                   help="json (every figure named), md, html, or csv / parquet (one tidy row per figure); default: from the -o file's suffix, else json")
     _add_option_flags(p, "score")
     p.set_defaults(func=cmd_score)
 

@@ -192,7 +192,7 @@ def test_summary_is_the_mean_over_models(mini_report):
 
 
 def test_report_shape_and_intervals(mini_report, mini):
-    assert set(mini_report) == {"dataset", "release", "predictions", "parameters", "models", "summary"}
+    assert set(mini_report) == {"dataset", "release", "predictions", "parameters", "models", "summary", "units"}
     assert mini_report["dataset"] == "gsm-ic"
     assert mini_report["release"] == {"version": "0.0.1", "manifest_sha256": mini.manifest_sha256()}
     block = mini_report["predictions"]

@@ -97,7 +97,18 @@ def _intro(report: dict) -> str:
     block = report["predictions"]
     return (f"Release {report['release']['version']} (manifest sha256 {report['release']['manifest_sha256'][:12]}); "
             f"predictions {block['path']} (sha256 {block['sha256'][:12]}): {block['rows']} rows, {block['excluded']} excluded, "
-            f"{len(block['problems'])} problem(s). Seed {report['parameters']['seed']}.")
+            f"{len(block['problems'])} problem(s). Seed {report['parameters']['seed']}.{_invalid_summary(report)}")
+
+
+def _invalid_summary(report: dict) -> str:
+    """Each model's share of answers without a number (missing or unparseable), for the first lines."""
+    shares = []
+    for name, block in sorted(report["models"].items()):
+        metrics = block["metrics"]
+        figure = metrics.get("invalid") or metrics.get(SUBSET_PREFIX + "invalid")
+        if figure and figure["estimate"] is not None:
+            shares.append(f"{name} {fmt(figure['estimate'])}%")
+    return f" Invalid answers (no number): {', '.join(shares)}." if shares else ""
 
 
 def render_markdown(report: dict) -> str:
