@@ -99,7 +99,7 @@ def cmd_validate(args) -> int:
     from ctxrobust.release import Release, find_folders_without_manifest, find_releases
     from ctxrobust.validators.checks import run_checks
 
-    root = Path(args.path)
+    root = _release_path(args.path)
     if not root.exists():
         raise CtxRobustError(f"{root}: no such folder; give a release folder or a folder of releases (e.g. releases/)")
     folders, partial = find_releases(root), find_folders_without_manifest(root)
@@ -118,7 +118,9 @@ def cmd_validate(args) -> int:
             total_failures += 1
             continue
         failures = [f for found in results.values() for f in found]
-        dataset, version = folder.parent.name, folder.name  # the folder, which a `location` failure compares with the manifest
+        # in a releases tree, the folder's names (a `location` failure compares them with the manifest); elsewhere, the manifest's
+        in_tree = folder.parent.name in registry.names()
+        dataset, version = (folder.parent.name, folder.name) if in_tree else (release.dataset, release.version)
         _print_failures(failures, dataset, version)
         total_failures += len(failures)
         state = "ok" if not failures else f"{len(failures)} failure(s)"
@@ -128,6 +130,7 @@ def cmd_validate(args) -> int:
 
 
 OPTION_PARTS = {"prompts": "prompt_options", "score": "score_options"}
+RELEASE_HELP = "a release folder, or hf://datasets/ORG/NAME@vX.Y.Z (downloaded from the Hub)"
 MIRROR_HELP = "a source mirror folder laid out like fred/, situatedqa/, gsm_ic/, gsm8k/ (default: $SOURCES_MIRROR)"
 
 
@@ -195,8 +198,15 @@ FORMATS_BY_SUFFIX = {".md": "md", ".markdown": "md", ".html": "html", ".htm": "h
 TIDY_FORMATS = ("csv", "parquet")  # one row per figure, for any dataset (ctxrobust.evaluation.tidy)
 
 
+def _release_path(text: str) -> Path:
+    """A release folder as given, or one named hf://datasets/ORG/NAME@vX.Y.Z, downloaded from the Hub."""
+    from ctxrobust.publish.download import release_path
+
+    return release_path(text)
+
+
 def cmd_prompts(args) -> int:
-    release = _frozen_release(Path(args.release))
+    release = _frozen_release(_release_path(args.release))
     dataset = registry.get(release.dataset)
     options = _options(args, dataset, "prompts")
     requests = dataset.load("prompts")(release, options)
@@ -224,7 +234,7 @@ def cmd_prompts(args) -> int:
 
 
 def cmd_score(args) -> int:
-    release = _frozen_release(Path(args.release))
+    release = _frozen_release(_release_path(args.release))
     dataset = registry.get(release.dataset)
     predictions = Path(args.predictions)
     if predictions.is_dir():
@@ -323,13 +333,13 @@ def parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_validate)
 
     p = sub.add_parser("prompts", help="write the exact model inputs of a release as JSONL")
-    p.add_argument("release", help="a release folder")
+    p.add_argument("release", help=RELEASE_HELP)
     _add_option_flags(p, "prompts")
     p.add_argument("-o", "--output", help="the JSONL file to write (default: standard output)")
     p.set_defaults(func=cmd_prompts)
 
     p = sub.add_parser("score", help="score a predictions file against a release")
-    p.add_argument("release", help="a release folder")
+    p.add_argument("release", help=RELEASE_HELP)
     p.add_argument("predictions", help="a predictions JSON Lines file")
     p.add_argument("-o", "--output", help="the report file to write (default: standard output)")
     p.add_argument("--format", choices=["json", "md", "html", "csv", "parquet"],

@@ -38,8 +38,8 @@ def header_of(text: str) -> dict:
 def test_the_release_card_is_render_card_of_its_manifest(pseudowords_release):
     release = Release(pseudowords_release)
     text = (pseudowords_release / "README.md").read_text(encoding="utf-8")
-    assert text == render_card(release.manifest)
-    assert render_card(copy.deepcopy(release.manifest)) == text  # same manifest, same bytes
+    assert text == render_card(release.manifest, folder=pseudowords_release)
+    assert render_card(copy.deepcopy(release.manifest), folder=pseudowords_release) == text  # same manifest and files, same bytes
 
 
 def test_header_declares_one_config_per_parquet_file(pseudowords_release):
@@ -66,7 +66,7 @@ def test_body_has_counts_fields_checks_notes_limits_and_citation(pseudowords_rel
     assert "| `zipf` | Its English Zipf frequency" in text  # a field description
     for name in manifest["validators"]:
         assert f"| `{name}` | passed | 0 |" in text
-    assert f"{len(manifest['validators'])} of {len(manifest['validators'])} checks passed" in text
+    assert f"{len(manifest['validators'])} of the {len(manifest['validators'])} run when the release was frozen passed" in text
     assert f"`candidates_drawn`: {manifest['build_notes']['vocabulary']['candidates_drawn']}" in text
     assert "| `vocabulary_size` | `2000` |" in text
     assert "## Known limits" in text and "not meant to be naturalistic" in text
@@ -85,7 +85,7 @@ def test_failed_checks_sources_and_exclusions_are_shown(nested_release):
     manifest["build_notes"]["kinds_not_built"] = {"WEB": "no corpus"}
     text = render_card(manifest)
     assert "| `balance` | FAILED | 3 |" in text
-    assert "1 of 2 checks passed" in text
+    assert "1 of the 2 run when the release was frozen passed" in text
     assert "| `fred/STTMINWGNE.csv` | `" + "ab" * 32 + "` |" in text
     assert "public domain" in text
     assert "(build note `excluded`)" in text and "(build note `kinds_not_built`)" in text
@@ -190,12 +190,13 @@ def test_a_dataset_without_card_text_gets_a_bare_card_and_no_licence_claim(neste
     assert "@misc{usdol_fred," in citations and "MisleadQA" not in citations  # its FRED source is cited, nothing else
 
 
-def test_an_empty_file_is_declared_and_said_to_be_empty(nested_release):
+def test_an_empty_file_is_carried_but_not_declared_and_said_to_be_empty(nested_release):
+    """`datasets.load_dataset` cannot load an empty split, so no configuration is declared for one."""
     text = (nested_release / "README.md").read_text(encoding="utf-8")
-    assert {"config_name": "condition", "data_files": [{"split": "test", "path": "condition.parquet"}]} in header_of(text)["configs"]
-    assert "| `condition` | test | condition.parquet | 0 |" in text and "Empty in this build." in text
-    assert "`condition` has no rows in this build: its configuration is declared with its columns, and its `test` split is empty." in text
-    assert 'load_dataset(REPO, "condition", split="test", streaming=True)` gives its columns and no rows' in text
+    assert "condition" not in [c["config_name"] for c in header_of(text)["configs"]]
+    assert "| `condition` | test | condition.parquet | 0 |" in text and "Empty in this build: carried as files, not declared as a configuration." in text
+    assert "`condition` has no rows in this build: its files are carried with their columns, but it is not declared as a configuration." in text
+    assert "`condition` has no rows in this build, so it is not declared as a configuration" in text
     assert "### `condition`" in text  # its fields are listed like those of any configuration
 
 
@@ -268,7 +269,7 @@ def test_the_main_row_names_only_the_sources_the_build_used():
     assert row.endswith("| The main split: the items to evaluate, with option positions balanced within every source-scope group. "
                         "In this build: 400 items from FRED and 310 from SituatedQA; none from AmbigDocs. |")
     assert "AmbigDocs when" not in row and "SituatedQA and AmbigDocs" not in row
-    assert _row(text, "condition").endswith("Empty in this build. |")  # an empty configuration names no source
+    assert _row(text, "condition").endswith("Empty in this build: carried as files, not declared as a configuration. |")  # names no source
 
 
 def test_the_main_row_names_ambigdocs_when_it_gave_items():
