@@ -236,13 +236,18 @@ def cmd_prompts(args) -> int:
 def cmd_score(args) -> int:
     release = _frozen_release(_release_path(args.release))
     dataset = registry.get(release.dataset)
-    predictions = Path(args.predictions)
-    if predictions.is_dir():
-        raise CtxRobustError(f"{predictions}: is a folder; give the predictions JSON Lines file")
-    if not predictions.is_file():
-        raise CtxRobustError(f"{predictions}: no such predictions file")
+    named = [Path(p) for p in args.predictions]
+    several = len(named) > 1 or named[0].is_dir()
+    if not several and not named[0].is_file():
+        raise CtxRobustError(f"{named[0]}: no such predictions file")
     if args.output:
         _writable(args.output)
+    if args.leaderboard:
+        if not several:
+            raise CtxRobustError("--leaderboard ranks several submissions: give several predictions files or a folder of them")
+        if Path(args.leaderboard).suffix.lower() not in (".md", ".csv"):
+            raise CtxRobustError(f"--leaderboard {args.leaderboard}: name a .md or .csv file")
+        _writable(args.leaderboard)
     options = _options(args, dataset, "score")
     form = args.format
     if form is None:
@@ -251,7 +256,17 @@ def cmd_score(args) -> int:
         raise CtxRobustError(f"--format {form}: {dataset.name} reports render as json, csv, parquet or {', '.join(sorted(dataset.renderers))}")
     if form == "parquet" and not args.output:
         raise CtxRobustError("--format parquet writes a binary file: give it with -o REPORT.parquet")
-    report = dataset.load("scorer")(release, predictions, options)
+    if not several:
+        report = dataset.load("scorer")(release, named[0], options)
+        return _write_report(report, form, dataset, args.output)
+    from ctxrobust.evaluation import submissions, tidy
+
+    strict = bool(getattr(options, "strict", False))
+    report = submissions.score_submissions(release, dataset, named, options, strict, lambda line: print(line, file=sys.stderr))
+    if args.leaderboard:
+        board = submissions.leaderboard_csv(report) if args.leaderboard.lower().endswith(".csv") else submissions.leaderboard_markdown(report)
+        tidy.write_atomically(Path(args.leaderboard), board.encode("utf-8"))
+        print(f"wrote {args.leaderboard}", file=sys.stderr)
     return _write_report(report, form, dataset, args.output)
 
 
@@ -267,7 +282,9 @@ def _write_report(report: dict, form: str, dataset: registry.Dataset, output: st
     elif form == "csv":
         text = tidy.csv_text(report)
     else:
-        text = dataset.load("render_" + form)(report)
+        from ctxrobust.evaluation.submissions import with_submissions
+
+        text = with_submissions(dataset.load("render_" + form)(report), report, form)
     if output:
         tidy.write_atomically(Path(output), text.encode("utf-8"))
         print(f"wrote {output}", file=sys.stderr)
@@ -338,9 +355,12 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", help="the JSONL file to write (default: standard output)")
     p.set_defaults(func=cmd_prompts)
 
-    p = sub.add_parser("score", help="score a predictions file against a release")
+    p = sub.add_parser("score", help="score predictions files (one, several, or a folder of submissions) against a release")
     p.add_argument("release", help=RELEASE_HELP)
-    p.add_argument("predictions", help="a predictions JSON Lines file")
+    p.add_argument("predictions", nargs="+", metavar="PREDICTIONS",
+                   help="a predictions JSON Lines file; several files or a folder of them are scored together as submissions "
+                        "(the same bootstrap draws for all, differences between models, a leaderboard; --strict refuses each broken file alone)")
+    p.add_argument("--leaderboard", metavar="FILE", help="with several submissions: also write the leaderboard as FILE (.md or .csv)")
     p.add_argument("-o", "--output", help="the report file to write (default: standard output)")
     p.add_argument("--format", choices=["json", "md", "html", "csv", "parquet"],
                    help="json (every figure named), md, html, or csv / parquet (one tidy row per figure); default: from the -o file's suffix, else json")
