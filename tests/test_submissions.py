@@ -135,3 +135,25 @@ def test_leaderboard_needs_several_submissions(case, capsys):
     release, folder, tmp = case
     assert score(release, folder / "a.jsonl", "--leaderboard", tmp / "b.csv") == 2
     assert "--leaderboard ranks several submissions" in capsys.readouterr().err
+
+
+def test_misleadqa_differences_are_paired(tmp_path):
+    """Two submissions with the same responses differ by exactly 0 in every replicate: paired draws give [0, 0];
+    another model's difference is the difference of the two models' figures."""
+    import test_eval_misleadqa as mqa
+
+    release = mqa.write_release(tmp_path / "release", mqa.MAIN, mqa.SUPPLEMENT)
+    lines = mqa.prediction_lines("m1", mqa.M1) + mqa.prediction_lines("m2", mqa.M2)
+    for name in ("x.jsonl", "y.jsonl"):
+        (tmp_path / name).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert main(["score", str(release), str(tmp_path / "x.jsonl"), str(tmp_path / "y.jsonl"), "--replicates", "200",
+                 "--min-clusters", "1", "-o", str(tmp_path / "r.json")]) == 0
+    report = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))
+    same = report["differences"]["by_pair"]["m1 [x.jsonl]"]["m1 [y.jsonl]"]
+    for name in ("LR.F", "LR.S", "RLR.F", "RLR.S"):
+        assert same[f"difference.{name}"]["estimate"] == 0 and same[f"difference.{name}"]["ci"] == [0.0, 0.0]
+    other = report["differences"]["by_pair"]["m1 [x.jsonl]"]["m2 [x.jsonl]"]["difference.LR.F"]
+    models = report["models"]
+    assert other["estimate"] == pytest.approx(models["m1 [x.jsonl]"]["metrics"]["LR.F"]["estimate"] - models["m2 [x.jsonl]"]["metrics"]["LR.F"]["estimate"])
+    assert other["ci"][0] <= other["estimate"] <= other["ci"][1]
+    assert report["leaderboard"]["ranked_by"] == "LR.F" and report["leaderboard"]["better"] == "lower"

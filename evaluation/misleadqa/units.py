@@ -26,5 +26,5 @@ LEADERBOARD = {
     "headline": [("LR.F", "lower"), ("LR.S", "lower"), ("RLR.F", "lower"), ("RLR.S", "lower")],
     "invalid": ["responses.invalid.rate"],
     "shared_draws": True,  # one resampling of units for every model
-    "differences": None,
+    "differences": "ctxrobust.evaluation.misleadqa.differences:paired_differences",
 }
