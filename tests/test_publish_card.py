@@ -8,7 +8,9 @@ import re
 import pytest
 import yaml
 
-from ctxrobust import builders
+import dataclasses
+
+from ctxrobust import registry
 from ctxrobust.publish import card
 from ctxrobust.publish.card import front_matter, hub_configs, read_manifest, release_licence, render_card, size_category
 from ctxrobust.errors import CtxRobustError
@@ -138,14 +140,15 @@ def test_size_categories():
 
 
 def test_card_text_covers_every_dataset_and_its_configs():
-    text = card.card_text()
-    assert set(text.datasets) == set(builders.dataset_names())
+    assert set(registry.names()) == set(EXPECTED_CONFIGS)
+    shared = card.card_text()
     for dataset, configs in EXPECTED_CONFIGS.items():
-        described = text.datasets[dataset]
+        described = card.dataset_text(dataset)
         assert set(described.configs) == configs
         assert described.default_config in configs
         assert described.limits and described.construction and described.description
-        assert all(text.licences[s.imposes] for s in text.sources if s.imposes)
+        assert described.licence in shared.licences
+    assert all(shared.licences[s.imposes] for s in shared.sources if s.imposes)
 
 
 def test_paper_citations_name_the_papers():
@@ -172,18 +175,35 @@ def assert_card_text_refused(tmp_path, monkeypatch, edit, message: str) -> None:
         card.card_text.cache_clear()
 
 
+def assert_dataset_text_refused(monkeypatch, dataset: str, edit, message: str) -> None:
+    """A dataset's card.json changed by `edit` (a function of the parsed text) is refused with `message`."""
+    declared = registry.get(dataset)
+    edited = copy.deepcopy(declared.card_text)
+    edit(edited)
+    replaced = dataclasses.replace(declared)
+    replaced.__dict__["card_text"] = edited  # the cached card text, as if read from the changed file
+    monkeypatch.setitem(registry._DATASETS, dataset, replaced)
+    with pytest.raises(CtxRobustError, match=message):
+        card.dataset_text(dataset)
+
+
 def test_unusable_card_text_is_one_clear_error(tmp_path, monkeypatch):
-    assert_card_text_refused(tmp_path, monkeypatch, lambda data: data["datasets"]["gsm-ic"].update(licence="wtfpl"),
-                             r"cards\.json: unusable card text .*unknown licence wtfpl")
+    assert_dataset_text_refused(monkeypatch, "gsm-ic", lambda data: data.update(licence="wtfpl"),
+                                r"card\.json: card text for gsm-ic: unknown licence wtfpl; fix the file")
+    assert_dataset_text_refused(monkeypatch, "gsm-ic", lambda data: data.pop("summary"),
+                                r"card\.json: unusable card text for gsm-ic \(summary")
+    assert_card_text_refused(tmp_path, monkeypatch, lambda data: data["licence_precedence"].pop(),
+                             r"cards\.json: unusable card text .*licence_precedence must list every licence")
 
 
-def test_a_dataset_without_card_text_gets_a_bare_card_and_no_licence_claim(nested_release):
+def test_a_dataset_without_card_text_gets_a_bare_card_and_no_licence_claim(nested_release, monkeypatch):
+    monkeypatch.setitem(registry._DATASETS, "toy", dataclasses.replace(registry.get("pseudowords"), name="toy", card="", schemas=()))
     manifest = copy.deepcopy(Release(nested_release).manifest)
     manifest["dataset"] = "toy"
     text = render_card(manifest)
     header = header_of(text)
     assert header["license"] == "other" and header["pretty_name"] == "toy"
-    assert [c["config_name"] for c in header["configs"]] == ["audit_sample", "condition", "main"]
+    assert [c["config_name"] for c in header["configs"]] == ["audit_sample", "main"]  # condition is empty
     assert "No licence is stated for this dataset" in text
     assert "| `balance` | passed | 0 |" in text
     citations = text[text.index("## Citation"):]
@@ -290,7 +310,33 @@ def test_without_item_counts_the_row_names_the_sources_the_build_used(nested_rel
     assert _row((nested_release / "README.md").read_text(encoding="utf-8"), "main").endswith("In this build: items from FRED; none from SituatedQA or AmbigDocs. |")
 
 
-def test_config_sources_must_be_sources_the_card_text_describes(tmp_path, monkeypatch):
-    assert_card_text_refused(tmp_path, monkeypatch,
-                             lambda data: data["datasets"]["misleadqa"]["configs"]["main"]["sources"].update(wikipedia="Wikipedia"),
-                             r"cards\.json: unusable card text .*config main: source wikipedia is not one of `sources`")
+def test_config_sources_must_be_sources_the_card_text_describes(monkeypatch):
+    assert_dataset_text_refused(monkeypatch, "misleadqa", lambda data: data["configs"]["main"]["sources"].update(wikipedia="Wikipedia"),
+                                r"card text for misleadqa: config main: source wikipedia is not one of `sources`")
+
+
+def test_the_card_reads_in_the_order_a_hub_visitor_needs(pseudowords_release, tmp_path, capsys):
+    """Summary, loading, one example row per configuration and how to evaluate come first; the check count is the
+    one `validate` runs; build settings and notes come after the checks, limits and licence."""
+    from ctxrobust.cli import main
+    from ctxrobust.canonical import iter_jsonl
+
+    manifest = Release(pseudowords_release).manifest
+    text = (pseudowords_release / "README.md").read_text(encoding="utf-8")
+    order = ["## Loading", "## Configurations", "## Example rows", "## Evaluating a model", "## About the data", "## Fields",
+             "## Validation", "## Licence", "## Known limits", "## How it was built", "### Build notes"]
+    positions = [text.index(heading) for heading in order]
+    assert positions == sorted(positions)
+    for entry in manifest["parquet"]:
+        _, first = next(iter_jsonl(pseudowords_release / entry["from"]))
+        assert f'"id": "{first["id"]}"' in text.split("## Example rows", 1)[1].split("## Evaluating", 1)[0]
+    assert "pip install ctxrobust" in text
+    assert "ctxrobust prompts hf://datasets/ORG/NAME@v0.0.1 --benchmark BENCHMARK -o requests.jsonl" in text
+    assert "ctxrobust score hf://datasets/ORG/NAME@v0.0.1 predictions.jsonl" in text
+    assert main(["validate", str(pseudowords_release)]) == 0
+    ran = int(re.search(r"pseudowords 0\.0\.1: (\d+) checks, ok", capsys.readouterr().out).group(1))
+    assert f"`ctxrobust validate` runs {ran} checks on this release" in text
+    assert "the JSON Lines files this repository does not carry" not in text
+    staged = render_card(manifest, repo="my-org/pw", folder=pseudowords_release)
+    assert 'load_dataset("my-org/pw", "contexts", split="test", revision="v0.0.1")' in staged and "ORG/NAME" not in staged
+    assert "ctxrobust validate hf://datasets/my-org/pw@v0.0.1" in staged

@@ -132,9 +132,18 @@ def card_text() -> CardText:
         raise CtxRobustError(f"{CARD_TEXT}: unusable card text ({str(exc).splitlines()[0]}); fix the file") from None
 
 
+def bare_text(dataset: str) -> DatasetText:
+    """The card text of a dataset whose registry entry names none: its name, no licence claim, no descriptions."""
+    return DatasetText(pretty_name=dataset, summary=f"The `{dataset}` dataset (no card text is recorded for it).", description=[],
+                       construction=[], task_categories=[], task_ids=[], tags=[], language=[], default_config="", licence=UNSTATED,
+                       licence_note="", primary_citation=None, citations=[], configs={}, limits=[])
+
+
 def dataset_text(dataset: str) -> DatasetText:
     """The card text a dataset's registry entry names (descriptions, fields, licence, limits)."""
     declared = registry.get(dataset)
+    if not declared.card:
+        return bare_text(dataset)
     try:
         text = DatasetText.model_validate(declared.card_text)
         card_text().check(text)
