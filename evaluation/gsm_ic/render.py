@@ -155,6 +155,12 @@ def render_html(report: dict) -> str:
     sections = [("Report", f"<p>{html.escape(_intro(report))}</p>")]
     for title, headers, rows, note in _tables(report):
         sections.append((title, html_table(headers, rows) + f"<p>{html.escape(note)}</p>"))
+    from ctxrobust.evaluation.gsm_ic.units import LEADERBOARD
+    from ctxrobust.evaluation.plots import interval_section
+
+    plotted = interval_section(report, [name for name, _ in LEADERBOARD["headline"]], title="Accuracy with 95% intervals")
+    if plotted:
+        sections.append(("Accuracy and intervals by model", plotted))
     for prefix, title in SCOPE_TITLES:
         if any(prefix + "micro" in m["metrics"] for m in report["models"].values()):
             uri = figure_data_uri(_factor_figure(report, prefix, title))

@@ -203,6 +203,12 @@ def render_html(report: dict) -> str:
     sections = [("Summary", f"<p>{html.escape(_footer(report))}</p>")]
     if any("size.A" in m["metrics"] for m in report["models"].values()):
         sections.append(("Figure 2: lure rates by condition and order", f'<img alt="Figure 2: lure rates on A_m by condition and order" src="{figure2(report)}">'))
+    from ctxrobust.evaluation.misleadqa.units import LEADERBOARD
+    from ctxrobust.evaluation.plots import interval_section
+
+    plotted = interval_section(report, [name for name, _ in LEADERBOARD["headline"]] + ["delta.LR", "delta.RLR"], title="Lure rates with intervals")
+    if plotted:
+        sections.append(("Lure rates and intervals by model", plotted))
     for title, headers, rows, note in _tables(report):
         sections.append((title, rp.html_table(headers, rows) + (f"<p>{html.escape(note)}</p>" if note else "")))
     if report["predictions"]["problems"]:
