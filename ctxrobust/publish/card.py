@@ -378,15 +378,25 @@ def _first_row(folder: Optional[Path], name: str) -> Optional[dict]:
     return json.loads(line) if line.strip() else None
 
 
-def _examples(manifest: Manifest, folder: Optional[Path]) -> list[str]:
-    """One example row per configuration, from the JSON Lines file it copies (the first, by id)."""
+EXAMPLE_OPEN_LINES = 40  # an example row longer than this is folded (<details>)
+
+
+def _examples(manifest: Manifest, text: DatasetText, folder: Optional[Path]) -> list[str]:
+    """One example row per configuration, from the JSON Lines file it copies (its first, by id); the default
+    configuration first, long rows folded."""
     out = []
-    for entry in manifest.published:
+    entries = sorted(manifest.published, key=lambda e: (e.config != text.default_config, e.config))
+    for entry in entries:
         row = _first_row(folder, entry.copy_of) if entry.rows else None
         if row is None:
             continue
-        out += [f"`{entry.config}` ({entry.rows:,} rows), its first row (long texts and lists shortened):", "", "```json",
-                json.dumps(_shortened(row), indent=2, sort_keys=True, ensure_ascii=False), "```", ""]
+        shown = json.dumps(_shortened(row), indent=2, sort_keys=True, ensure_ascii=False)
+        title = f"`{entry.config}` ({entry.rows:,} rows), its first row (long texts and lists shortened)"
+        block = ["```json", shown, "```", ""]
+        if shown.count("\n") >= EXAMPLE_OPEN_LINES:
+            out += [f"<details><summary>{title}</summary>", "", *block, "</details>", ""]
+        else:
+            out += [f"{title}:", "", *block]
     return (["## Example rows", ""] + out) if out else []
 
 
@@ -492,7 +502,7 @@ def _configurations(manifest: Manifest, text: DatasetText, folder: Optional[Path
     out = ["## Configurations", ""]
     out += _table(["configuration", "split", "file", "rows", "sha256", "contents"], rows, ["---", "---", "---", "---:", "---", "---"])
     out += ["", "Each Parquet file is a copy of the release's canonical JSON Lines file of the same name (`.jsonl`), row for row, sorted by `id`.", ""]
-    return out + _examples(manifest, folder)
+    return out + _examples(manifest, text, folder)
 
 
 def _fields(manifest: Manifest, text: DatasetText) -> list[str]:
