@@ -102,6 +102,9 @@ def write_atomically(path: Path, data: bytes) -> None:
     path = Path(path)
     handle, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent)
     try:
+        umask = os.umask(0)
+        os.umask(umask)
+        os.fchmod(handle, 0o666 & ~umask)  # an ordinary file, not mkstemp's private one
         with os.fdopen(handle, "wb") as out:
             out.write(data)
             out.flush()
