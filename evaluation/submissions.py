@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import inspect
 import io
 import json
 import re
@@ -211,7 +212,8 @@ def score_submissions(release, dataset, paths: list[Path], options, strict: bool
 
             function = getattr(importlib.import_module(module), attribute)
             with contextlib.redirect_stderr(io.StringIO()):
-                differences = function(release, combined, options)
+                takes_report = "report" in inspect.signature(function).parameters
+                differences = function(release, combined, options, report=report) if takes_report else function(release, combined, options)
         combined_sha = hashlib.sha256(combined.read_bytes()).hexdigest()
     scored = [s for s in subs if s.status == "scored"]
     block = report["predictions"]

@@ -157,3 +157,25 @@ def test_misleadqa_differences_are_paired(tmp_path):
     assert other["estimate"] == pytest.approx(models["m1 [x.jsonl]"]["metrics"]["LR.F"]["estimate"] - models["m2 [x.jsonl]"]["metrics"]["LR.F"]["estimate"])
     assert other["ci"][0] <= other["estimate"] <= other["ci"][1]
     assert report["leaderboard"]["ranked_by"] == "LR.F" and report["leaderboard"]["better"] == "lower"
+
+
+def test_pseudowords_differences_are_paired_on_shared_questions(tmp_path):
+    import test_eval_pseudowords as pw
+
+    release = pw.make_release(tmp_path / "release").path
+    one = pw.simulated_file(tmp_path, models=2, n=30)
+    (tmp_path / "x.jsonl").write_bytes(one.read_bytes())
+    (tmp_path / "y.jsonl").write_bytes(one.read_bytes())
+    assert main(["score", str(release), str(tmp_path / "x.jsonl"), str(tmp_path / "y.jsonl"), "--replicates", "100",
+                 "--null-experiments", "50", "--splits", "10", "-o", str(tmp_path / "r.json")]) == 0
+    report = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))
+    pairs = report["differences"]["by_pair"]
+    same = pairs["model-0 [x.jsonl]"]["model-0 [y.jsonl]"]
+    for name in ("INS", "WTD", "delta", "accuracy.baseline"):
+        assert same[f"difference.{name}"]["estimate"] == 0 and same[f"difference.{name}"]["ci"] == [0.0, 0.0]
+    other = pairs["model-0 [x.jsonl]"]["model-1 [x.jsonl]"]
+    m = report["models"]
+    assert other["difference.INS"]["estimate"] == pytest.approx(m["model-0 [x.jsonl]"]["metrics"]["INS"]["estimate"] - m["model-1 [x.jsonl]"]["metrics"]["INS"]["estimate"], abs=1e-6)
+    floors = m["model-0 [x.jsonl]"]["metrics"]["noise_floor.INS"]["estimate"] - m["model-1 [x.jsonl]"]["metrics"]["noise_floor.INS"]["estimate"]
+    assert other["difference.INS.adjusted"]["estimate"] == pytest.approx(other["difference.INS"]["estimate"] - floors, abs=1e-6)
+    assert report["leaderboard"]["ranked_by"] == "INS.adjusted" and not report["leaderboard"]["shared_draws"]

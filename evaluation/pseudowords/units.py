@@ -21,6 +21,6 @@ def unit_of(name: str) -> str:
 LEADERBOARD = {
     "headline": [("INS.adjusted", "lower"), ("WTD.adjusted", "lower"), ("accuracy.baseline", "higher"), ("accuracy.context", "higher")],
     "invalid": [],
-    "shared_draws": False,  # each model resamples questions with its own stream
-    "differences": None,
+    "shared_draws": False,  # each model resamples questions with its own stream; the differences draw their own, paired
+    "differences": "ctxrobust.evaluation.pseudowords.differences:paired_differences",
 }
