@@ -150,6 +150,20 @@ def _quiet_score(scorer: Callable, release, path: Path, options) -> tuple[dict |
     return report, held.getvalue()
 
 
+def _notices(held: str, combined: Path, report: dict) -> list[str]:
+    """The scorer's own stderr lines other than its problem lines (each file's problems are logged by file),
+    naming the submissions instead of the combined stream."""
+    messages = {p["message"] for p in report["predictions"]["problems"]}
+    prefix = f"{combined}:"
+    out = []
+    for line in held.splitlines():
+        rest = line[len(prefix):].strip() if line.startswith(prefix) else None
+        if rest is not None and (re.match(r"\d+:", rest) or rest in messages or rest.startswith("scored ") or rest.startswith("...")):
+            continue
+        out.append(line.replace(str(combined), "submissions"))
+    return out
+
+
 def _bad_lines(sub: Submission) -> int:
     return len({p["line"] for p in sub.problems if p["line"] is not None})
 
@@ -181,7 +195,7 @@ def score_submissions(release, dataset, paths: list[Path], options, strict: bool
                 subs[k].problems = []
             where = _combined(subs, contents, keep, combined)
             try:
-                report, _ = _quiet_score(scorer, release, combined, options)
+                report, held = _quiet_score(scorer, release, combined, options)
             except CtxRobustError as exc:
                 named = "the submissions (" + ", ".join(subs[k].label for k in keep) + ")"
                 raise PredictionsError(str(exc).replace(str(combined), named)) from None
@@ -198,6 +212,8 @@ def score_submissions(release, dataset, paths: list[Path], options, strict: bool
             if not refused:
                 break
             keep = [k for k in keep if k not in refused]
+        for line in _notices(held, combined, report):
+            log(line)
         for sub in subs:
             for problem in sub.problems[:200]:
                 where_text = f"{sub.path}:{problem['line']}" if problem["line"] is not None else f"{sub.path}"
