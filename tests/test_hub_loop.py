@@ -97,6 +97,14 @@ def test_every_declared_configuration_of_the_download_loads_row_for_row(hub, pus
         assert list(loaded) == rows
 
 
+def test_a_repository_named_after_its_dataset_validates(hub, pseudowords_release, capsys):
+    assert push_release(pseudowords_release, "my-org/pseudowords", None) == 0
+    capsys.readouterr()
+    assert main(["validate", "hf://datasets/my-org/pseudowords@v0.0.1"]) == 0
+    out = capsys.readouterr().out
+    assert "pseudowords 0.0.1: 17 checks, ok" in out and "location" not in out
+
+
 def test_hub_names_and_errors_are_one_line(hub, pushed, capsys):
     assert parse_hub_url("hf://datasets/my-org/pw-loop@v0.0.1") == ("my-org/pw-loop", "v0.0.1")
     for bad in ("hf://datasets/my-org/pw-loop", "hf://models/a/b@v1", "hf://datasets/a--b/c@v1", "hf://datasets/a/b@../x"):

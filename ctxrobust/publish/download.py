@@ -1,7 +1,7 @@
 """Releases named on the Hub: `hf://datasets/ORG/NAME@vX.Y.Z` fetched with huggingface_hub into a
 local folder, which `validate`, `prompts` and `score` then read like any release folder.
 
-The folder is `<cache>/hub/ORG/NAME/<revision>/` (the cache is $CTXROBUST_CACHE, else the source
+The folder is `<cache>/hub/datasets--ORG--NAME/<revision>/` (the cache is $CTXROBUST_CACHE, else the source
 cache), written by `snapshot_download(local_dir=...)`: regular files, no links into a blob store.
 A tag pins the files; `validate` checks them against the SHA256SUMS they carry.
 """
@@ -36,7 +36,9 @@ def hub_folder(repo_id: str, revision: str) -> Path:
 
     root = Path(os.environ.get(CACHE_ENV) or DEFAULT_CACHE_DIR)
     org, name = repo_id.split("/")
-    return root / "hub" / org / name / revision
+    # "datasets--ORG--NAME" (the Hub cache's naming) is never a dataset name, so the folder is not taken for a
+    # releases/<dataset>/<version>/ tree even when the repository is named after its dataset
+    return root / "hub" / f"datasets--{org}--{name}" / revision
 
 
 def _token() -> str | None:
