@@ -1,7 +1,6 @@
 """Interval plots: a row per model with its estimate and interval, legible with many models, in every HTML report."""
 from __future__ import annotations
 
-
 import pytest
 
 from ctxrobust.cli import main
