@@ -41,6 +41,7 @@ lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
+# every bench script; BENCH_QUICK=1 runs each in its quick mode (small sizes, what CI runs)
 bench: install
 	@for script in bench/*.py; do echo "== $$script"; $(BIN)/python $$script || exit 1; done
 

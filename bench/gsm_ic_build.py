@@ -2,7 +2,10 @@
 
 Target: build + validate under 30 s on a 2-core machine.
 
-    SOURCES_MIRROR=/path/to/mirror .venv/bin/python bench/gsm_ic_build.py [--repeat N]
+    SOURCES_MIRROR=/path/to/mirror .venv/bin/python bench/gsm_ic_build.py [--repeat N] [--quick]
+
+--quick (or BENCH_QUICK=1) builds 5 base problems and 80 variants once: it checks that the bench
+still runs, not the figure.
 
 Prints the end-to-end times of the two commands as a user runs them (fresh processes,
 imports included; wall and CPU time, the latter unaffected by other work on the machine),
@@ -12,6 +15,7 @@ release's shape (pool exclusions, base problems, variants, factor cells, GSM-IC-
 from __future__ import annotations
 
 import argparse
+import json
 from collections import Counter
 import os
 import resource
@@ -34,13 +38,17 @@ def timed_command(args: list[str], env: dict) -> tuple[float, float]:
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
-def end_to_end(repeat: int, cache: Path) -> None:
+QUICK = {"n_two_step": 3, "n_more_steps": 2, "n_variants": 80, "eval_size": 20}
+
+
+def end_to_end(repeat: int, cache: Path, settings: dict) -> None:
     env = {**os.environ, "CTXROBUST_CACHE": str(cache)}
     builds, validates = [], []
+    given = [arg for key, value in settings.items() for arg in ("--set", f"{key}={json.dumps(value)}")]
     for _ in range(repeat):
         out = Path(tempfile.mkdtemp(prefix="gsmic-bench-"))
         try:
-            builds.append(timed_command(["build", "gsm-ic", "--version", "bench", "--out", str(out)], env))
+            builds.append(timed_command(["build", "gsm-ic", "--version", "bench", "--out", str(out), *given], env))
             validates.append(timed_command(["validate", str(out / "gsm-ic" / "bench")], env))
         finally:
             shutil.rmtree(out)
@@ -51,7 +59,7 @@ def end_to_end(repeat: int, cache: Path) -> None:
     print(f"build + validate                       {total:6.2f} s wall, {build_cpu + validate_cpu:6.2f} s CPU  (target < 30 s: {'met' if total < 30 else 'NOT met'})")
 
 
-def stages(cache: Path) -> None:
+def stages(cache: Path, settings: dict) -> None:
     from ctxrobust.builders.gsm_ic import GsmIcConfig
     from ctxrobust.builders.gsm_ic.builder import build_from_pool
     from ctxrobust.release import Release
@@ -64,7 +72,7 @@ def stages(cache: Path) -> None:
     started = time.perf_counter()
     pool = gsm8k.load(store)
     loaded = time.perf_counter()
-    output = build_from_pool(pool, GsmIcConfig())
+    output = build_from_pool(pool, GsmIcConfig(**settings))
     built = time.perf_counter()
     print("stages (one process):")
     print(f"  read + join GSM8K snapshots                {loaded - started:6.3f} s")
@@ -72,7 +80,7 @@ def stages(cache: Path) -> None:
     out = Path(tempfile.mkdtemp(prefix="gsmic-bench-"))
     try:
         started = time.perf_counter()
-        path = build_release("gsm-ic", "bench", {}, out, store).path
+        path = build_release("gsm-ic", "bench", settings, out, store).path
         print(f"  build_release (build, files, checks, freeze) {time.perf_counter() - started:6.3f} s")
         release = Release(path, store=store)
         started = time.perf_counter()
@@ -117,14 +125,17 @@ def figures(release) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--quick", action="store_true", help="a small build, once (also BENCH_QUICK=1)")
     args = parser.parse_args()
+    quick = args.quick or os.environ.get("BENCH_QUICK") == "1"
+    settings = QUICK if quick else {}
     if not os.environ.get("SOURCES_MIRROR") and not os.environ.get("CTXROBUST_CACHE"):
         sys.exit("error: set SOURCES_MIRROR to the source mirror (or CTXROBUST_CACHE to a filled cache)")
     own_cache = not os.environ.get("CTXROBUST_CACHE")
     cache = Path(tempfile.mkdtemp(prefix="gsmic-cache-") if own_cache else os.environ["CTXROBUST_CACHE"])
     try:
-        end_to_end(args.repeat, cache)
-        stages(cache)
+        end_to_end(1 if quick else args.repeat, cache, settings)
+        stages(cache, settings)
     finally:
         if own_cache:
             shutil.rmtree(cache)

@@ -1,6 +1,9 @@
 """Benchmark: build the MisleadQA release from the source mirror, then validate it; print wall times.
 
-    SOURCES_MIRROR=../shared/sources python bench/misleadqa_build.py [--ambigdocs FILE] [--condambigqa FILE]
+    SOURCES_MIRROR=../shared/sources python bench/misleadqa_build.py [--ambigdocs FILE] [--condambigqa FILE] [--quick]
+
+--quick (or BENCH_QUICK=1) builds 8 items per source-scope group: it checks that the bench still
+runs, not the figure.
 
 Target: build plus validate under 60 s on a 2-core machine.
 """
@@ -14,11 +17,18 @@ import time
 from pathlib import Path
 
 
+QUICK = {
+    "fred_time_n": 8, "fred_location_n": 8, "situatedqa_time_n": 8, "situatedqa_location_n": 8,
+    "audit_sizes": {"fred/time": 2, "fred/location": 2, "situatedqa/time": 2, "situatedqa/location": 2, "ambigdocs/entity": 1},
+}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mirror", default=os.environ.get("SOURCES_MIRROR"), help="source mirror (default: $SOURCES_MIRROR)")
     parser.add_argument("--ambigdocs", help="an AmbigDocs JSON / JSON Lines file to include")
     parser.add_argument("--condambigqa", help="a CondAmbigQA JSON / JSON Lines file to include")
+    parser.add_argument("--quick", action="store_true", help="8 items per source-scope group (also BENCH_QUICK=1)")
     args = parser.parse_args()
     if not args.mirror:
         print("error: set SOURCES_MIRROR (or pass --mirror) to a folder laid out like fred/, situatedqa/", file=sys.stderr)
@@ -29,7 +39,7 @@ def main() -> int:
     from ctxrobust.sources.store import SnapshotStore
     from ctxrobust.validators.checks import run_checks
 
-    overrides = {}
+    overrides = dict(QUICK) if args.quick or os.environ.get("BENCH_QUICK") == "1" else {}
     if args.ambigdocs:
         overrides["ambigdocs_path"] = str(Path(args.ambigdocs).resolve())
     if args.condambigqa:

@@ -9,13 +9,18 @@ format, some `answer` rows, some responses without a number. Synthetic and seede
 Scoring runs in a child process (`ctxrobust score ... -o report.json`); printed: wall time and the
 child's peak resident memory (ru_maxrss). Targets: under 20 s and under 1 GB on 2 cores.
 
-    .venv/bin/python bench/score_gsm_ic.py [--rows 1000000] [--seed 0] [--out bench/out/gsm-ic]
+    .venv/bin/python bench/score_gsm_ic.py [--rows 1000000] [--seed 0] [--out bench/out/gsm-ic] [--quick]
+
+--quick (or BENCH_QUICK=1) scores 20,000 rows against a release a tenth of the size, in a few seconds:
+it checks that the bench still runs, not the figure.
 """
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
+import shutil
 import subprocess
 import sys
 import time
@@ -23,6 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ctxrobust.build import write_sums
 from ctxrobust.canonical import dumps, dumps_pretty, write_jsonl
 
 N_BASE_2STEP, N_BASE_MULTI = 60, 40
@@ -32,15 +38,20 @@ SC_MODEL = "sc-model"
 SC_SAMPLES = 16
 
 
-def write_release(folder: Path, rng: np.random.Generator) -> tuple[list[tuple[str, str]], list[tuple[str, str, str]], list[str]]:
-    """Returns (base id, answer) pairs, (variant id, base id, answer) triples and the GSM-IC-4K ids."""
-    folder.mkdir(parents=True, exist_ok=True)
-    steps = [2] * N_BASE_2STEP + [int(s) for s in rng.choice([3, 4, 5, 6, 7], size=N_BASE_MULTI, p=[0.37, 0.31, 0.22, 0.07, 0.03])]
+def write_release(folder: Path, rng: np.random.Generator, scale: int = 1) -> tuple[list[tuple[str, str]], list[tuple[str, str, str]], list[str]]:
+    """Returns (base id, answer) pairs, (variant id, base id, answer) triples and the GSM-IC-4K ids.
+    `scale` divides every size (the quick mode's smaller release)."""
+    two, multi = N_BASE_2STEP // scale, N_BASE_MULTI // scale
+    v_two, v_multi, n_subset = N_VARIANTS_2STEP // scale, N_VARIANTS_MULTI // scale, N_SUBSET // scale
+    if folder.exists():
+        shutil.rmtree(folder)  # a release folder is written whole, its SHA256SUMS last
+    folder.mkdir(parents=True)
+    steps = [2] * two + [int(s) for s in rng.choice([3, 4, 5, 6, 7], size=multi, p=[0.37, 0.31, 0.22, 0.07, 0.03])]
     bases = [(f"base-{k:03d}", str(int(rng.integers(2, 2000))), steps[k]) for k in range(len(steps))]
     write_jsonl(folder / "base.jsonl", [
         {"id": b, "question": f"Problem {b} has {a} things. How many things?", "answer": a, "n_steps": s, "solution": f"... {a}"} for b, a, s in bases
     ])
-    owners = np.r_[rng.integers(0, N_BASE_2STEP, N_VARIANTS_2STEP), rng.integers(N_BASE_2STEP, N_BASE_2STEP + N_BASE_MULTI, N_VARIANTS_MULTI)]
+    owners = np.r_[rng.integers(0, two, v_two), rng.integers(two, two + multi, v_multi)]
     topic = rng.choice(["in_topic", "off_topic"], owners.size)
     role = rng.choice(["overlapped", "nonoverlapped"], owners.size)
     number = rng.choice(["in_range", "out_range"], owners.size)
@@ -56,10 +67,11 @@ def write_release(folder: Path, rng: np.random.Generator) -> tuple[list[tuple[st
             "sentence": f"Sentence {k}.", "insert_offset": 0, "edits": [],
         })
     write_jsonl(folder / "variants.jsonl", rows)
-    subset = sorted(variants[i][0] for i in rng.choice(len(variants), N_SUBSET, replace=False))
+    subset = sorted(variants[i][0] for i in rng.choice(len(variants), n_subset, replace=False))
     base_of = {v: b for v, b, _ in variants}
     write_jsonl(folder / "gsm-ic-4k.jsonl", [{"id": v, "base_id": base_of[v]} for v in subset])
     (folder / "manifest.json").write_text(dumps_pretty({"dataset": "gsm-ic", "version": "bench", "config": {"seed": 0}, "files": []}), encoding="utf-8")
+    write_sums(folder)  # `score` reads only a release whose files match their SHA256SUMS
     return [(b, a) for b, a, _ in bases], variants, subset
 
 
@@ -108,13 +120,16 @@ def main() -> int:
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", default="bench/out/gsm-ic")
+    parser.add_argument("--quick", action="store_true", help="a tenth-size release and 20,000 rows (also BENCH_QUICK=1)")
     args = parser.parse_args()
+    quick = args.quick or os.environ.get("BENCH_QUICK") == "1"
+    rows = 20_000 if quick else args.rows
     out = Path(args.out)
     rng = np.random.default_rng(args.seed)
     started = time.perf_counter()
-    bases, variants, subset = write_release(out / "release", rng)
+    bases, variants, subset = write_release(out / "release", rng, scale=10 if quick else 1)
     predictions = out / "predictions.jsonl"
-    shape = write_predictions(predictions, args.rows, rng, bases, variants, subset)
+    shape = write_predictions(predictions, rows, rng, bases, variants, subset)
     print(f"generated release ({len(bases)} base problems, {len(variants)} variants, {len(subset)} in GSM-IC-4K) and "
           f"{shape['rows']:,} prediction rows ({shape['greedy_models']} greedy models, SC model {shape['sc_samples_per_id']} samples/id, "
           f"{predictions.stat().st_size / 2**20:.0f} MiB) in {time.perf_counter() - started:.1f} s")

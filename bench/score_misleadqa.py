@@ -5,12 +5,15 @@ groups (Table 1), 489 source clusters (FRED time and location sharing 44 jurisdi
 dependency groups (all FRED items in one). Prints the wall time of each stage; the target is under 5 s
 on a 2-core machine.
 
-    .venv/bin/python bench/score_misleadqa.py [--replicates N] [--keep DIR]
+    .venv/bin/python bench/score_misleadqa.py [--replicates N] [--keep DIR] [--quick]
+
+--quick (or BENCH_QUICK=1) uses 200 replicates: it checks that the bench still runs, not the figure.
 """
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import subprocess
 import sys
@@ -23,8 +26,9 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from ctxrobust.build import write_sums  # noqa: E402
 from ctxrobust.canonical import dumps, dumps_pretty, write_jsonl  # noqa: E402
-from ctxrobust.release import Release
+from ctxrobust.release import Release  # noqa: E402
 from ctxrobust.evaluation.misleadqa.scorer import score  # noqa: E402
 from ctxrobust.evaluation.misleadqa.responses import CONDITIONS  # noqa: E402
 
@@ -88,7 +92,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--replicates", type=int, default=10_000)
     parser.add_argument("--keep", help="write the synthetic release and predictions here instead of a temporary folder")
+    parser.add_argument("--quick", action="store_true", help="200 replicates (also BENCH_QUICK=1)")
     args = parser.parse_args()
+    if args.quick or os.environ.get("BENCH_QUICK") == "1":
+        args.replicates = 200
     rng = np.random.default_rng(20260101)
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(args.keep) if args.keep else Path(tmp)
@@ -97,6 +104,7 @@ def main() -> None:
         items = synthetic_items(rng)
         write_jsonl(release_dir / "main.jsonl", items)
         (release_dir / "manifest.json").write_text(dumps_pretty({"dataset": "misleadqa", "version": "bench", "config": {"seed": 0}, "files": []}), encoding="utf-8")
+        write_sums(release_dir)  # `score` reads only a release whose files match their SHA256SUMS
         predictions = folder / "predictions.jsonl"
         rows = synthetic_predictions(items, rng, predictions)
         clusters = len({(i["source"], i["cluster_id"]) for i in items})

@@ -6,7 +6,9 @@ seeded, against a synthetic release with 10 context ids; scored with the paper's
 Prints the wall and CPU time of scoring (reading, every statistic, the export; writing the file is
 not timed), of rendering, and the peak resident memory. The requirement is under 10 s on 2 cores.
 
-    .venv/bin/python bench/score_pseudowords.py [--models 8] [--questions 500] [--keep DIR]
+    .venv/bin/python bench/score_pseudowords.py [--models 8] [--questions 500] [--keep DIR] [--quick]
+
+--quick (or BENCH_QUICK=1) scores 3 models x 60 questions: it checks that the bench still runs, not the figure.
 """
 from __future__ import annotations
 
@@ -24,17 +26,20 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from ctxrobust.canonical import dumps, write_jsonl  # noqa: E402
-from ctxrobust.release import Release
-from ctxrobust.evaluation.pseudowords import scorer as pseudowords  # noqa: E402
+from ctxrobust.build import write_sums  # noqa: E402
+from ctxrobust.evaluation.pseudowords import render, scorer as pseudowords  # noqa: E402
+from ctxrobust.release import Release  # noqa: E402
 
 CONTEXTS = [f"CHA-010000-{j:03d}" for j in range(10)]
 
 
 def write_release(folder: Path) -> Release:
+    folder.mkdir(parents=True, exist_ok=True)
     rows = [{"id": c, "kind": "CHA", "target_tokens": 10000, "n_tokens": 10000, "n_chars": 5, "tokenizer": "o200k_base", "text": "zorp"} for c in CONTEXTS]
     write_jsonl(folder / "contexts.jsonl", rows)
     manifest = {"dataset": "pseudowords", "version": "0.0.0-bench", "config": {"seed": 0}, "files": []}
     (folder / "manifest.json").write_text(json.dumps(manifest, sort_keys=True), encoding="utf-8")
+    write_sums(folder)
     return Release(folder)
 
 
@@ -72,19 +77,22 @@ def main() -> int:
     parser.add_argument("--questions", type=int, default=500)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--keep", help="write the release, predictions and reports into this folder")
+    parser.add_argument("--quick", action="store_true", help="3 models x 60 questions (also BENCH_QUICK=1)")
     args = parser.parse_args()
+    if args.quick or os.environ.get("BENCH_QUICK") == "1":
+        args.models, args.questions = 3, 60
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(args.keep) if args.keep else Path(tmp)
         folder.mkdir(parents=True, exist_ok=True)
-        release = write_release(folder)
+        release = write_release(folder / "release")
         predictions = folder / "predictions.jsonl"
         rows = write_predictions(predictions, args.models, args.questions, args.seed)
         start, cpu = time.perf_counter(), time.process_time()
         report = pseudowords.score(release, predictions, {"seed": 0, "export": str(folder / "changes.parquet")})
         scored, scored_cpu = time.perf_counter() - start, time.process_time() - cpu
         start = time.perf_counter()
-        markdown = pseudowords.render_markdown(report)
-        page = pseudowords.render_html(report)
+        markdown = render.render_markdown(report)
+        page = render.render_html(report)
         rendered = time.perf_counter() - start
         if args.keep:
             (folder / "report.json").write_text(json.dumps(report, indent=2, sort_keys=True) + "\n", encoding="utf-8")
@@ -101,7 +109,7 @@ def main() -> int:
     print(f"score (read + all statistics + export): {scored:.2f} s wall, {scored_cpu:.2f} s CPU")
     print(f"render markdown + html (2 figures): {rendered:.2f} s")
     print(f"peak memory: {peak:.0f} MiB")
-    print(f"summary: mean over {len(report['summary']['units'])} models, {report['summary']['context_group']}, {pseudowords.INPUT_LABEL[report['summary']['input']]}")
+    print(f"summary: mean over {len(report['summary']['units'])} models, {report['summary']['context_group']}, {render.INPUT_LABEL[report['summary']['input']]}")
     print(f"mean INS {summary['INS']['estimate']:.4f}, INS.adjusted {summary['INS.adjusted']['estimate']:.4f}, "
           f"WTD {summary['WTD']['estimate']:.4f}, WTD.adjusted {summary['WTD.adjusted']['estimate']:.4f}, "
           f"WTD.split_sample {summary['WTD.split_sample']['estimate']:.4f}, tail_share {summary['tail_share']['estimate']:.3f}, "

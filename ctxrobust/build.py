@@ -121,6 +121,7 @@ def build_release(dataset: str, version: str, overrides: dict, out_root: Path, s
     """Build `dataset` at `version` under out_root/<dataset>/<version>/, frozen once written."""
     from ctxrobust.publish.card import render_card
     from ctxrobust.validators.checks import run_checks
+    from ctxrobust.validators.integrity import FROZEN_ONLY
 
     if not VERSION_NAME.fullmatch(version or ""):
         raise CtxRobustError(f"version {version!r}: use letters, digits, '.', '_', '+' or '-', starting with a letter or digit (e.g. 1.0.0); it names a folder and a Hub tag")
@@ -155,7 +156,7 @@ def build_release(dataset: str, version: str, overrides: dict, out_root: Path, s
     try:
         manifest = _write_files(tmp, declared, version, config_json, needed, store, output)
         release = Release(tmp, store=store, manifest=manifest)
-        results = run_checks(release, skip={"hashes", "location"})  # not yet hashed, not yet in place
+        results = run_checks(release, skip=FROZEN_ONLY)  # not yet hashed, not yet in place
         failures = [f for found in results.values() for f in found]
         manifest["validators"] = {name: {"passed": not found, "failures": len(found)} for name, found in results.items()}
         if failures:
@@ -164,7 +165,7 @@ def build_release(dataset: str, version: str, overrides: dict, out_root: Path, s
             )
         read_manifest(manifest, tmp / MANIFEST)  # the typed model every reader uses accepts what is written
         (tmp / MANIFEST).write_text(dumps_pretty(manifest), encoding="utf-8", newline="\n")
-        (tmp / CARD).write_text(render_card(manifest), encoding="utf-8", newline="\n")
+        (tmp / CARD).write_text(render_card(manifest, folder=tmp), encoding="utf-8", newline="\n")
         write_sums(tmp)
         if target.exists():
             if (tmp / SUMS).read_bytes() == (target / SUMS).read_bytes():

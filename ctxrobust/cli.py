@@ -10,11 +10,13 @@ import json
 import os
 import sys
 import time
+import tempfile
 import typing
 from pathlib import Path
 
 from pydantic import BaseModel
 
+import ctxrobust
 from ctxrobust import registry
 from ctxrobust.canonical import dumps
 from ctxrobust.errors import CtxRobustError, SourceError, ValidationFailed
@@ -126,7 +128,7 @@ def cmd_validate(args) -> int:
     from ctxrobust.release import Release, find_folders_without_manifest, find_releases
     from ctxrobust.validators.checks import run_checks
 
-    root = Path(args.path)
+    root = _release_path(args.path)
     if not root.exists():
         raise CtxRobustError(f"{root}: no such folder; give a release folder or a folder of releases (e.g. releases/)")
     folders, partial = find_releases(root), find_folders_without_manifest(root)
@@ -145,7 +147,9 @@ def cmd_validate(args) -> int:
             total_failures += 1
             continue
         failures = [f for found in results.values() for f in found]
-        dataset, version = folder.parent.name, folder.name  # the folder, which a `location` failure compares with the manifest
+        # in a releases tree, the folder's names (a `location` failure compares them with the manifest); elsewhere, the manifest's
+        in_tree = folder.parent.name in registry.names()
+        dataset, version = (folder.parent.name, folder.name) if in_tree else (release.dataset, release.version)
         _print_failures(failures, dataset, version)
         total_failures += len(failures)
         state = "ok" if not failures else f"{len(failures)} failure(s)"
@@ -155,6 +159,8 @@ def cmd_validate(args) -> int:
 
 
 OPTION_PARTS = {"prompts": "prompt_options", "score": "score_options"}
+RELEASE_HELP = "a release folder, or hf://datasets/ORG/NAME@vX.Y.Z (downloaded from the Hub)"
+MIRROR_HELP = "a source mirror folder laid out like fred/, situatedqa/, gsm_ic/, gsm8k/ (default: $SOURCES_MIRROR)"
 
 
 def _option_fields(command: str) -> dict[str, list[tuple[str, typing.Any]]]:
@@ -217,7 +223,15 @@ def _writable(output: str) -> Path:
     return target
 
 
-FORMATS_BY_SUFFIX = {".md": "md", ".markdown": "md", ".html": "html", ".htm": "html", ".json": "json"}
+FORMATS_BY_SUFFIX = {".md": "md", ".markdown": "md", ".html": "html", ".htm": "html", ".json": "json", ".csv": "csv", ".parquet": "parquet"}
+TIDY_FORMATS = ("csv", "parquet")  # one row per figure, for any dataset (ctxrobust.evaluation.tidy)
+
+
+def _release_path(text: str) -> Path:
+    """A release folder as given, or one named hf://datasets/ORG/NAME@vX.Y.Z, downloaded from the Hub."""
+    from ctxrobust.publish.download import release_path
+
+    return release_path(text)
 
 
 # --- model runs, request formats and runners' files -------------------------------------------------
@@ -303,7 +317,7 @@ def _converted_score(args, release, dataset, predictions: Path, options, form: s
 
 
 def cmd_prompts(args) -> int:
-    release = _frozen_release(Path(args.release))
+    release = _frozen_release(_release_path(args.release))
     dataset = registry.get(release.dataset)
     _, _, _, plan_requests = _requests(args, release, dataset)
     if args.format == "openai-batch":
@@ -335,36 +349,88 @@ def cmd_prompts(args) -> int:
 
 
 def cmd_score(args) -> int:
-    release = _frozen_release(Path(args.release))
+    release = _frozen_release(_release_path(args.release))
     dataset = registry.get(release.dataset)
-    predictions = Path(args.predictions)
-    if predictions.is_dir():
-        raise CtxRobustError(f"{predictions}: is a folder; give the predictions JSON Lines file")
-    if not predictions.is_file():
-        raise CtxRobustError(f"{predictions}: no such predictions file")
+    named = [Path(p) for p in args.predictions]
+    several = len(named) > 1 or named[0].is_dir()
+    if not several and not named[0].is_file():
+        raise CtxRobustError(f"{named[0]}: no such predictions file")
     if args.output:
         _writable(args.output)
+    if args.leaderboard:
+        if not several:
+            raise CtxRobustError("--leaderboard ranks several submissions: give several predictions files or a folder of them")
+        if Path(args.leaderboard).suffix.lower() not in (".md", ".csv"):
+            raise CtxRobustError(f"--leaderboard {args.leaderboard}: name a .md or .csv file")
+        _writable(args.leaderboard)
     options = _options(args, dataset, "score")
     form = args.format
     if form is None:
         form = FORMATS_BY_SUFFIX.get(Path(args.output).suffix.lower(), "json") if args.output else "json"
-    if form != "json" and form not in dataset.renderers:
-        raise CtxRobustError(f"--format {form}: {dataset.name} reports render as json or {', '.join(sorted(dataset.renderers))}")
+    if form not in ("json", *TIDY_FORMATS) and form not in dataset.renderers:
+        raise CtxRobustError(f"--format {form}: {dataset.name} reports render as json, csv, parquet or {', '.join(sorted(dataset.renderers))}")
+    if form == "parquet" and not args.output:
+        raise CtxRobustError("--format parquet writes a binary file: give it with -o REPORT.parquet")
     from ctxrobust.evaluation.formats.convert import detect
 
-    input_format = args.input_format or detect(predictions)
+    if not several:
+        predictions = named[0]
+        input_format = args.input_format or detect(predictions)
+        if input_format == "native":
+            report = dataset.load("scorer")(release, predictions, options)
+            report.get("predictions", {})["input_format"] = "native"
+        else:
+            report = _converted_score(args, release, dataset, predictions, options, input_format)
+        return _write_report(report, form, dataset, args.output)
+    from ctxrobust.evaluation import submissions, tidy
+
+    strict = bool(getattr(options, "strict", False))
+    with tempfile.TemporaryDirectory(prefix="ctxrobust-converted-") as folder:
+        files = [_as_native(args, dataset, path, options, Path(folder) / str(k)) for k, path in enumerate(submissions.expand(named))]
+        report = submissions.score_submissions(release, dataset, files, options, strict, lambda line: print(line, file=sys.stderr))
+    if args.leaderboard:
+        board = submissions.leaderboard_csv(report) if args.leaderboard.lower().endswith(".csv") else submissions.leaderboard_markdown(report)
+        tidy.write_atomically(Path(args.leaderboard), board.encode("utf-8"))
+        print(f"wrote {args.leaderboard}", file=sys.stderr)
+    return _write_report(report, form, dataset, args.output)
+
+
+def _as_native(args, dataset: registry.Dataset, path: Path, options, folder: Path) -> Path:
+    """A submission in the dataset's native rows: a native file as it is, a runner's file converted
+    into `folder` under its own name (so the submission keeps its label)."""
+    from ctxrobust.evaluation.formats.convert import convert, detect, write_native
+
+    input_format = args.input_format or detect(path)
     if input_format == "native":
-        report = dataset.load("scorer")(release, predictions, options)
-        report.get("predictions", {})["input_format"] = "native"
-    else:
-        report = _converted_score(args, release, dataset, predictions, options, input_format)
+        return path
+    module = dataset.load("prompts")
+    aliases = module.item_aliases(options) if hasattr(module, "item_aliases") else {}
+    converted = convert(path, input_format, module.prediction, aliases)
+    print(f"{path}: read as {input_format} ({len(converted.rows)} response(s), {converted.failed} failed request(s))", file=sys.stderr)
+    folder.mkdir(parents=True, exist_ok=True)
+    native = folder / path.name
+    write_native(converted, native)
+    return native
+
+
+def _write_report(report: dict, form: str, dataset: registry.Dataset, output: str | None) -> int:
+    from ctxrobust.evaluation import tidy
+
+    if form == "parquet":
+        tidy.write_atomically(Path(output), tidy.parquet_bytes(report))
+        print(f"wrote {output}", file=sys.stderr)
+        return 0
     if form == "json":
         text = json.dumps(report, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n"
+    elif form == "csv":
+        text = tidy.csv_text(report)
     else:
-        text = dataset.load("render_" + form)(report)
-    if args.output:
-        Path(args.output).write_text(text, encoding="utf-8", newline="\n")
-        print(f"wrote {args.output}", file=sys.stderr)
+        from ctxrobust.evaluation.submissions import with_submissions
+
+        text = with_submissions(dataset.load("render_" + form)(report), report, form)
+    if output:
+        tidy.write_atomically(Path(output), text.encode("utf-8"))
+        print(f"wrote {output}", file=sys.stderr)
     else:
         sys.stdout.write(text)
     return 0  # under --strict, a file with any bad row was refused before scoring
@@ -376,17 +442,37 @@ def cmd_push(args) -> int:
     return push_release(Path(args.release), args.repo, dry_run=Path(args.dry_run) if args.dry_run else None)
 
 
+class BuildHelp(argparse.Action):
+    """`build DATASET --help`: the usual help, then the dataset's settings (from its builder's Config)."""
+
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, help=None):
+        super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        from ctxrobust.settings_help import describe_settings
+
+        parser.print_help()
+        names = [namespace.dataset] if getattr(namespace, "dataset", None) else registry.names()
+        for name in names:
+            print(f"\nsettings of {name} (--set KEY=VALUE; VALUE as JSON, or a plain string):")
+            print(describe_settings(registry.get(name).config_cls))
+        parser.exit()
+
+
 def parser() -> argparse.ArgumentParser:
     top = argparse.ArgumentParser(prog="ctxrobust", description="Build, validate, publish and score context-robustness datasets.")
+    top.add_argument("--version", action="version", version=f"ctxrobust {ctxrobust.__version__}", help="print the ctxrobust version and exit")
     sub = top.add_subparsers(dest="command", required=True)
 
-    p = sub.add_parser("build", help="build one dataset release")
-    p.add_argument("dataset", choices=registry.names())
+    p = sub.add_parser("build", help="build one dataset release", add_help=False)
+    p.add_argument("-h", "--help", action=BuildHelp, help="show this help and the settings of DATASET (of every dataset without one), then exit")
+    p.add_argument("dataset", choices=registry.names(), help="the dataset to build")
     p.add_argument("--version", required=True, help="the release version; names the folder and the Hub tag (e.g. 1.0.0)")
-    p.add_argument("--seed", type=int, help="the build seed (default: the builder's)")
-    p.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a build configuration field (VALUE as JSON, or a plain string)")
+    p.add_argument("--seed", type=int, help="the build seed, recorded in the manifest (default: the builder's, 0)")
+    p.add_argument("--set", action="append", metavar="KEY=VALUE",
+                   help="override a build setting (VALUE as JSON, or a plain string); `ctxrobust build DATASET --help` lists the settings")
     p.add_argument("--out", default="releases", help="the releases folder (default: releases)")
-    p.add_argument("--mirror", help="a source mirror folder (default: $SOURCES_MIRROR)")
+    p.add_argument("--mirror", help=MIRROR_HELP)
     p.add_argument("-v", "--verbose", action="store_true", help="list every missing or mismatching source file")
     p.set_defaults(func=cmd_build)
 
@@ -394,23 +480,23 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--version", required=True, help="the release version (e.g. 1.0.0)")
     p.add_argument("--datasets", nargs="+", help=f"dataset names, space or comma separated (default: all of {', '.join(registry.names())})")
     p.add_argument("--out", default="releases", help="the releases folder (default: releases)")
-    p.add_argument("--mirror", help="a source mirror folder (default: $SOURCES_MIRROR)")
+    p.add_argument("--mirror", help=MIRROR_HELP)
     p.add_argument("-v", "--verbose", action="store_true", help="list every missing or mismatching source file")
     p.set_defaults(func=cmd_release)
 
     p = sub.add_parser("sources", help="fill the source cache, verifying every sha256 against the lock")
     p.add_argument("names", nargs="*", help="snapshot names (default: all in the lock)")
-    p.add_argument("--mirror", help="a source mirror folder (default: $SOURCES_MIRROR)")
+    p.add_argument("--mirror", help=MIRROR_HELP)
     p.add_argument("-v", "--verbose", action="store_true", help="list every missing or mismatching source file")
     p.set_defaults(func=cmd_sources)
 
     p = sub.add_parser("validate", help="check every release under PATH")
-    p.add_argument("path")
-    p.add_argument("--mirror")
+    p.add_argument("path", help="a release folder, a folder of releases (e.g. releases/), or hf://datasets/ORG/NAME@vX.Y.Z")
+    p.add_argument("--mirror", help=MIRROR_HELP)
     p.set_defaults(func=cmd_validate)
 
     p = sub.add_parser("prompts", help="write the exact model inputs of a release as JSONL")
-    p.add_argument("release", help="a release folder")
+    p.add_argument("release", help=RELEASE_HELP)
     _add_option_flags(p, "prompts")
     p.add_argument("-o", "--output", help="the JSONL file to write (default: standard output)")
     p.add_argument("--format", choices=["chat", "openai-batch"], default="chat",
@@ -419,7 +505,7 @@ def parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_prompts)
 
     p = sub.add_parser("run", help="send a release's requests to an OpenAI-compatible endpoint and write predictions")
-    p.add_argument("release", help="a release folder")
+    p.add_argument("release", help=RELEASE_HELP)
     p.add_argument("--base-url", required=True, help="the endpoint, e.g. http://localhost:8000/v1 (vLLM, SGLang, llama.cpp, OpenAI)")
     _add_option_flags(p, "prompts")
     _add_sampling_flags(p)
@@ -432,19 +518,23 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--cache", help="the resumable cache file (default: beside -o, .cache.jsonl)")
     p.set_defaults(func=cmd_run)
 
-    p = sub.add_parser("score", help="score a predictions file against a release")
-    p.add_argument("release", help="a release folder")
-    p.add_argument("predictions", help="a predictions JSON Lines file")
+    p = sub.add_parser("score", help="score predictions files (one, several, or a folder of submissions) against a release")
+    p.add_argument("release", help=RELEASE_HELP)
+    p.add_argument("predictions", nargs="+", metavar="PREDICTIONS",
+                   help="a predictions JSON Lines file; several files or a folder of them are scored together as submissions "
+                        "(the same bootstrap draws for all, differences between models, a leaderboard; --strict refuses each broken file alone)")
+    p.add_argument("--leaderboard", metavar="FILE", help="with several submissions: also write the leaderboard as FILE (.md or .csv)")
     p.add_argument("-o", "--output", help="the report file to write (default: standard output)")
-    p.add_argument("--format", choices=["json", "md", "html"], help="default: from the -o file's suffix (.md, .html), else json")
+    p.add_argument("--format", choices=["json", "md", "html", "csv", "parquet"],
+                   help="json (every figure named), md, html, or csv / parquet (one tidy row per figure); default: from the -o file's suffix, else json")
     _add_option_flags(p, "score")
     p.add_argument("--input-format", dest="input_format", choices=["native", "openai-batch", "vllm-batch", "lm-eval", "inspect"],
                    help="the predictions file's format (default: detected and named in the report)")
     p.set_defaults(func=cmd_score)
 
     p = sub.add_parser("push", help="upload a release to the Hugging Face Hub")
-    p.add_argument("release")
-    p.add_argument("--repo", required=True, help="ORG/NAME")
+    p.add_argument("release", help="a release folder")
+    p.add_argument("--repo", required=True, help="the Hub dataset repository, ORG/NAME (created if absent)")
     p.add_argument("--dry-run", dest="dry_run", metavar="DIR", help="write the folder that would be uploaded, upload nothing")
     p.set_defaults(func=cmd_push)
     return top

@@ -40,6 +40,7 @@ class Dataset:
     schema_package: str = "ctxrobust.schemas"  # where its `<stem>.schema.json` files are
     sources: tuple[str, ...] = ()  # lock-name prefixes of the snapshots its builder may read
     code: tuple[str, ...] = field(default=())  # packages beyond the builder's whose files shape its bytes
+    leaderboard: str = ""  # a dict: "headline" [(metric, "higher"|"lower")], "invalid" [metric], "differences" "module:attr" or None
 
     def load(self, part: str) -> Any:
         """The object a part names, imported on first use."""
@@ -97,6 +98,7 @@ register(Dataset(
     score_options="ctxrobust.evaluation.gsm_ic.options:ScoreOptions",
     renderers={"md": "ctxrobust.evaluation.gsm_ic.render:render_markdown", "html": "ctxrobust.evaluation.gsm_ic.render:render_html"},
     card="ctxrobust.builders.gsm_ic:card.json",
+    leaderboard="ctxrobust.evaluation.gsm_ic.units:LEADERBOARD",
     schemas=("gsm-ic.base", "gsm-ic.variant", "gsm-ic.gsm-ic-4k", "predictions.gsm-ic"),
     sources=("gsm_ic/", "gsm8k/"),
 ))
@@ -110,6 +112,7 @@ register(Dataset(
     score_options="ctxrobust.evaluation.misleadqa.options:ScoreOptions",
     renderers={"md": "ctxrobust.evaluation.misleadqa.render:render_markdown", "html": "ctxrobust.evaluation.misleadqa.render:render_html"},
     card="ctxrobust.builders.misleadqa:card.json",
+    leaderboard="ctxrobust.evaluation.misleadqa.units:LEADERBOARD",
     schemas=("misleadqa.item", "misleadqa.exclusion", "misleadqa.audit", "predictions.misleadqa"),
     sources=("fred/", "situatedqa/"),
 ))
@@ -123,6 +126,7 @@ register(Dataset(
     score_options="ctxrobust.evaluation.pseudowords.options:ScoreOptions",
     renderers={"md": "ctxrobust.evaluation.pseudowords.render:render_markdown", "html": "ctxrobust.evaluation.pseudowords.render:render_html"},
     card="ctxrobust.builders.pseudowords:card.json",
+    leaderboard="ctxrobust.evaluation.pseudowords.units:LEADERBOARD",
     schemas=("pseudowords.vocabulary", "pseudowords.contexts", "predictions.pseudowords"),
 ))
 

@@ -87,3 +87,34 @@ def html_page(title: str, sections: Iterable[tuple[str, str]]) -> str:
     )
     body = "".join(f"<h2>{html.escape(h)}</h2>{inner}" for h, inner in sections)
     return f"<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>{html.escape(title)}</title><style>{style}</style></head><body><h1>{html.escape(title)}</h1>{body}</body></html>\n"
+
+
+# units of figures: every report carries `units`, metric name -> one of these
+FRACTION = "fraction"  # a share or rate in [0, 1]
+DIFFERENCE = "difference of fractions"  # in [-1, 1]
+RATIO = "ratio"
+COUNT = "count"
+INDICATOR = "indicator"  # 0 or 1
+CORRELATION = "correlation"
+INDEX = "Jaccard index"
+
+
+def figure_names(node: Any) -> set[str]:
+    """Every key, anywhere in the report, whose value is a figure {"estimate", "ci", "n"}."""
+    names: set[str] = set()
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if isinstance(value, dict) and {"estimate", "ci", "n"} <= set(value):
+                names.add(str(key))
+            else:
+                names |= figure_names(value)
+    elif isinstance(node, list):
+        for value in node:
+            names |= figure_names(value)
+    return names
+
+
+def with_units(report: dict, unit_of) -> dict:
+    """Add `units` (metric name -> unit, by the dataset's `unit_of(name)`) for every figure of the report."""
+    report["units"] = {name: unit_of(name) for name in sorted(figure_names(report))}
+    return report

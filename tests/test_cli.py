@@ -107,9 +107,11 @@ def test_zero_is_an_option_value_not_an_absent_option(release, predictions, tmp_
     assert parameters["replicates"] == 0 and parameters["seed"] == 0
 
 
-def test_a_folder_given_as_predictions_is_named(release, tmp_path, capsys):
-    assert cli.main(["score", str(release), str(tmp_path)]) == 2
-    assert f"error: {tmp_path}: is a folder; give the predictions JSON Lines file" in capsys.readouterr().err
+def test_a_folder_without_predictions_files_is_named(release, tmp_path, capsys):
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert cli.main(["score", str(release), str(empty)]) == 2
+    assert f"error: {empty}: a folder with no predictions file (*.jsonl) in it" in capsys.readouterr().err
 
 
 def test_predictions_with_nothing_to_compare_are_refused(release, tmp_path, capsys):

@@ -192,7 +192,7 @@ def test_summary_is_the_mean_over_models(mini_report):
 
 
 def test_report_shape_and_intervals(mini_report, mini):
-    assert set(mini_report) == {"dataset", "release", "predictions", "parameters", "models", "summary"}
+    assert set(mini_report) == {"dataset", "release", "predictions", "parameters", "models", "summary", "units"}
     assert mini_report["dataset"] == "gsm-ic"
     assert mini_report["release"] == {"version": "0.0.1", "manifest_sha256": mini.manifest_sha256()}
     block = mini_report["predictions"]
@@ -538,7 +538,7 @@ def test_markdown_lays_out_tables_2_3_and_4(mini_report):
 def test_html_is_self_contained_with_plots(mini_report):
     page = render_html(mini_report)
     assert page.startswith("<!DOCTYPE html>")
-    assert page.count("data:image/png;base64,") == 2  # GSM-IC-4K and all variants
+    assert page.count("data:image/png;base64,") == 3  # GSM-IC-4K, all variants and the intervals by model
     assert "<table>" in page and "src=\"http" not in page
     assert render_html(mini_report) == page  # deterministic bytes
 

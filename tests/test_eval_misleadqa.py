@@ -173,7 +173,8 @@ def test_point_estimates_by_hand(mini):
     assert (est(m2, "LR.S"), est(m2, "LR.F"), est(m2, "gold.S")) == (1, 1, 0)
     assert (est(m2, "RLR.S"), est(m2, "RLR.F")) == (0.5, 1)
     assert (est(m2, "reduction.S"), est(m2, "reduction.F"), est(m2, "order_effect.S"), est(m2, "order_effect.F")) == (0.5, 0, 1, 0)
-    assert (est(m2, "responses.invalid"), est(m2, "responses.missing_original"), est(m2, "responses.rows")) == (2, 1, 47)
+    assert (est(m2, "responses.invalid.count"), est(m2, "responses.missing_original"), est(m2, "responses.rows")) == (2, 1, 47)
+    assert est(m2, "responses.invalid.rate") == pytest.approx(2 / 47)
 
     # means over the two models, equal weight
     assert est(s, "LR.S") == pytest.approx((2 / 5 + 1) / 2) and s["LR.S"]["n"] == 2
@@ -537,7 +538,7 @@ def test_clean_file_passes_strict_and_reports_are_byte_identical(mini, tmp_path)
         outputs.append(out.read_bytes())
     assert outputs[0] == outputs[1]
     report = json.loads(outputs[0])
-    assert set(report) == {"dataset", "release", "parameters", "predictions", "models", "summary"}
+    assert set(report) == {"dataset", "release", "parameters", "predictions", "models", "summary", "units"}
     assert report["parameters"]["replicates"] == 300 and report["parameters"]["seed"] == 2027
     assert set(report["release"]) == {"version", "manifest_sha256"} and set(report["summary"]) == {"metrics"}
     for block in [report["summary"]] + list(report["models"].values()):
@@ -554,7 +555,7 @@ def test_markdown_and_html_reports(mini, tmp_path):
     assert "Table 2: main results" in md and "Table 14: outcome distributions" in md
     table2 = md.split("## Table 2")[1].split("## ")[0]
     header = next(line for line in table2.splitlines() if line.startswith("| Model"))
-    assert header.count(" | ") == 9  # ten columns: the bars of |B_m| are escaped
+    assert header.count(" | ") == 10  # eleven columns: the bars of |B_m| are escaped
     assert "| m1 | 5 | 4 | 20.00 | 40.00 | 80.00 | 40.00 | 12.50 | 62.50 | 50.00 |" in md
     assert "| Mean |  |  | 10.00 | 70.00 | 90.00 | 20.00 | 31.25 | 81.25 | 50.00 |" in md
     assert "| B_m | S alone |" in md and "Table 21" in md and "Table 17" in md

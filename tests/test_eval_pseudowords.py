@@ -380,7 +380,7 @@ def test_markdown_and_html(release, tmp_path):
     assert "| Model | AVG | Δ | INS ↓ | WTD ↓ |" in text
     assert "| model-0 |" in text and "mean Pearson r" in text and "Spearman-Brown" in text
     page = pseudowords_render.render_html(report)
-    assert page.count("data:image/png;base64,") == 2  # Figure 2 tail plot and Figure 3 heat map
+    assert page.count("data:image/png;base64,") == 3  # intervals by model, Figure 2 tail plot and Figure 3 heat map
     assert "<table>" in page
 
 
@@ -444,7 +444,7 @@ def test_a_model_on_two_context_groups_is_not_paired_with_itself(release, tmp_pa
     assert "## Model specificity" in text and "## Pearson r of per-example change, CHA 10000, binary trials" in text
     assert "## Context groups of one model" in text and "## Pearson r between context groups, m" in text
     page = pseudowords_render.render_html(report)
-    assert page.count("data:image/png;base64,") == 3  # tail plot, one cross-model heat map, one context-group heat map
+    assert page.count("data:image/png;base64,") == 4  # intervals by model, tail plot, one cross-model heat map, one context-group heat map
 
 
 def test_probability_score_models_are_paired_only_with_each_other(release, tmp_path):
@@ -472,7 +472,7 @@ def test_probability_score_models_are_paired_only_with_each_other(release, tmp_p
     assert report["context_pairs"]["by_model"] == {}
     text = pseudowords_render.render_markdown(report)
     assert "CHA 10000, probability scores" in text and "CHA 10000, binary trials" in text
-    assert pseudowords_render.render_html(report).count("data:image/png;base64,") == 3  # tail plot and one heat map per block
+    assert pseudowords_render.render_html(report).count("data:image/png;base64,") == 4  # intervals by model, tail plot and one heat map per block
 
 
 def test_cross_model_figures_of_a_group_do_not_depend_on_the_other_groups(release, tmp_path):

@@ -111,7 +111,7 @@ ALLOWED = {
     "builders": {"core", "sources", "schemas", "builders"},
     "validators": {"core", "sources", "schemas", "builders", "validators"},
     "evaluation": {"core", "schemas", "builders", "evaluation"},
-    "publish": {"core", "schemas", "publish"},
+    "publish": {"core", "schemas", "sources", "validators", "publish"},  # the card names the checks; downloads share the cache
 }
 # the core's top floor: the command line and the build pipeline drive the stages through their generic modules
 ORCHESTRATION = {"ctxrobust.cli", "ctxrobust.build"}

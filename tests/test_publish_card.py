@@ -2,12 +2,13 @@
 from __future__ import annotations
 
 import copy
-import dataclasses
 import json
 import re
 
 import pytest
 import yaml
+
+import dataclasses
 
 from ctxrobust import registry
 from ctxrobust.publish import card
@@ -39,8 +40,8 @@ def header_of(text: str) -> dict:
 def test_the_release_card_is_render_card_of_its_manifest(pseudowords_release):
     release = Release(pseudowords_release)
     text = (pseudowords_release / "README.md").read_text(encoding="utf-8")
-    assert text == render_card(release.manifest)
-    assert render_card(copy.deepcopy(release.manifest)) == text  # same manifest, same bytes
+    assert text == render_card(release.manifest, folder=pseudowords_release)
+    assert render_card(copy.deepcopy(release.manifest), folder=pseudowords_release) == text  # same manifest and files, same bytes
 
 
 def test_header_declares_one_config_per_parquet_file(pseudowords_release):
@@ -67,7 +68,7 @@ def test_body_has_counts_fields_checks_notes_limits_and_citation(pseudowords_rel
     assert "| `zipf` | Its English Zipf frequency" in text  # a field description
     for name in manifest["validators"]:
         assert f"| `{name}` | passed | 0 |" in text
-    assert f"{len(manifest['validators'])} of {len(manifest['validators'])} checks passed" in text
+    assert f"{len(manifest['validators'])} of the {len(manifest['validators'])} run when the release was frozen passed" in text
     assert f"`candidates_drawn`: {manifest['build_notes']['vocabulary']['candidates_drawn']}" in text
     assert "| `vocabulary_size` | `2000` |" in text
     assert "## Known limits" in text and "not meant to be naturalistic" in text
@@ -86,7 +87,7 @@ def test_failed_checks_sources_and_exclusions_are_shown(nested_release):
     manifest["build_notes"]["kinds_not_built"] = {"WEB": "no corpus"}
     text = render_card(manifest)
     assert "| `balance` | FAILED | 3 |" in text
-    assert "1 of 2 checks passed" in text
+    assert "1 of the 2 run when the release was frozen passed" in text
     assert "| `fred/STTMINWGNE.csv` | `" + "ab" * 32 + "` |" in text
     assert "public domain" in text
     assert "(build note `excluded`)" in text and "(build note `kinds_not_built`)" in text
@@ -139,14 +140,15 @@ def test_size_categories():
 
 
 def test_card_text_covers_every_dataset_and_its_configs():
-    text = card.card_text()
-    assert {d.name for d in registry.datasets()} >= set(EXPECTED_CONFIGS)
+    assert set(registry.names()) == set(EXPECTED_CONFIGS)
+    shared = card.card_text()
     for dataset, configs in EXPECTED_CONFIGS.items():
         described = card.dataset_text(dataset)
         assert set(described.configs) == configs
         assert described.default_config in configs
         assert described.limits and described.construction and described.description
-        assert all(text.licences[s.imposes] for s in text.sources if s.imposes)
+        assert described.licence in shared.licences
+    assert all(shared.licences[s.imposes] for s in shared.sources if s.imposes)
 
 
 def test_paper_citations_name_the_papers():
@@ -158,48 +160,63 @@ def test_paper_citations_name_the_papers():
         assert citation.bibtex.count("{") == citation.bibtex.count("}")
 
 
-def assert_card_text_refused(monkeypatch, dataset: str, edit, message: str) -> None:
-    """A dataset's card text changed by `edit` (a function of the parsed card.json) is refused with `message`."""
-    declared = registry.get(dataset)
-    data = copy.deepcopy(declared.card_text)
-    edit(data)
-    monkeypatch.setitem(registry._DATASETS, dataset, dataclasses.replace(declared, card=data))
-    with pytest.raises(CtxRobustError, match=message):
-        card.dataset_text(dataset)
-
-
-def test_unusable_card_text_is_one_clear_error(monkeypatch):
-    assert_card_text_refused(monkeypatch, "gsm-ic", lambda data: data.update(licence="wtfpl"), r"card text for gsm-ic: unknown licence wtfpl")
-    assert_card_text_refused(monkeypatch, "gsm-ic", lambda data: data.pop("summary"), r"unusable card text for gsm-ic \(summary: Field required\)")
-
-
-def test_the_shared_card_text_is_checked(tmp_path, monkeypatch):
-    broken = tmp_path / "card_text.json"
+def assert_card_text_refused(tmp_path, monkeypatch, edit, message: str) -> None:
+    """Card text changed by `edit` (a function of the parsed cards.json) is refused with `message`."""
+    broken = tmp_path / "cards.json"
     data = json.loads(card.CARD_TEXT.read_text(encoding="utf-8"))
-    data["licence_precedence"] = data["licence_precedence"][1:]
+    edit(data)
     broken.write_text(json.dumps(data), encoding="utf-8")
     monkeypatch.setattr(card, "CARD_TEXT", broken)
     card.card_text.cache_clear()
     try:
-        with pytest.raises(CtxRobustError, match=r"card_text\.json: unusable card text .*licence_precedence must list every licence"):
+        with pytest.raises(CtxRobustError, match=message):
             card.card_text()
     finally:
         card.card_text.cache_clear()
 
 
-def test_a_dataset_the_registry_does_not_know_gets_no_card(nested_release):
+def assert_dataset_text_refused(monkeypatch, dataset: str, edit, message: str) -> None:
+    """A dataset's card.json changed by `edit` (a function of the parsed text) is refused with `message`."""
+    declared = registry.get(dataset)
+    edited = copy.deepcopy(declared.card_text)
+    edit(edited)
+    replaced = dataclasses.replace(declared)
+    replaced.__dict__["card_text"] = edited  # the cached card text, as if read from the changed file
+    monkeypatch.setitem(registry._DATASETS, dataset, replaced)
+    with pytest.raises(CtxRobustError, match=message):
+        card.dataset_text(dataset)
+
+
+def test_unusable_card_text_is_one_clear_error(tmp_path, monkeypatch):
+    assert_dataset_text_refused(monkeypatch, "gsm-ic", lambda data: data.update(licence="wtfpl"),
+                                r"card\.json: card text for gsm-ic: unknown licence wtfpl; fix the file")
+    assert_dataset_text_refused(monkeypatch, "gsm-ic", lambda data: data.pop("summary"),
+                                r"card\.json: unusable card text for gsm-ic \(summary")
+    assert_card_text_refused(tmp_path, monkeypatch, lambda data: data["licence_precedence"].pop(),
+                             r"cards\.json: unusable card text .*licence_precedence must list every licence")
+
+
+def test_a_dataset_without_card_text_gets_a_bare_card_and_no_licence_claim(nested_release, monkeypatch):
+    monkeypatch.setitem(registry._DATASETS, "toy", dataclasses.replace(registry.get("pseudowords"), name="toy", card="", schemas=()))
     manifest = copy.deepcopy(Release(nested_release).manifest)
-    manifest["dataset"] = "nosuch"
-    with pytest.raises(CtxRobustError, match="unknown dataset 'nosuch'"):
-        render_card(manifest)
+    manifest["dataset"] = "toy"
+    text = render_card(manifest)
+    header = header_of(text)
+    assert header["license"] == "other" and header["pretty_name"] == "toy"
+    assert [c["config_name"] for c in header["configs"]] == ["audit_sample", "main"]  # condition is empty
+    assert "No licence is stated for this dataset" in text
+    assert "| `balance` | passed | 0 |" in text
+    citations = text[text.index("## Citation"):]
+    assert "@misc{usdol_fred," in citations and "MisleadQA" not in citations  # its FRED source is cited, nothing else
 
 
-def test_an_empty_file_is_declared_and_said_to_be_empty(nested_release):
+def test_an_empty_file_is_carried_but_not_declared_and_said_to_be_empty(nested_release):
+    """`datasets.load_dataset` cannot load an empty split, so no configuration is declared for one."""
     text = (nested_release / "README.md").read_text(encoding="utf-8")
-    assert {"config_name": "condition", "data_files": [{"split": "test", "path": "condition.parquet"}]} in header_of(text)["configs"]
-    assert "| `condition` | test | condition.parquet | 0 |" in text and "Empty in this build." in text
-    assert "`condition` has no rows in this build: its configuration is declared with its columns, and its `test` split is empty." in text
-    assert 'load_dataset(REPO, "condition", split="test", streaming=True)` gives its columns and no rows' in text
+    assert "condition" not in [c["config_name"] for c in header_of(text)["configs"]]
+    assert "| `condition` | test | condition.parquet | 0 |" in text and "Empty in this build: carried as files, not declared as a configuration." in text
+    assert "`condition` has no rows in this build: its files are carried with their columns, but it is not declared as a configuration." in text
+    assert "`condition` has no rows in this build, so it is not declared as a configuration" in text
     assert "### `condition`" in text  # its fields are listed like those of any configuration
 
 
@@ -272,7 +289,7 @@ def test_the_main_row_names_only_the_sources_the_build_used():
     assert row.endswith("| The main split: the items to evaluate, with option positions balanced within every source-scope group. "
                         "In this build: 400 items from FRED and 310 from SituatedQA; none from AmbigDocs. |")
     assert "AmbigDocs when" not in row and "SituatedQA and AmbigDocs" not in row
-    assert _row(text, "condition").endswith("Empty in this build. |")  # an empty configuration names no source
+    assert _row(text, "condition").endswith("Empty in this build: carried as files, not declared as a configuration. |")  # names no source
 
 
 def test_the_main_row_names_ambigdocs_when_it_gave_items():
@@ -294,6 +311,32 @@ def test_without_item_counts_the_row_names_the_sources_the_build_used(nested_rel
 
 
 def test_config_sources_must_be_sources_the_card_text_describes(monkeypatch):
-    assert_card_text_refused(monkeypatch, "misleadqa",
-                             lambda data: data["configs"]["main"]["sources"].update(wikipedia="Wikipedia"),
-                             r"card text for misleadqa: config main: source wikipedia is not one of `sources`")
+    assert_dataset_text_refused(monkeypatch, "misleadqa", lambda data: data["configs"]["main"]["sources"].update(wikipedia="Wikipedia"),
+                                r"card text for misleadqa: config main: source wikipedia is not one of `sources`")
+
+
+def test_the_card_reads_in_the_order_a_hub_visitor_needs(pseudowords_release, tmp_path, capsys):
+    """Summary, loading, one example row per configuration and how to evaluate come first; the check count is the
+    one `validate` runs; build settings and notes come after the checks, limits and licence."""
+    from ctxrobust.cli import main
+    from ctxrobust.canonical import iter_jsonl
+
+    manifest = Release(pseudowords_release).manifest
+    text = (pseudowords_release / "README.md").read_text(encoding="utf-8")
+    order = ["## Loading", "## Configurations", "## Example rows", "## Evaluating a model", "## About the data", "## Fields",
+             "## Validation", "## Licence", "## Known limits", "## How it was built", "### Build notes"]
+    positions = [text.index(heading) for heading in order]
+    assert positions == sorted(positions)
+    for entry in manifest["parquet"]:
+        _, first = next(iter_jsonl(pseudowords_release / entry["from"]))
+        assert f'"id": "{first["id"]}"' in text.split("## Example rows", 1)[1].split("## Evaluating", 1)[0]
+    assert "pip install ctxrobust" in text
+    assert "ctxrobust prompts hf://datasets/ORG/NAME@v0.0.1 --benchmark BENCHMARK -o requests.jsonl" in text
+    assert "ctxrobust score hf://datasets/ORG/NAME@v0.0.1 predictions.jsonl" in text
+    assert main(["validate", str(pseudowords_release)]) == 0
+    ran = int(re.search(r"pseudowords 0\.0\.1: (\d+) checks, ok", capsys.readouterr().out).group(1))
+    assert f"`ctxrobust validate` runs {ran} checks on this release" in text
+    assert "the JSON Lines files this repository does not carry" not in text
+    staged = render_card(manifest, repo="my-org/pw", folder=pseudowords_release)
+    assert 'load_dataset("my-org/pw", "contexts", split="test", revision="v0.0.1")' in staged and "ORG/NAME" not in staged
+    assert "ctxrobust validate hf://datasets/my-org/pw@v0.0.1" in staged

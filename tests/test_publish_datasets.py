@@ -98,19 +98,19 @@ def test_the_card_header_declares_every_staged_parquet_file_and_the_licence(stag
         assert f"    path: {name}\n" in card
 
 
-def test_an_empty_file_is_a_configuration_with_its_columns_and_no_rows(nested_release, tmp_path):
-    """datasets 5.2 streams an empty split but refuses to materialise it; the card says both."""
+def test_an_empty_file_is_carried_but_no_configuration_load_dataset_cannot_load(nested_release, tmp_path):
+    """datasets refuses to materialise an empty split ("corresponds to no data"), so an empty file is published
+    as files with their columns but not declared as a configuration; every declared one loads."""
     folder = tmp_path / "staged"
     stage(Release(nested_release), "my-org/mq", folder, "https://huggingface.co")
-    streamed = datasets.load_dataset(str(folder), "condition", split="test", streaming=True)
-    assert list(streamed) == []
-    assert list(streamed.features) == pq.read_schema(folder / "main.parquet").names
-    assert streamed.features == datasets.load_dataset(str(folder), "main", split="test", cache_dir=str(tmp_path / "c")).features
-    with pytest.raises(ValueError, match="corresponds to no data"):
-        datasets.load_dataset(str(folder), "condition", split="test", cache_dir=str(tmp_path / "c"))
+    declared = datasets.get_dataset_config_names(str(folder))
+    assert sorted(declared) == ["audit_sample", "main"]
+    for config in declared:
+        assert datasets.load_dataset(str(folder), config, split="test", cache_dir=str(tmp_path / "c")).num_rows > 0
+    assert pq.read_schema(folder / "condition.parquet").names == pq.read_schema(folder / "main.parquet").names
+    assert pq.read_metadata(folder / "condition.parquet").num_rows == 0 and (folder / "condition.jsonl").exists()
     card = (folder / "README.md").read_text(encoding="utf-8")
-    assert 'load_dataset(REPO, "condition", split="test", streaming=True)` gives its columns and no rows' in card
-    assert "`condition` has no rows in this build" in card
+    assert "`condition` has no rows in this build, so it is not declared as a configuration" in card
     assert list(mlc.Dataset(jsonld=str(folder / "croissant.json")).records("condition")) == []
 
 

@@ -46,13 +46,14 @@ def test_dry_run_writes_exactly_the_folder_to_upload(pseudowords_release, tmp_pa
     assert main(["push", str(pseudowords_release), "--repo", "my-org/pseudowords", "--dry-run", str(out)]) == 0
     assert sorted(p.name for p in out.iterdir()) == STAGED
     for name in STAGED:
-        if name != "croissant.json":  # the release's own bytes
+        if name not in ("croissant.json", "README.md", "SHA256SUMS"):  # the release's own bytes
             assert (out / name).read_bytes() == (pseudowords_release / name).read_bytes()
+    card = (out / "README.md").read_text(encoding="utf-8")
+    assert 'load_dataset("my-org/pseudowords", "contexts", split="test", revision="v0.0.1")' in card and "ORG/NAME" not in card
     sums = dict(reversed(line.split("  ", 1)) for line in (out / "SHA256SUMS").read_text().splitlines())
-    for name in STAGED:
-        if name not in ("SHA256SUMS", "croissant.json"):
-            assert sums[name] == sha256_file(out / name)
-    assert set(sums) <= set(STAGED)  # `sha256sum -c SHA256SUMS` checks every file it lists
+    assert set(sums) == set(STAGED) - {"SHA256SUMS"}  # every published file, croissant.json and the card included
+    for name in sums:
+        assert sums[name] == sha256_file(out / name)
     assert "nothing uploaded" in capsys.readouterr().out
 
 
@@ -230,10 +231,12 @@ def test_existing_repository_is_used_not_recreated(hub, pseudowords_release):
     assert "v0.0.1" in hub.hub.repo("dataset", "my-org/existing").tags
 
 
-def test_remote_comparison_uses_git_blob_ids(hub, pseudowords_release):
+def test_remote_comparison_uses_git_blob_ids(hub, pseudowords_release, tmp_path):
     assert push_release(pseudowords_release, "my-org/pw", None) == 0
     files = files_at(hub, "my-org/pw", "v0.0.1")
-    assert git_blob_oid(files["README.md"]) == git_blob_oid((pseudowords_release / "README.md").read_bytes())
+    staged = tmp_path / "staged"
+    stage(Release(pseudowords_release), "my-org/pw", staged, hub.url)
+    assert git_blob_oid(files["README.md"]) == git_blob_oid((staged / "README.md").read_bytes())
 
 
 def test_a_wrong_token_is_one_clear_line(hub, pseudowords_release, monkeypatch):

@@ -95,7 +95,7 @@ def test_a_dataset_defined_only_in_the_tests_goes_through_the_command_line(toy, 
     assert cli.main(["score", str(release), str(predictions), "-o", str(report)]) == 0
     assert "| m | 0.60 |" in report.read_text()
     assert cli.main(["score", str(release), str(predictions), "--format", "html"]) == 2
-    assert "--format html: toy reports render as json or md" in capsys.readouterr().err
+    assert "--format html: toy reports render as json, csv, parquet or md" in capsys.readouterr().err
 
 
 def test_a_damaged_toy_release_fails_its_own_check(toy, tmp_path, capsys):

@@ -7,6 +7,8 @@ from ctxrobust.canonical import sha256_file
 from ctxrobust.validators.checks import Failure, check
 
 SUMS = "SHA256SUMS"
+FROZEN_ONLY = ("hashes", "location")  # checks of the frozen folder: a build runs every other check before it hashes
+HUB_MANAGED = {".gitattributes"}  # the Hub writes it into every repository: a download has it, no release lists it
 
 
 def _read_sums(release) -> tuple[dict[str, str], list[Failure]]:
@@ -27,7 +29,7 @@ def _read_sums(release) -> tuple[dict[str, str], list[Failure]]:
 def hashes_match(release) -> Iterable[Failure]:
     sums, problems = _read_sums(release)
     yield from problems
-    present = {p.name for p in release.path.iterdir() if p.is_file() and p.name != SUMS}
+    present = {p.name for p in release.path.iterdir() if p.is_file() and p.name != SUMS and p.name not in HUB_MANAGED}
     for name in sorted(present - set(sums)):
         yield Failure(name, None, f"file is not listed in {SUMS}")
     entries = release.manifest.get("files", []) + release.manifest.get("parquet", [])
@@ -60,8 +62,13 @@ def hashes_match(release) -> Iterable[Failure]:
 
 @check("*", "location")
 def folder_matches_manifest(release) -> Iterable[Failure]:
-    """A release lives in <dataset>/<version>/ as its manifest names them."""
+    """A release in a releases tree (a folder inside one named after a dataset) lives in <dataset>/<version>/ as
+    its manifest names them; a folder elsewhere (a Hub download, a copy) may have any name."""
+    from ctxrobust import registry
+
     where = (release.path.parent.name, release.path.name)
+    if where[0] not in registry.names() and where[0] != release.dataset:
+        return
     if where != (release.dataset, release.version):
         yield Failure("manifest.json", None, f"the folder {where[0]}/{where[1]} holds {release.dataset} {release.version} by its manifest; move it to {release.dataset}/{release.version}/")
 

@@ -132,9 +132,18 @@ def card_text() -> CardText:
         raise CtxRobustError(f"{CARD_TEXT}: unusable card text ({str(exc).splitlines()[0]}); fix the file") from None
 
 
+def bare_text(dataset: str) -> DatasetText:
+    """The card text of a dataset whose registry entry names none: its name, no licence claim, no descriptions."""
+    return DatasetText(pretty_name=dataset, summary=f"The `{dataset}` dataset (no card text is recorded for it).", description=[],
+                       construction=[], task_categories=[], task_ids=[], tags=[], language=[], default_config="", licence=UNSTATED,
+                       licence_note="", primary_citation=None, citations=[], configs={}, limits=[])
+
+
 def dataset_text(dataset: str) -> DatasetText:
     """The card text a dataset's registry entry names (descriptions, fields, licence, limits)."""
     declared = registry.get(dataset)
+    if not declared.card:
+        return bare_text(dataset)
     try:
         text = DatasetText.model_validate(declared.card_text)
         card_text().check(text)
@@ -163,10 +172,13 @@ def config_fields(text: DatasetText, name: str) -> dict[str, str]:
 
 
 def hub_configs(manifest: Manifest) -> list[dict]:
-    """The `configs` entries of the YAML header: one per Parquet file, a single `test` split each."""
+    """The `configs` entries of the YAML header: one per Parquet file with rows, a single `test` split each.
+    An empty file is carried but not declared: `datasets.load_dataset` refuses a split with no data."""
     default = dataset_text(manifest.dataset).default_config
     configs = []
     for entry in manifest.published:
+        if entry.rows == 0:
+            continue
         config: dict[str, Any] = {"config_name": entry.config, "data_files": [{"split": SPLIT, "path": entry.name}]}
         if entry.config == default:
             config["default"] = True
@@ -298,12 +310,21 @@ def known_limits(manifest: Manifest, text: DatasetText) -> list[str]:
     """The dataset's standing limits, those its build settings imply, empty splits, and what the build notes say was left out."""
     limits = list(text.limits)
     limits += [s.text for s in text.setting_limits if s.setting in manifest.config and manifest.config[s.setting] == s.equals]
-    limits += [f"`{name}` has no rows in this build: its configuration is declared with its columns, and its `{SPLIT}` split is empty." for name in _empty_configs(manifest)]
+    limits += [f"`{name}` has no rows in this build: its files are carried with their columns, but it is not declared as a configuration." for name in _empty_configs(manifest)]
     return limits + _noted_exclusions(manifest.build_notes)
 
 
-def _overview(manifest: Manifest, text: DatasetText, licence: Licence) -> list[str]:
-    names = [entry.config for entry in manifest.published]
+PLACEHOLDER_REPO = "ORG/NAME"
+EXAMPLE_TEXT_LIMIT = 160  # characters of a string value shown in an example row
+EXAMPLE_LIST_LIMIT = 4  # items of a list value shown in an example row
+
+
+def _repo_name(repo: Optional[str]) -> str:
+    return repo or PLACEHOLDER_REPO
+
+
+def _overview(manifest: Manifest, text: DatasetText, licence: Licence, repo: Optional[str]) -> list[str]:
+    names = [entry.config for entry in manifest.published if entry.rows]
     out = [f"# {text.pretty_name}", "", text.summary, ""]
     out += _table(["", ""], [
         ["dataset", f"`{manifest.dataset}`"],
@@ -321,16 +342,97 @@ def _overview(manifest: Manifest, text: DatasetText, licence: Licence) -> list[s
         "```python",
         "from datasets import load_dataset",
         "",
-        f'data = load_dataset(REPO, "{example}", split="{SPLIT}", revision="v{manifest.version}")',
+        f'data = load_dataset("{_repo_name(repo)}", "{example}", split="{SPLIT}", revision="v{manifest.version}")',
         "```",
         "",
-        f"`REPO` is the Hub id of this repository. Every configuration has one split, `{SPLIT}`; the tag `v{manifest.version}` pins exactly these files. "
+    ]
+    if repo is None:
+        out += [f"`{PLACEHOLDER_REPO}` stands for the Hub repository this release is pushed to (`ctxrobust push --repo ORG/NAME`).", ""]
+    out += [
+        f"Every configuration has one split, `{SPLIT}`; the tag `v{manifest.version}` pins exactly these files. "
         "`croissant.json` describes every file and field in Croissant 1.1 (`mlcroissant` reads it).",
     ]
     for name in _empty_configs(manifest):
-        out += ["", f"`{name}` is empty in this build. `load_dataset(REPO, \"{name}\", split=\"{SPLIT}\", streaming=True)` gives its columns and no rows; "
-                "without `streaming=True`, `datasets` (5.2) refuses an empty split (\"corresponds to no data\")."]
-    out += ["", "## About the data", ""]
+        out += ["", f"`{name}` has no rows in this build, so it is not declared as a configuration (`datasets` cannot load an empty split); "
+                f"its files (`{name}.parquet`, `{name}.jsonl`) are carried with their columns."]
+    return out + [""]
+
+
+def _shortened(value: Any) -> Any:
+    """An example value small enough to read: long strings cut, long lists cut, nested values likewise."""
+    if isinstance(value, str) and len(value) > EXAMPLE_TEXT_LIMIT:
+        return value[:EXAMPLE_TEXT_LIMIT] + f"… ({len(value):,} characters)"
+    if isinstance(value, list):
+        shown = [_shortened(v) for v in value[:EXAMPLE_LIST_LIMIT]]
+        return shown + ([f"… ({len(value):,} items)"] if len(value) > EXAMPLE_LIST_LIMIT else [])
+    if isinstance(value, dict):
+        return {k: _shortened(v) for k, v in value.items()}
+    return value
+
+
+def _first_row(folder: Optional[Path], name: str) -> Optional[dict]:
+    if folder is None or not (Path(folder) / name).is_file():
+        return None
+    with open(Path(folder) / name, encoding="utf-8") as handle:
+        line = handle.readline()
+    return json.loads(line) if line.strip() else None
+
+
+EXAMPLE_OPEN_LINES = 40  # an example row longer than this is folded (<details>)
+
+
+def _examples(manifest: Manifest, text: DatasetText, folder: Optional[Path]) -> list[str]:
+    """One example row per configuration, from the JSON Lines file it copies (its first, by id); the default
+    configuration first, long rows folded."""
+    out = []
+    entries = sorted(manifest.published, key=lambda e: (e.config != text.default_config, e.config))
+    for entry in entries:
+        row = _first_row(folder, entry.copy_of) if entry.rows else None
+        if row is None:
+            continue
+        shown = json.dumps(_shortened(row), indent=2, sort_keys=True, ensure_ascii=False)
+        title = f"`{entry.config}` ({entry.rows:,} rows), its first row (long texts and lists shortened)"
+        block = ["```json", shown, "```", ""]
+        if shown.count("\n") >= EXAMPLE_OPEN_LINES:
+            out += [f"<details><summary>{title}</summary>", "", *block, "</details>", ""]
+        else:
+            out += [f"{title}:", "", *block]
+    return (["## Example rows", ""] + out) if out else []
+
+
+def _evaluating(manifest: Manifest, repo: Optional[str]) -> list[str]:
+    """How to install ctxrobust and evaluate a model: prompts, any runner, score (flags from the dataset's own models)."""
+    from ctxrobust.schemas import load_schema
+
+    declared = registry.get(manifest.dataset)
+    try:
+        prompt_model = declared.load("prompt_options")
+        needed = [f" --{name.replace('_', '-')} {name.upper()}" for name, info in prompt_model.model_fields.items() if info.is_required()]
+    except CtxRobustError:
+        needed = []
+    release = f"hf://datasets/{_repo_name(repo)}@v{manifest.version}"
+    out = ["## Evaluating a model", "", "```sh",
+           "pip install ctxrobust                       # Python 3.10+; or `pip install -e .` in a ctxrobust checkout",
+           f"ctxrobust prompts {release}{''.join(needed)} -o requests.jsonl",
+           "# run requests.jsonl through any model (an OpenAI-compatible endpoint, vLLM, ...): one predictions row per response",
+           f"ctxrobust score {release} predictions.jsonl -o report.md   # or report.json, report.csv, report.html",
+           "```", ""]
+    schema_name = next((name for name in declared.schemas if name.startswith("predictions.")), None)
+    if schema_name:
+        try:
+            schema = load_schema(schema_name)
+        except Exception:  # a card is still written without the schema's summary
+            schema = {}
+        required = schema.get("required") or sorted({field for option in schema.get("oneOf", []) for field in option.get("required", [])})
+        if required:
+            out += [f"A predictions row is a JSON object with {', '.join(f'`{f}`' for f in required)} "
+                    f"(JSON Schema `schemas/{schema_name}.schema.json` in ctxrobust); `ctxrobust score` lists every bad row "
+                    "by line and scores the rest (`--strict` refuses the file).", ""]
+    return out
+
+
+def _about(text: DatasetText) -> list[str]:
+    out = ["## About the data", ""]
     for paragraph in text.description:
         out += [paragraph, ""]
     return out
@@ -387,20 +489,24 @@ def _sources_sentence(manifest: Manifest, described: ConfigText) -> str:
     return f" In this build: {_joined(parts)}" + (f"; none from {_joined(unused, 'or')}." if unused else ".")
 
 
-def _configurations(manifest: Manifest, text: DatasetText) -> list[str]:
+def _configurations(manifest: Manifest, text: DatasetText, folder: Optional[Path] = None) -> list[str]:
     rows = []
     for entry in manifest.published:
         described = text.configs.get(entry.config)
         contents = described.description if described else "no description recorded"
         if entry.rows == 0:
-            contents += " Empty in this build."
+            contents += " Empty in this build: carried as files, not declared as a configuration."
         elif described is not None:
             contents += _sources_sentence(manifest, described)
         rows.append([f"`{entry.config}`", SPLIT, entry.name, f"{entry.rows:,}", f"`{entry.sha256}`", contents])
     out = ["## Configurations", ""]
     out += _table(["configuration", "split", "file", "rows", "sha256", "contents"], rows, ["---", "---", "---", "---:", "---", "---"])
     out += ["", "Each Parquet file is a copy of the release's canonical JSON Lines file of the same name (`.jsonl`), row for row, sorted by `id`.", ""]
-    out += ["## Fields", ""]
+    return out + _examples(manifest, text, folder)
+
+
+def _fields(manifest: Manifest, text: DatasetText) -> list[str]:
+    out = ["## Fields", ""]
     schemas = {f.name: f.schema_name for f in manifest.files}
     for entry in manifest.published:
         fields = config_fields(text, entry.config)
@@ -445,10 +551,30 @@ def _construction(manifest: Manifest, text: DatasetText) -> list[str]:
 
 
 def _validation(manifest: Manifest) -> list[str]:
+    """The checks `validate` runs on this release: those recorded when it was frozen, then those of the frozen folder."""
+    from ctxrobust.validators.checks import checks_for
+    from ctxrobust.validators.integrity import FROZEN_ONLY
+
     checks = manifest.validators
+    try:
+        runs = list(checks_for(manifest.dataset))
+    except CtxRobustError:
+        runs = []
+    names = list(dict.fromkeys([*runs, *sorted(checks)]))
     passed = sum(1 for r in checks.values() if r.passed)
-    out = ["## Validation", "", f"{passed} of {len(checks)} checks passed when the release was frozen (`ctxrobust validate` reruns them and recomputes every hash).", ""]
-    out += _table(["check", "result", "failures"], [[f"`{k}`", "passed" if r.passed else "FAILED", r.failures] for k, r in sorted(checks.items())], ["---", "---", "---:"])
+    frozen = [name for name in names if name in FROZEN_ONLY and name not in checks]
+    out = ["## Validation", "", f"`ctxrobust validate` runs {len(names)} checks on this release: {passed} of the {len(checks)} run when the "
+           f"release was frozen passed" + (f", and {' and '.join(f'`{n}`' for n in frozen)} check the frozen folder itself "
+           "(every file against `SHA256SUMS` and `manifest.json`; the folder name)" if frozen else "") + ".", ""]
+    rows = []
+    for name in names:
+        if name in checks:
+            rows.append([f"`{name}`", "passed" if checks[name].passed else "FAILED", checks[name].failures])
+        elif name in FROZEN_ONLY:
+            rows.append([f"`{name}`", "run by `validate` on the frozen folder", ""])
+        else:
+            rows.append([f"`{name}`", "not recorded at build time", ""])
+    out += _table(["check", "result", "failures"], rows, ["---", "---", "---:"])
     return out + [""]
 
 
@@ -466,13 +592,14 @@ def _licence(manifest: Manifest, text: DatasetText, licence: Licence) -> list[st
     return out + [""]
 
 
-def _closing(manifest: Manifest, text: DatasetText) -> list[str]:
+def _closing(manifest: Manifest, text: DatasetText, repo: Optional[str]) -> list[str]:
     out = ["## Known limits", ""]
     out += [f"- {line}" for line in known_limits(manifest, text)]
-    out += ["", "## Verifying", "", "```sh", "sha256sum -c --ignore-missing SHA256SUMS", "```", "",
-            "`SHA256SUMS` and `manifest.json` are the release's own: they hash every file of the release, including the JSON Lines files "
-            "this repository does not carry, and record the full build configuration and source snapshots. "
-            "`ctxrobust validate RELEASE_DIR` reruns every check on a release folder built with `ctxrobust build`.", ""]
+    out += ["", "## Verifying", "", "```sh", "sha256sum -c SHA256SUMS", f"ctxrobust validate hf://datasets/{_repo_name(repo)}@v{manifest.version}   # or a downloaded folder", "```", "",
+            "`SHA256SUMS` lists every file of this folder: the Parquet files, the canonical JSON Lines files they copy, the card, "
+            "`manifest.json` and `croissant.json`. `manifest.json` records the hashes of the data files, the full build configuration "
+            "and the source snapshots; `ctxrobust validate` recomputes every hash and reruns every check on a downloaded folder, "
+            "whatever its name (the provenance checks re-read the pinned source snapshots).", ""]
     keys = citation_keys(manifest)
     if keys:
         citations = card_text().citations
@@ -481,17 +608,22 @@ def _closing(manifest: Manifest, text: DatasetText) -> list[str]:
     return out
 
 
-def render_card(manifest: dict | Manifest) -> str:
-    """The README.md of a release: YAML header for the Hub, then what the data is, how it was built, checks, limits."""
+def render_card(manifest: dict | Manifest, repo: Optional[str] = None, folder: Optional[Path] = None) -> str:
+    """The README.md of a release: YAML header for the Hub; then what it is, how to load it (from `repo` when it is
+    known), one example row per configuration (read from `folder`), how to evaluate a model, its fields, checks,
+    licence and limits; how it was built last."""
     manifest = read_manifest(manifest)
     text = dataset_text(manifest.dataset)
     licence = licence_text(release_licence(manifest))
     header = yaml.safe_dump(front_matter(manifest), sort_keys=False, allow_unicode=True, default_flow_style=False, width=10_000)
     out = ["---", header.rstrip("\n"), "---", ""]
-    out += _overview(manifest, text, licence)
-    out += _configurations(manifest, text)
-    out += _construction(manifest, text)
+    out += _overview(manifest, text, licence, repo)
+    out += _configurations(manifest, text, folder)
+    out += _evaluating(manifest, repo)
+    out += _about(text)
+    out += _fields(manifest, text)
     out += _validation(manifest)
     out += _licence(manifest, text, licence)
-    out += _closing(manifest, text)
+    out += _closing(manifest, text, repo)
+    out += [""] + _construction(manifest, text)
     return "\n".join(out).rstrip("\n") + "\n"

@@ -3,9 +3,11 @@
 The staged folder holds, for a release `releases/<dataset>/<version>/`:
 - one Parquet file per data file (one configuration each, split `test`, an empty one included), byte for byte the release's,
   and the canonical JSON Lines files they were made from, so that the release's SHA256SUMS checks every file it lists;
-- README.md, the release's own dataset card, whose YAML header declares those configurations;
-- manifest.json and SHA256SUMS, the release's own;
-- croissant.json, Croissant 1.1 metadata describing every file and field.
+- README.md, the release's dataset card rendered again for this repository (its loading snippet names it), whose
+  YAML header declares those configurations (every one with rows: `datasets` cannot load an empty split);
+- manifest.json, the release's own;
+- croissant.json, Croissant 1.1 metadata describing every file and field;
+- SHA256SUMS over every one of these files, so the downloaded folder validates as it is.
 
 `push_release` uploads exactly that folder as one commit of the dataset repository (created
 if absent) and tags it `v<version>`. A tag that already exists is compared file by file with
@@ -27,7 +29,7 @@ import yaml
 
 from ctxrobust.canonical import dumps_pretty, sha256_file
 from ctxrobust.manifest import Manifest, ParquetEntry, read_manifest
-from ctxrobust.publish.card import hub_configs
+from ctxrobust.publish.card import hub_configs, render_card
 from ctxrobust.publish.croissant import FILE_NAME as CROISSANT, croissant
 from ctxrobust.errors import CtxRobustError
 from ctxrobust.release import CARD, MANIFEST, SUMS, Release
@@ -150,11 +152,15 @@ def stage(release: Release, repo_id: str, out: Path, endpoint: str | None = None
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.staging-", dir=out.parent))
     tmp.chmod(0o755)  # mkdtemp makes it private; the staged folder is an ordinary one
     try:
-        # the JSON Lines files too, so that `sha256sum -c SHA256SUMS` checks every file it lists
-        for name in [entry.name for entry in manifest.published] + [f["name"] for f in release.files] + [CARD, MANIFEST, SUMS]:
+        from ctxrobust.build import write_sums
+
+        # the JSON Lines files too: the published folder is the release, checkable with `ctxrobust validate`
+        for name in [entry.name for entry in manifest.published] + [f["name"] for f in release.files] + [MANIFEST]:
             shutil.copyfile(release.path / name, tmp / name)
+        (tmp / CARD).write_text(render_card(release.manifest, repo=repo_id, folder=tmp), encoding="utf-8", newline="\n")
         document = croissant(manifest, tmp, dataset_url(repo_id, endpoint or hub_endpoint()))
         (tmp / CROISSANT).write_text(dumps_pretty(document), encoding="utf-8", newline="\n")
+        write_sums(tmp)  # every staged file, croissant.json and the card included
         if out.exists():
             out.rmdir()
         os.replace(tmp, out)

@@ -97,7 +97,18 @@ def _intro(report: dict) -> str:
     block = report["predictions"]
     return (f"Release {report['release']['version']} (manifest sha256 {report['release']['manifest_sha256'][:12]}); "
             f"predictions {block['path']} (sha256 {block['sha256'][:12]}): {block['rows']} rows, {block['excluded']} excluded, "
-            f"{len(block['problems'])} problem(s). Seed {report['parameters']['seed']}.")
+            f"{len(block['problems'])} problem(s). Seed {report['parameters']['seed']}.{_invalid_summary(report)}")
+
+
+def _invalid_summary(report: dict) -> str:
+    """Each model's share of answers without a number (missing or unparseable), for the first lines."""
+    shares = []
+    for name, block in sorted(report["models"].items()):
+        metrics = block["metrics"]
+        figure = metrics.get("invalid") or metrics.get(SUBSET_PREFIX + "invalid")
+        if figure and figure["estimate"] is not None:
+            shares.append(f"{name} {fmt(figure['estimate'])}%")
+    return f" Invalid answers (no number): {', '.join(shares)}." if shares else ""
 
 
 def render_markdown(report: dict) -> str:
@@ -144,6 +155,12 @@ def render_html(report: dict) -> str:
     sections = [("Report", f"<p>{html.escape(_intro(report))}</p>")]
     for title, headers, rows, note in _tables(report):
         sections.append((title, html_table(headers, rows) + f"<p>{html.escape(note)}</p>"))
+    from ctxrobust.evaluation.gsm_ic.units import LEADERBOARD
+    from ctxrobust.evaluation.plots import interval_section
+
+    plotted = interval_section(report, [name for name, _ in LEADERBOARD["headline"]], title="Accuracy with 95% intervals")
+    if plotted:
+        sections.append(("Accuracy and intervals by model", plotted))
     for prefix, title in SCOPE_TITLES:
         if any(prefix + "micro" in m["metrics"] for m in report["models"].values()):
             uri = figure_data_uri(_factor_figure(report, prefix, title))

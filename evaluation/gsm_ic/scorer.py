@@ -42,8 +42,9 @@ from ctxrobust.evaluation import cluster_bootstrap, resampling
 from ctxrobust.evaluation.gsm_ic.answers import answer_value, gold_value, response_answer
 from ctxrobust.evaluation.predictions import PredictionsError, PredictionsReader, Problem
 from ctxrobust.evaluation.question_bootstrap import stream
-from ctxrobust.evaluation.report import header, mean_over_models, metric
+from ctxrobust.evaluation.report import header, mean_over_models, metric, with_units
 from ctxrobust.evaluation.gsm_ic.options import ScoreOptions
+from ctxrobust.evaluation.gsm_ic.units import unit_of
 from ctxrobust.options import parse_options
 
 BASE_FILE = "base.jsonl"
@@ -431,9 +432,10 @@ def score(release: Release, predictions: Path, options: ScoreOptions | dict | No
     for m, name in enumerate(names):
         ratios, quotients = model_ratios(items, out, m)
         models[name] = {"metrics": model_metrics(ratios, quotients, weights)}
-    return {
+    report = {
         **header(release, block),
         "parameters": parameters(items, seed, replicates),
         "models": models,
         "summary": {"metrics": mean_over_models(models)},
     }
+    return with_units(report, unit_of)

@@ -40,6 +40,19 @@ GROUP_LABELS = {"fred.time": "FRED time", "fred.location": "FRED location", "sit
                 "situatedqa.location": "SituatedQA location", "ambigdocs.entity": "AmbigDocs entity"}  # Table 24 order
 
 
+INVALID_RATE = "responses.invalid.rate"
+
+
+def _invalid_summary(report: dict) -> str:
+    """Each model's invalid-response rate, for the report's first lines."""
+    shares = []
+    for name, block in sorted(report["models"].items()):
+        figure = block["metrics"].get(INVALID_RATE)
+        if figure and figure["estimate"] is not None:
+            shares.append(f"{name} {100 * figure['estimate']:.1f}%")
+    return f"Invalid responses: {', '.join(shares)}. " if shares else ""
+
+
 def _tables(report: dict) -> list[tuple[str, list[str], list[list[str]], str]]:
     """(title, headers, rows, note) for every table; Markdown and HTML render the same list."""
     models = report["models"]
@@ -52,13 +65,14 @@ def _tables(report: dict) -> list[tuple[str, list[str], list[list[str]], str]]:
     rows = []
     for name in names:
         m = models[name]["metrics"]
-        rows.append([label(name), _count(m, "size.B"), _count(m, "size.A")] + [_pct(m, k) for k in TABLE2])
-    rows.append(["Mean", "", ""] + [_pct(summary, k) for k in TABLE2])
-    rows.append(["CI", "", ""] + [_ci(summary, k) for k in TABLE2])
+        rows.append([label(name), _count(m, "size.B"), _count(m, "size.A")] + [_pct(m, k) for k in TABLE2] + [_pct(m, INVALID_RATE, 1)])
+    rows.append(["Mean", "", ""] + [_pct(summary, k) for k in TABLE2] + [""])
+    rows.append(["CI", "", ""] + [_ci(summary, k) for k in TABLE2] + [""])
     tables.append((
         "Table 2: main results",
-        ["Model", "|B_m|", "|A_m|", "Gold_S", "LR_S", "LR_F", "ΔLR †", "RLR_S", "RLR_F", "ΔRLR †"],
+        ["Model", "|B_m|", "|A_m|", "Gold_S", "LR_S", "LR_F", "ΔLR †", "RLR_S", "RLR_F", "ΔRLR †", "Invalid"],
         rows,
+        "Invalid: the share of the model's responses that are not a valid letter (they stay in every denominator). "
         "Gold_S is the gold rate with S alone; LR is the lure rate with S or F alone on B_m; RLR the residual lure rate "
         "with G on A_m, both orders averaged. Δ is F minus S in percentage points, other values percentages; means weight "
         "models equally. CI: 95% cluster-bootstrap intervals, except † (Bonferroni-adjusted 97.5%)."
@@ -129,7 +143,7 @@ def _footer(report: dict) -> str:
     return (
         f"Release {report['release']['version']} (manifest sha256 {report['release']['manifest_sha256'][:12]}). "
         f"Predictions {p['path']}: {p['rows']} row(s), {p['excluded']} excluded, {len(p['problems'])} problem(s). "
-        f"Valid responses: {parsing}; anything else is invalid and stays in every denominator. "
+        f"{_invalid_summary(report)}Valid responses: {parsing}; anything else is invalid and stays in every denominator. "
         f"Cluster bootstrap: {q['replicates']} replicates, seed {q['seed']}, {value('bootstrap.units.clusters')} source clusters "
         f"({value('bootstrap.units.dependency_groups')} dependency groups for the sensitivity intervals); "
         f"{value('inference.models')} model(s) in the means (A_m covering at least {q['min_clusters']} source clusters)."
@@ -189,6 +203,12 @@ def render_html(report: dict) -> str:
     sections = [("Summary", f"<p>{html.escape(_footer(report))}</p>")]
     if any("size.A" in m["metrics"] for m in report["models"].values()):
         sections.append(("Figure 2: lure rates by condition and order", f'<img alt="Figure 2: lure rates on A_m by condition and order" src="{figure2(report)}">'))
+    from ctxrobust.evaluation.misleadqa.units import LEADERBOARD
+    from ctxrobust.evaluation.plots import interval_section
+
+    plotted = interval_section(report, [name for name, _ in LEADERBOARD["headline"]] + ["delta.LR", "delta.RLR"], title="Lure rates with intervals")
+    if plotted:
+        sections.append(("Lure rates and intervals by model", plotted))
     for title, headers, rows, note in _tables(report):
         sections.append((title, rp.html_table(headers, rows) + (f"<p>{html.escape(note)}</p>" if note else "")))
     if report["predictions"]["problems"]:

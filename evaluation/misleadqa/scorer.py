@@ -16,6 +16,7 @@ import numpy as np
 from ctxrobust.release import Release
 from ctxrobust.evaluation import cluster_bootstrap as cb, resampling
 from ctxrobust.evaluation import report as rp
+from ctxrobust.evaluation.misleadqa.units import unit_of
 from ctxrobust.evaluation.misleadqa.options import ScoreOptions
 from ctxrobust.evaluation.misleadqa.lure_rates import (
     C, GOLD, OUTCOMES, PRIMARY, common_subset, count_columns, distribution, evaluation_subsets, outcomes, primary_metrics, ratio,
@@ -283,7 +284,9 @@ def model_metrics(model: str, responses: Responses, items: Items, units: MainUni
     own = np.concatenate([items.rows(s) for s in splits]) if splits else np.zeros(0, dtype=np.int64)
     rows = responses.rows.get(model, 0)
     metrics["responses.rows"] = rp.metric(rows, None, None)
-    metrics["responses.invalid"] = rp.metric(sum(int((m[own] == INVALID).sum()) for (name, _), m in responses.letters.items() if name == model), None, rows)
+    invalid = sum(int((m[own] == INVALID).sum()) for (name, _), m in responses.letters.items() if name == model)
+    metrics["responses.invalid.count"] = rp.metric(invalid, None, rows)
+    metrics["responses.invalid.rate"] = rp.metric(invalid / rows if rows else None, None, rows)
     metrics["responses.missing_original"] = rp.metric(int((letters[own] == MISSING).sum()), None, own.size * len(CONDITIONS))
     metrics["responses.lenient_forms"] = rp.metric(responses.lenient.get(model, 0), None, rows)
     return metrics, main_codes
@@ -326,7 +329,8 @@ def score(release: Release, predictions: Path, settings: ScoreOptions | dict | N
             for model, intervals in zip(eligible, per_model):
                 _attach(models[model]["metrics"], intervals, prefix, replicates)
             _attach(summary, mean, prefix, replicates)
-    return {**rp.header(release, block), "parameters": settings.parameters(), "models": models, "summary": {"metrics": dict(sorted(summary.items()))}}
+    report = {**rp.header(release, block), "parameters": settings.parameters(), "models": models, "summary": {"metrics": dict(sorted(summary.items()))}}
+    return rp.with_units(report, unit_of)
 
 
 def _attach(metrics: dict, intervals: dict, prefix: str, replicates: int) -> None:

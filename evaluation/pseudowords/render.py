@@ -230,6 +230,12 @@ def render_html(report: dict) -> str:
                             f"{report['predictions']['excluded']} excluded.</p>")]
     for title, headers, rows, note in _tables(report):
         sections.append((title, html_table(headers, rows) + f"<p>{html.escape(note)}</p>"))
+    from ctxrobust.evaluation.plots import interval_section
+    from ctxrobust.evaluation.pseudowords.units import LEADERBOARD
+
+    plotted = interval_section(report, [name for name, _ in LEADERBOARD["headline"]], title="Instability and tail degradation with 95% intervals")
+    if plotted:
+        sections.append(("Figures and intervals by model", plotted))
     if report["models"]:
         sections.append(("Per-example change in the tails (Figure 2)",
                          f"<img alt=\"tail plot\" src=\"{figure_data_uri(_tail_figure(report))}\">"

@@ -60,7 +60,8 @@ from ctxrobust.release import Release
 from ctxrobust.evaluation.pseudowords import cross_model, instability, noise_floor, split_sample
 from ctxrobust.evaluation import question_bootstrap
 from ctxrobust.evaluation.predictions import PredictionsReader, Problem
-from ctxrobust.evaluation.report import header, mean_over_models, metric
+from ctxrobust.evaluation.report import header, mean_over_models, metric, with_units
+from ctxrobust.evaluation.pseudowords.units import unit_of
 from ctxrobust.options import parse_options
 
 K = instability.K_DEFAULT
@@ -647,4 +648,4 @@ def score(release: Release, predictions: Path, options: ScoreOptions | dict | No
     report["context_pairs"] = score_context_pairs(units, results, p)
     if options.export is not None:
         export_examples(options.export, units, results)
-    return _rounded(report)
+    return with_units(_rounded(report), unit_of)

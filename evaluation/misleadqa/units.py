@@ -1,0 +1,30 @@
+"""Units of the MisleadQA figures (Sections 4.2, 4.3, App. C.2, D): counts are sizes, undefined
+replicates and responses; rates are fractions; contrasts are differences of fractions."""
+from __future__ import annotations
+
+import re
+
+from ctxrobust.evaluation.report import COUNT, DIFFERENCE, FRACTION, INDICATOR
+
+COUNTS = re.compile(r"(^|\.)(size\.[^.]+|bootstrap\.(undefined|units)\..*|inference\.A\.clusters|inference\.models|"
+                    r"responses\.(rows|invalid\.count|missing_original|lenient_forms))$")
+DIFFERENCES = re.compile(r"(^|\.)(delta\.|order_effect\.|reduction\.)")
+
+
+def unit_of(name: str) -> str:
+    if COUNTS.search(name):
+        return COUNT
+    if name.endswith("inference.eligible"):
+        return INDICATOR
+    if DIFFERENCES.search(name):
+        return DIFFERENCE
+    return FRACTION
+
+
+# the leaderboard of several submissions (Section 4.2, Table 2): lure rates, lower is better
+LEADERBOARD = {
+    "headline": [("LR.F", "lower"), ("LR.S", "lower"), ("RLR.F", "lower"), ("RLR.S", "lower")],
+    "invalid": ["responses.invalid.rate"],
+    "shared_draws": True,  # one resampling of units for every model
+    "differences": "ctxrobust.evaluation.misleadqa.differences:paired_differences",
+}
