@@ -22,6 +22,7 @@ from pydantic import ValidationError
 import ctxrobust
 from ctxrobust import registry
 from ctxrobust.builders.base import Builder, BuildOutput
+from ctxrobust import release_files
 from ctxrobust.canonical import dumps, dumps_pretty, iter_jsonl, sha256_file, write_jsonl
 from ctxrobust.errors import CtxRobustError, ValidationFailed
 from ctxrobust.release import CARD, MANIFEST, SUMS, Release
@@ -108,8 +109,9 @@ def make_config(builder_cls: type[Builder], overrides: dict) -> Any:
 
 
 def write_sums(folder: Path) -> None:
-    names = sorted(p.name for p in folder.iterdir() if p.is_file() and p.name != SUMS)
-    lines = [f"{sha256_file(folder / name)}  {name}\n" for name in names]
+    """SHA256SUMS of the folder's regular files (links and special files are neither followed nor opened)."""
+    names = sorted(p.name for p in folder.iterdir() if p.name != SUMS and release_files.kind_of(os.lstat(p).st_mode) is None)
+    lines = [f"{release_files.sha256(folder, name)}  {name}\n" for name in names]
     (folder / SUMS).write_text("".join(lines), encoding="utf-8", newline="\n")
 
 

@@ -94,9 +94,30 @@ def _print_failures(failures, dataset: str, version: str) -> None:
         print(f"FAIL {dataset} {version} {f.file or '-'} {f.item or '-'} {f.check}: {f.message}")
 
 
+def _check_release(folder: Path, store) -> tuple[str, str, list, int]:
+    """(dataset, version, failures, checks run) of one release folder; whatever is wrong with it is its
+    own failure, so the run goes on to the next release."""
+    from ctxrobust.release import Release
+    from ctxrobust.release_files import shown
+    from ctxrobust.validators.checks import Failure, run_checks
+
+    dataset, version = folder.parent.name, folder.name  # the folder, which a `location` failure compares with the manifest
+    if not dataset.isprintable() or not version.isprintable():
+        dataset, version = shown(dataset), shown(version)
+    try:
+        release = Release(folder, store=store)
+        if release.dataset not in registry.names():
+            raise CtxRobustError(f"{folder / 'manifest.json'}: unknown dataset {shown(release.dataset)}; "
+                                 f"this ctxrobust knows {', '.join(registry.names())}")
+        results = run_checks(release)
+    except (CtxRobustError, OSError) as exc:
+        message = str(exc) if isinstance(exc, CtxRobustError) else f"{exc.filename or folder}: cannot be read ({exc.strerror})"
+        return dataset, version, [Failure("manifest.json", None, message, "load")], 0
+    return dataset, version, [f for found in results.values() for f in found], len(results)
+
+
 def cmd_validate(args) -> int:
-    from ctxrobust.release import Release, find_folders_without_manifest, find_releases
-    from ctxrobust.validators.checks import run_checks
+    from ctxrobust.release import find_folders_without_manifest, find_interrupted_builds, find_releases
 
     root = Path(args.path)
     if not root.exists():
@@ -104,24 +125,18 @@ def cmd_validate(args) -> int:
     folders, partial = find_releases(root), find_folders_without_manifest(root)
     if not folders and not partial:
         raise CtxRobustError(f"{root}: no release found (no <dataset>/<version>/manifest.json below it)")
+    for leftover in find_interrupted_builds(root):
+        print(f"WARN {leftover}: the temporary folder of an interrupted build; the next build of {leftover.parent.name} removes it, or remove it yourself")
     for folder in partial:
         print(f"FAIL {folder.parent.name} {folder.name} manifest.json - load: {folder} holds no manifest.json; the release is incomplete, rebuild it")
     store = _store(args)
     total_failures = len(partial)
     for folder in folders:
-        try:
-            release = Release(folder, store=store)
-            results = run_checks(release)
-        except CtxRobustError as exc:
-            print(f"FAIL {folder.parent.name} {folder.name} manifest.json - load: {exc}")
-            total_failures += 1
-            continue
-        failures = [f for found in results.values() for f in found]
-        dataset, version = folder.parent.name, folder.name  # the folder, which a `location` failure compares with the manifest
+        dataset, version, failures, checks = _check_release(folder, store)
         _print_failures(failures, dataset, version)
         total_failures += len(failures)
         state = "ok" if not failures else f"{len(failures)} failure(s)"
-        print(f"{dataset} {version}: {len(results)} checks, {state}")
+        print(f"{dataset} {version}: {checks} checks, {state}")
     print(f"validated {len(folders) + len(partial)} release(s): {'all passed' if not total_failures else f'{total_failures} failure(s)'}")
     return 0 if not total_failures else 1
 
@@ -171,10 +186,10 @@ def _options(args, dataset: registry.Dataset, command: str) -> BaseModel:
 def _frozen_release(path: Path):
     """A release whose files still match their SHA256SUMS: prompts and scores are never made from a changed one."""
     from ctxrobust.release import Release
-    from ctxrobust.validators.integrity import hashes_match
+    from ctxrobust.validators.integrity import frozen_problems
 
     release = Release(path)
-    changed = list(hashes_match(release))
+    changed = frozen_problems(release)
     if changed:
         first = changed[0]
         raise CtxRobustError(f"{path}: {first.file}: {first.message}; run `validate {path}` and use an intact release")

@@ -30,6 +30,7 @@ from ctxrobust.manifest import Manifest, ParquetEntry, read_manifest
 from ctxrobust.publish.card import hub_configs
 from ctxrobust.publish.croissant import FILE_NAME as CROISSANT, croissant
 from ctxrobust.errors import CtxRobustError
+from ctxrobust import release_files
 from ctxrobust.release import CARD, MANIFEST, SUMS, Release
 
 DEFAULT_ENDPOINT = "https://huggingface.co"
@@ -85,21 +86,27 @@ def _front_matter(card: str) -> dict | None:
     return data if isinstance(data, dict) else None
 
 
-def _listed_sums(path: Path) -> dict[str, str]:
-    if not path.exists():
+def _listed_sums(release: Release) -> dict[str, str]:
+    path = release.path / SUMS
+    if not release.has(SUMS):
         raise CtxRobustError(f"{path}: missing; the release is incomplete, rebuild it")
     listed = {}
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    for number, line in enumerate(release_files.read_text(release.path, SUMS).splitlines(), start=1):
         digest, sep, name = line.partition("  ")
         if not sep or len(digest) != 64:
             raise CtxRobustError(f"{path}:{number}: not a sha256sum line; the release is corrupted, rebuild it")
+        problem = release_files.name_problem(name)
+        if problem:
+            raise CtxRobustError(f"{path}:{number}: {problem}; the release is corrupted, rebuild it")
         listed[name] = digest
     return listed
 
 
-def _check_loadable(path: Path, entry: ParquetEntry) -> None:
+def _check_loadable(release: Release, entry: ParquetEntry) -> None:
     """A Parquet file `datasets` can load as a configuration: columns, the manifest's rows, and no empty row group."""
-    meta = pq.read_metadata(path)
+    path = release.file_path(entry.name)
+    with release.open(entry.name) as handle:
+        meta = pq.read_metadata(handle)
     if meta.num_columns == 0:
         raise CtxRobustError(f"{path}: has no columns, so it cannot be loaded as configuration `{entry.config}`; rebuild the release")
     if meta.num_rows != entry.rows:
@@ -111,50 +118,81 @@ def _check_loadable(path: Path, entry: ParquetEntry) -> None:
         )
 
 
+# the checks that read every file of a release; the dataset checks that replay sources are `validate`'s
+PUSH_CHECKS = ("contents", "hashes", "row_counts", "parquet_copies")
+
+
+def publish_names(release: Release, manifest: Manifest) -> list[str]:
+    """Every file the staged folder copies from the release, each a plain name inside it (checked here, first)."""
+    names = [entry.name for entry in manifest.published] + [entry.copy_of for entry in manifest.published]
+    names += [entry.name for entry in manifest.files] + [CARD, MANIFEST, SUMS]
+    for name in names:
+        problem = release_files.name_problem(name)
+        if problem:
+            raise CtxRobustError(f"{release.path / MANIFEST}: {problem}; nothing was staged or pushed: the release is corrupted, rebuild it")
+    return list(dict.fromkeys(names))
+
+
 def check_release(release: Release, manifest: Manifest) -> None:
-    """The files to publish are the release's, unchanged and loadable: SHA256SUMS, the manifest's hashes, the card's configurations."""
-    sums_path = release.path / SUMS
-    listed = _listed_sums(sums_path)
+    """The whole release is checked before anything is staged: every name a plain file inside it, every file
+    a regular one with the hash SHA256SUMS and the manifest give it, the Parquet copies loadable and equal to
+    their JSON Lines, and the card declaring one configuration per Parquet file."""
+    from ctxrobust.validators.checks import run_checks
+
+    names = publish_names(release, manifest)
     if not manifest.published:
         raise CtxRobustError(f"{release.path / MANIFEST}: lists no Parquet file; nothing to publish")
-    for name in [CARD, MANIFEST, *(entry.name for entry in manifest.published), *(f["name"] for f in release.files)]:
-        path = release.path / name
-        if not path.exists():
-            raise CtxRobustError(f"{path}: missing from the release; rebuild it")
+    sums_path = release.path / SUMS
+    listed = _listed_sums(release)
+    for name in names:
+        if name == SUMS:
+            continue
+        if not release.has(name):
+            raise CtxRobustError(f"{release.file_path(name)}: missing from the release; rebuild it")
         if name not in listed:
             raise CtxRobustError(f"{sums_path}: does not list {name}; the release is corrupted, rebuild it")
-        if sha256_file(path) != listed[name]:
-            raise CtxRobustError(f"{path}: sha256 differs from SHA256SUMS; the file changed after the release was frozen, rebuild it")
+        if release.sha256(name) != listed[name]:
+            raise CtxRobustError(f"{release.file_path(name)}: sha256 differs from SHA256SUMS; the file changed after the release was frozen, rebuild it")
     for entry in manifest.published:
         if entry.sha256 != listed[entry.name]:
             raise CtxRobustError(f"{release.path / MANIFEST}: sha256 of {entry.name} differs from SHA256SUMS; the release is corrupted, rebuild it")
-        _check_loadable(release.path / entry.name, entry)
-    header = _front_matter((release.path / CARD).read_text(encoding="utf-8"))
+        _check_loadable(release, entry)
+    header = _front_matter(release_files.read_text(release.path, CARD))
     if header is None or header.get("configs") != hub_configs(manifest):
         raise CtxRobustError(
             f"{release.path / CARD}: its YAML header does not declare one Hub configuration per Parquet file "
             "(the card was written by an older ctxrobust); build the dataset again under a new version to publish it"
         )
+    failures = [f for found in run_checks(release, only=PUSH_CHECKS).values() for f in found]
+    if failures:
+        first = failures[0]
+        more = f" (and {len(failures) - 1} more)" if len(failures) > 1 else ""
+        raise CtxRobustError(f"{release.path}: {first.file or '-'}: {first.message}{more}; nothing was staged or pushed: run `validate {release.path}`")
 
 
 def stage(release: Release, repo_id: str, out: Path, endpoint: str | None = None) -> list[str]:
-    """Write the folder to upload into `out` (new or empty), atomically; returns its file names, sorted."""
+    """Write the folder to upload into `out` (new or empty), atomically; returns its file names, sorted.
+    The release is checked as a whole first: nothing is written when any of it is wrong."""
     out = Path(out)
-    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+    if os.path.lexists(out) and (out.is_symlink() or not out.is_dir() or any(out.iterdir())):
         raise CtxRobustError(f"{out}: exists and is not an empty folder; give a new or empty folder to stage into")
     if out.resolve().is_relative_to(release.path.resolve()):
         raise CtxRobustError(f"{out}: is inside the release folder {release.path}, which is frozen; give a folder outside it to stage into")
     manifest = read_manifest(release.manifest, release.path / MANIFEST)
     check_release(release, manifest)
+    names = publish_names(release, manifest)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.staging-", dir=out.parent))
     tmp.chmod(0o755)  # mkdtemp makes it private; the staged folder is an ordinary one
     try:
         # the JSON Lines files too, so that `sha256sum -c SHA256SUMS` checks every file it lists
-        for name in [entry.name for entry in manifest.published] + [f["name"] for f in release.files] + [CARD, MANIFEST, SUMS]:
-            shutil.copyfile(release.path / name, tmp / name)
+        for name in names:
+            release_files.copy(release.path, name, tmp / name)
         document = croissant(manifest, tmp, dataset_url(repo_id, endpoint or hub_endpoint()))
         (tmp / CROISSANT).write_text(dumps_pretty(document), encoding="utf-8", newline="\n")
+        for path in tmp.iterdir():
+            with open(path, "rb") as handle:
+                os.fsync(handle.fileno())
         if out.exists():
             out.rmdir()
         os.replace(tmp, out)
