@@ -27,7 +27,18 @@ from ctxrobust.canonical import dumps, dumps_pretty, iter_jsonl, sha256_file, wr
 from ctxrobust.errors import CtxRobustError, ValidationFailed
 from ctxrobust.release import CARD, MANIFEST, SUMS, Release
 
-VERSION_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]*")
+# a version names a folder and the git tag v<version>: letters, digits and . _ + -, starting and ending with a
+# letter or digit, no "..", no ".lock" ending (git refuses both), at most 64 characters
+VERSION_NAME = re.compile(r"(?!.*\.\.)(?!.*\.lock$)[A-Za-z0-9](?:[A-Za-z0-9._+-]{0,62}[A-Za-z0-9])?")
+
+
+def check_version(version: str) -> str:
+    """A version usable as a folder name and a git tag; one line naming the rule otherwise."""
+    if not isinstance(version, str) or not VERSION_NAME.fullmatch(version):
+        shown = repr(version) if not isinstance(version, str) or len(version) <= 80 else repr(version[:80]) + f"... ({len(version)} characters)"
+        raise CtxRobustError(f"version {shown}: use letters, digits, '.', '_', '+' or '-', starting and ending with a letter or digit, "
+                             "without '..' and at most 64 characters (e.g. 1.0.0); it names a folder and a Hub tag")
+    return version
 
 
 @dataclass
@@ -104,8 +115,8 @@ def make_config(builder_cls: type[Builder], overrides: dict) -> Any:
         return builder_cls.Config(**overrides)
     except ValidationError as exc:
         first = exc.errors()[0]
-        field = ".".join(str(p) for p in first["loc"]) or "(config)"
-        raise CtxRobustError(f"build configuration for {builder_cls.dataset}: {field}: {first['msg']}") from None
+        field = ".".join(str(p) for p in first["loc"])
+        raise CtxRobustError(f"build configuration for {builder_cls.dataset}: {field + ': ' if field else ''}{first['msg']}") from None
 
 
 def write_sums(folder: Path) -> None:
@@ -120,8 +131,7 @@ def build_release(dataset: str, version: str, overrides: dict, out_root: Path, s
     from ctxrobust.publish.card import render_card
     from ctxrobust.validators.checks import run_checks
 
-    if not VERSION_NAME.fullmatch(version or ""):
-        raise CtxRobustError(f"version {version!r}: use letters, digits, '.', '_', '+' or '-', starting with a letter or digit (e.g. 1.0.0); it names a folder and a Hub tag")
+    check_version(version)
     declared = registry.get(dataset)
     builder_cls = declared.builder_cls
     config = make_config(builder_cls, overrides)

@@ -19,6 +19,7 @@ from ctxrobust import registry
 from ctxrobust.canonical import dumps
 from ctxrobust.errors import CtxRobustError, ValidationFailed
 from ctxrobust.options import flag, parse_options
+from ctxrobust.output import atomic_open, check_output, write_text
 
 
 def _store(args=None):
@@ -59,8 +60,9 @@ def cmd_build(args) -> int:
 
 def cmd_release(args) -> int:
     """Build several datasets; a dataset whose build fails does not stop the others."""
-    from ctxrobust.build import build_release
+    from ctxrobust.build import build_release, check_version
 
+    check_version(args.version)
     names = registry.names() if not args.datasets else [n for chunk in args.datasets for n in chunk.replace(",", " ").split()]
     store, failed = _store(args), []
     for name in names:
@@ -196,12 +198,12 @@ def _frozen_release(path: Path):
     return release
 
 
-def _writable(output: str) -> Path:
-    """The -o path, checked before any work: its folder must exist."""
-    target = Path(output)
-    if not target.parent.is_dir():
-        raise CtxRobustError(f"{target}: the folder {target.parent} does not exist; create it or write elsewhere")
-    return target
+def _input_paths(options: BaseModel) -> list[Path]:
+    """The files an options model names as inputs (e.g. --benchmark): an output may not be one of them."""
+    return [value for name, value in options if isinstance(value, Path) and name not in OUTPUT_OPTIONS]
+
+
+OUTPUT_OPTIONS = ("export",)  # options fields that name a file the command writes
 
 
 FORMATS_BY_SUFFIX = {".md": "md", ".markdown": "md", ".html": "html", ".htm": "html", ".json": "json"}
@@ -211,26 +213,20 @@ def cmd_prompts(args) -> int:
     release = _frozen_release(Path(args.release))
     dataset = registry.get(release.dataset)
     options = _options(args, dataset, "prompts")
+    target = check_output(args.output, "-o", _input_paths(options)) if args.output else None
     requests = dataset.load("prompts")(release, options)
-    if not args.output:
+    if target is None:
         count = 0
         for request in requests:
             sys.stdout.write(dumps(request) + "\n")
             count += 1
         print(f"wrote {count} request(s)", file=sys.stderr)
         return 0
-    # written beside the target and renamed on success, so a failed run leaves no partial file
-    target = _writable(args.output)
-    partial = target.with_name(target.name + ".part")
     count = 0
-    try:
-        with open(partial, "w", encoding="utf-8", newline="\n") as out:
-            for request in requests:
-                out.write(dumps(request) + "\n")
-                count += 1
-        os.replace(partial, target)
-    finally:
-        partial.unlink(missing_ok=True)
+    with atomic_open(target) as out:  # a failed run leaves the old file and no partial one
+        for request in requests:
+            out.write(dumps(request) + "\n")
+            count += 1
     print(f"wrote {count} request(s) to {target}", file=sys.stderr)
     return 0
 
@@ -239,13 +235,21 @@ def cmd_score(args) -> int:
     release = _frozen_release(Path(args.release))
     dataset = registry.get(release.dataset)
     predictions = Path(args.predictions)
+    if args.predictions == "-":
+        raise CtxRobustError("-: standard input cannot be scored; write the predictions to a JSON Lines file and give its path")
     if predictions.is_dir():
         raise CtxRobustError(f"{predictions}: is a folder; give the predictions JSON Lines file")
-    if not predictions.is_file():
+    if not os.path.lexists(predictions):
         raise CtxRobustError(f"{predictions}: no such predictions file")
-    if args.output:
-        _writable(args.output)
+    if not predictions.is_file():
+        raise CtxRobustError(f"{predictions}: is not a regular file (a FIFO, device or standard input cannot be scored); give the predictions JSON Lines file")
     options = _options(args, dataset, "score")
+    inputs = [predictions, *_input_paths(options)]
+    target = check_output(args.output, "-o", inputs) if args.output else None
+    for name in OUTPUT_OPTIONS:
+        extra = getattr(options, name, None)
+        if extra is not None:
+            check_output(extra, flag(name), [*inputs, target])
     form = args.format
     if form is None:
         form = FORMATS_BY_SUFFIX.get(Path(args.output).suffix.lower(), "json") if args.output else "json"
@@ -256,9 +260,9 @@ def cmd_score(args) -> int:
         text = json.dumps(report, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n"
     else:
         text = dataset.load("render_" + form)(report)
-    if args.output:
-        Path(args.output).write_text(text, encoding="utf-8", newline="\n")
-        print(f"wrote {args.output}", file=sys.stderr)
+    if target is not None:
+        write_text(target, text)
+        print(f"wrote {target}", file=sys.stderr)
     else:
         sys.stdout.write(text)
     return 0  # under --strict, a file with any bad row was refused before scoring

@@ -5,13 +5,17 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import stat
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from ctxrobust.build import write_sums
 from ctxrobust.canonical import dumps_pretty
+from publish_releases import build_pseudowords
 
 REPO = Path(__file__).resolve().parent.parent
 TIMEOUT = 120  # seconds: a command that hangs fails its test instead of the suite
@@ -54,3 +58,39 @@ def edit_manifest(folder: Path, change) -> None:
 
 def error_lines(stderr: str) -> list[str]:
     return [line for line in stderr.splitlines() if line.startswith("error:")]
+
+
+# -- fixtures: a small intact pseudowords release, copied per test -----------------------------------
+
+
+@pytest.fixture(scope="session")
+def built(tmp_path_factory) -> Path:
+    return build_pseudowords(tmp_path_factory.mktemp("built"), "1.0.0")
+
+
+@pytest.fixture
+def root(built, tmp_path) -> Path:
+    """A releases folder holding a private copy of one intact release, free to damage."""
+    shutil.copytree(built, tmp_path / "releases" / "pseudowords" / "1.0.0")
+    return tmp_path / "releases"
+
+
+@pytest.fixture
+def release(root) -> Path:
+    return root / "pseudowords" / "1.0.0"
+
+
+@pytest.fixture
+def predictions(tmp_path) -> Path:
+    path = tmp_path / "preds.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in prediction_rows()))
+    return path
+
+
+def prediction_rows(model: str = "m") -> list[dict]:
+    """Pseudowords predictions for 8 questions: baseline and two contexts of the release's longest length."""
+    rows = [{"model": model, "id": f"q{i}", "context": None, "trial": t, "correct": (i + t) % 2} for i in range(8) for t in range(3)]
+    rows += [{"model": model, "id": f"q{i}", "context": c, "trial": t, "correct": (i * t) % 2}
+             for i in range(8) for c in ("CHA-000040-000", "CHA-000040-001") for t in range(2)]
+    return rows
+

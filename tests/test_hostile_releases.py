@@ -14,36 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from hostile import edit_manifest, error_lines, fingerprint, run
+from hostile import built, edit_manifest, error_lines, fingerprint, predictions, release, root, run  # noqa: F401
 from hub_server import HubServer
-from publish_releases import build_pseudowords
 
 TOKEN = "hf_test_token_hostile_0123456789"
-
-
-@pytest.fixture(scope="module")
-def built(tmp_path_factory) -> Path:
-    return build_pseudowords(tmp_path_factory.mktemp("built"), "1.0.0")
-
-
-@pytest.fixture
-def root(built, tmp_path) -> Path:
-    """A releases folder holding a private copy of one intact release, free to damage."""
-    shutil.copytree(built, tmp_path / "releases" / "pseudowords" / "1.0.0")
-    return tmp_path / "releases"
-
-
-@pytest.fixture
-def release(root) -> Path:
-    return root / "pseudowords" / "1.0.0"
-
-
-@pytest.fixture
-def predictions(tmp_path) -> Path:
-    path = tmp_path / "preds.jsonl"
-    rows = [{"model": "m", "id": f"q{i}", "context": None, "trial": t, "correct": (i + t) % 2} for i in range(6) for t in range(2)]
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    return path
 
 
 # -- 1. arbitrary file write through push ----------------------------------------------------------

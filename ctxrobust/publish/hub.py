@@ -31,6 +31,8 @@ from ctxrobust.publish.card import hub_configs
 from ctxrobust.publish.croissant import FILE_NAME as CROISSANT, croissant
 from ctxrobust.errors import CtxRobustError
 from ctxrobust import release_files
+from ctxrobust.build import check_version
+from ctxrobust.output import release_folder_above
 from ctxrobust.release import CARD, MANIFEST, SUMS, Release
 
 DEFAULT_ENDPOINT = "https://huggingface.co"
@@ -176,8 +178,9 @@ def stage(release: Release, repo_id: str, out: Path, endpoint: str | None = None
     out = Path(out)
     if os.path.lexists(out) and (out.is_symlink() or not out.is_dir() or any(out.iterdir())):
         raise CtxRobustError(f"{out}: exists and is not an empty folder; give a new or empty folder to stage into")
-    if out.resolve().is_relative_to(release.path.resolve()):
-        raise CtxRobustError(f"{out}: is inside the release folder {release.path}, which is frozen; give a folder outside it to stage into")
+    frozen = release.path if out.resolve().is_relative_to(release.path.resolve()) else release_folder_above(out.resolve())
+    if frozen is not None:
+        raise CtxRobustError(f"{out}: is inside the release folder {frozen}, which is frozen; give a folder outside it to stage into")
     manifest = read_manifest(release.manifest, release.path / MANIFEST)
     check_release(release, manifest)
     names = publish_names(release, manifest)
@@ -336,6 +339,10 @@ def push_release(release_dir: Path, repo: str, dry_run: Path | None) -> int:
     repo_id = check_repo_id(repo)
     release = Release(Path(release_dir))
     manifest = read_manifest(release.manifest, release.path / MANIFEST)
+    try:
+        check_version(manifest.version)
+    except CtxRobustError as exc:
+        raise CtxRobustError(f"{release.path / MANIFEST}: {exc}; nothing was staged or pushed") from None
     endpoint = hub_endpoint()
     title = f"{manifest.dataset} {manifest.version}"
     if dry_run is not None:
