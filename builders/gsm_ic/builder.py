@@ -4,7 +4,7 @@ from __future__ import annotations
 from collections import Counter
 
 import numpy as np
-from pydantic import model_validator
+from pydantic import Field, model_validator
 
 from ctxrobust.builders.base import Builder, BuildConfig, BuildOutput, DataFile
 from ctxrobust.builders.gsm_ic.analysis import Analysis, analyse
@@ -18,14 +18,18 @@ from ctxrobust.sources import gsm8k
 SELECTION_STREAM, QUOTA_STREAM, VARIANT_STREAM = 1, 2, 3
 
 
+MAX_BASE = 10_000  # bounds on the work of one build (the paper's: 100 base problems, 58,052 variants)
+MAX_VARIANTS = 1_000_000
+
+
 class GsmIcConfig(BuildConfig):
-    n_two_step: int = 60  # base problems with two steps [§3.1]
-    n_more_steps: int = 40  # base problems with three to max_steps steps
-    max_steps: int = 7  # the paper's base problems need two to seven steps [§3.1]
-    base_ids: list[str] | None = None  # use these pool ids ("pool-0042") instead of a seeded draw
-    n_variants: int = 58052  # the size of GSM-IC [§3.1]; spread evenly over base problems and the 8 cells
-    numbers_per_label: int = 10  # distinct inserted numbers per base problem and number label
-    eval_size: int = 4000  # GSM-IC-4K [§5]
+    n_two_step: int = Field(60, le=MAX_BASE)  # base problems with two steps [§3.1]
+    n_more_steps: int = Field(40, le=MAX_BASE)  # base problems with three to max_steps steps
+    max_steps: int = Field(7, le=100)  # the paper's base problems need two to seven steps [§3.1]
+    base_ids: list[str] | None = Field(None, max_length=MAX_BASE)  # use these pool ids ("pool-0042") instead of a seeded draw
+    n_variants: int = Field(58052, le=MAX_VARIANTS)  # the size of GSM-IC [§3.1]; spread evenly over base problems and the 8 cells
+    numbers_per_label: int = Field(10, le=1000)  # distinct inserted numbers per base problem and number label
+    eval_size: int = Field(4000, le=MAX_VARIANTS)  # GSM-IC-4K [§5]
     eval_seed: int = 0  # seed of the GSM-IC-4K draw
 
     @model_validator(mode="after")
