@@ -11,7 +11,7 @@ import json
 import os
 import re
 import shutil
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +46,33 @@ class BuildResult:
     path: Path
     status: str  # "built" or "reproduced"
     manifest: dict
+    removed: list[Path] = field(default_factory=list)  # temporary folders of interrupted builds, cleaned up
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def remove_interrupted_builds(dataset_folder: Path) -> list[Path]:
+    """Remove the `.<version>.building-<pid>` folders of builds whose process is gone (killed, or the machine
+    stopped); a build still running keeps its own."""
+    from ctxrobust.release import BUILDING
+
+    removed = []
+    if not dataset_folder.is_dir():
+        return removed
+    for entry in sorted(os.scandir(dataset_folder), key=lambda e: e.name):
+        found = BUILDING.fullmatch(entry.name)
+        if found and entry.is_dir(follow_symlinks=False) and not _alive(int(found.group("pid"))):
+            shutil.rmtree(entry.path, ignore_errors=True)
+            removed.append(Path(entry.path))
+    return removed
 
 
 # modules that shape every release's bytes: the release writer, canonical JSON, the builder contract,
@@ -156,6 +183,7 @@ def build_release(dataset: str, version: str, overrides: dict, out_root: Path, s
     output: BuildOutput = builder.build()
 
     target.parent.mkdir(parents=True, exist_ok=True)
+    removed = remove_interrupted_builds(target.parent)
     tmp = target.parent / f".{version}.building-{os.getpid()}"
     if tmp.exists():
         shutil.rmtree(tmp)
@@ -176,14 +204,14 @@ def build_release(dataset: str, version: str, overrides: dict, out_root: Path, s
         if target.exists():
             if (tmp / SUMS).read_bytes() == (target / SUMS).read_bytes():
                 shutil.rmtree(tmp)
-                return BuildResult(target, "reproduced", manifest)
+                return BuildResult(target, "reproduced", manifest, removed)
             differing = _differing_files(tmp, target)
             raise CtxRobustError(
                 f"{target} exists and rebuilding it gave different bytes ({', '.join(differing)}); "
                 "the release was left untouched: choose a new version"
             )
         os.replace(tmp, target)
-        return BuildResult(target, "built", manifest)
+        return BuildResult(target, "built", manifest, removed)
     finally:
         if tmp.exists():
             shutil.rmtree(tmp)

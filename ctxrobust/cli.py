@@ -53,6 +53,7 @@ def cmd_build(args) -> int:
     except ValidationFailed as exc:
         _print_failures(exc.failures, args.dataset, args.version)
         raise
+    _report_removed(result)
     rows = ", ".join(f"{f['name']} {f['rows']}" for f in result.manifest["files"])
     print(f"{result.status} {result.path} ({rows}) in {time.perf_counter() - started:.1f}s")
     return 0
@@ -78,11 +79,17 @@ def cmd_release(args) -> int:
             print(f"error: {name}: {exc}", file=sys.stderr)
             failed.append(name)
             continue
+        _report_removed(result)
         print(f"{result.status} {result.path} in {time.perf_counter() - started:.1f}s")
     if failed:
         print(f"{len(failed)} of {len(names)} dataset(s) not built: {', '.join(failed)}", file=sys.stderr)
         return 1
     return 0
+
+
+def _report_removed(result) -> None:
+    for path in result.removed:
+        print(f"removed {path}: the temporary folder of an interrupted build", file=sys.stderr)
 
 
 def cmd_sources(args) -> int:
