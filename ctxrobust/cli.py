@@ -339,7 +339,7 @@ def _run(argv: list[str]) -> int:
         return args.func(args)
     except CtxRobustError as exc:
         print(f"error: {exc}", file=sys.stderr)
-        return 2
+        return getattr(exc, "exit_code", 2)
     except KeyboardInterrupt:
         print("error: interrupted", file=sys.stderr)
         return 130

@@ -7,7 +7,6 @@ goes on to the next one.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import shutil
 from pathlib import Path
