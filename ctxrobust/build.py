@@ -210,11 +210,21 @@ def build_release(dataset: str, version: str, overrides: dict, out_root: Path, s
                 f"{target} exists and rebuilding it gave different bytes ({', '.join(differing)}); "
                 "the release was left untouched: choose a new version"
             )
+        _fsync_files(tmp)
         os.replace(tmp, target)
         return BuildResult(target, "built", manifest, removed)
+    except OSError as exc:  # a full disk, a folder that cannot be written: named, and nothing left behind
+        raise CtxRobustError(f"{exc.filename or tmp}: cannot write ({exc.strerror or exc}); nothing was written to {target}") from None
     finally:
         if tmp.exists():
             shutil.rmtree(tmp)
+
+
+def _fsync_files(folder: Path) -> None:
+    """Every file of a finished release on disk before the folder is renamed into place."""
+    for path in folder.iterdir():
+        with open(path, "rb") as handle:
+            os.fsync(handle.fileno())
 
 
 def _differing_files(new: Path, old: Path) -> list[str]:

@@ -80,3 +80,21 @@ def test_an_edited_digest_of_the_card_blames_no_file_alone(root, release):
     assert result.returncode == 1
     assert ("README.md - hashes: sha256 is " in result.stdout
             and "SHA256SUMS says " + "0" * 64 + ", and nothing else records it: this file or SHA256SUMS was changed after the release was frozen" in result.stdout)
+
+
+def test_a_full_disk_during_a_build_names_the_file_and_leaves_nothing(tmp_path, monkeypatch, capsys):
+    import errno
+    import os
+
+    from ctxrobust import build, cli
+
+    def no_space(path, rows):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
+
+    monkeypatch.setattr(build, "write_jsonl", no_space)
+    out = tmp_path / "out"
+    assert cli.main(["build", "pseudowords", "--version", "1.0.0", *SMALL, "--out", str(out)]) == 2
+    [line] = error_lines(capsys.readouterr().err)
+    assert line.startswith(f"error: {out / 'pseudowords'}/.1.0.0.building-") and line.endswith(
+        f".jsonl: cannot write (No space left on device); nothing was written to {out / 'pseudowords' / '1.0.0'}")
+    assert fingerprint(out) == {"pseudowords": "folder"}
