@@ -99,8 +99,10 @@ def cmd_sources(args) -> int:
 
 
 def _print_failures(failures, dataset: str, version: str) -> None:
+    from ctxrobust.release_files import printable
+
     for f in failures:
-        print(f"FAIL {dataset} {version} {f.file or '-'} {f.item or '-'} {f.check}: {f.message}")
+        print(printable(f"FAIL {dataset} {version} {f.file or '-'} {f.item or '-'} {f.check}: {f.message}"))
 
 
 def _check_release(folder: Path, store) -> tuple[str, str, list, int]:
@@ -338,7 +340,9 @@ def _run(argv: list[str]) -> int:
     try:
         return args.func(args)
     except CtxRobustError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        from ctxrobust.release_files import printable
+
+        print(printable(f"error: {exc}"), file=sys.stderr)
         return getattr(exc, "exit_code", 2)
     except KeyboardInterrupt:
         print("error: interrupted", file=sys.stderr)

@@ -27,6 +27,15 @@ def shown(name: object, limit: int = 80) -> str:
     return text if len(text) <= limit else f"{text[:limit]}... ({len(str(name))} characters)"
 
 
+def printable(text: str, limit: int = 4000) -> str:
+    """One line for a terminal: control and format characters as escapes, cut (with its length) past `limit`."""
+    cut = len(text) > limit
+    shown_text = text[:limit] if cut else text
+    if not shown_text.isprintable():
+        shown_text = "".join(c if c.isprintable() else (f"\\x{ord(c):02x}" if ord(c) < 0x100 else f"\\u{ord(c):04x}") for c in shown_text)
+    return shown_text + (f"... ({len(text)} characters)" if cut else "")
+
+
 def name_problem(name: object) -> str | None:
     """Why `name` is not a plain file name directly inside a release folder, or None if it is one."""
     if not isinstance(name, str):

@@ -170,3 +170,12 @@ def test_an_unreadable_manifest_is_a_failure_of_its_release(root, release):
     result = run("validate", str(root))
     assert result.returncode == 1
     assert "FAIL pseudowords 1.0.0 manifest.json - load: " in result.stdout and "Permission denied" in result.stdout
+
+
+def test_terminal_control_characters_in_a_manifest_never_reach_the_terminal(root, release):
+    edit_manifest(release, lambda m: m.update(version="1.0.0\x1b[2J\x1b[31m\nFAKE ok"))
+    result = run("validate", str(root))
+    assert result.returncode == 1
+    assert "\x1b" not in result.stdout + result.stderr
+    assert "holds pseudowords 1.0.0\\x1b[2J\\x1b[31m\\x0aFAKE ok by its manifest" in result.stdout
+    assert not any(line.startswith("FAKE") for line in result.stdout.splitlines())
