@@ -179,3 +179,14 @@ def test_terminal_control_characters_in_a_manifest_never_reach_the_terminal(root
     assert "\x1b" not in result.stdout + result.stderr
     assert "holds pseudowords 1.0.0\\x1b[2J\\x1b[31m\\x0aFAKE ok by its manifest" in result.stdout
     assert not any(line.startswith("FAKE") for line in result.stdout.splitlines())
+
+
+def test_a_manifest_that_is_not_text_is_a_failure_and_the_next_release_is_checked(root, release, built):
+    (release / "manifest.json").write_bytes(b"\xff\xfe\x00garbage")
+    later = root / "pseudowords" / "2.0.0"
+    shutil.copytree(built, later)
+    edit_manifest(later, lambda m: m.update(version="2.0.0"))
+    result = run("validate", str(root))
+    assert result.returncode == 1
+    assert f"FAIL pseudowords 1.0.0 manifest.json - load: {release / 'manifest.json'}: not UTF-8 (byte 0); the release is corrupted, rebuild it" in result.stdout
+    assert "pseudowords 2.0.0: " in result.stdout and "validated 2 release(s): 1 failure(s)" in result.stdout
