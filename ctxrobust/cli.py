@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import sys
 import time
 import typing
@@ -335,17 +336,40 @@ def parser() -> argparse.ArgumentParser:
     return top
 
 
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM, turned into an exception so that every temporary file and folder is removed on the way out."""
+
+
+def _on_sigterm(signum, frame):
+    raise _Terminated()
+
+
 def _run(argv: list[str]) -> int:
     args = parser().parse_args(argv)
     try:
+        previous = signal.signal(signal.SIGTERM, _on_sigterm)
+    except ValueError:  # not the main thread
+        previous = None
+    try:
+        return _dispatch(args)
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _dispatch(args) -> int:
+    try:
         return args.func(args)
+    except _Terminated:
+        print("error: interrupted by SIGTERM; no output was left half-written (earlier files are as they were)", file=sys.stderr)
+        return 143
     except CtxRobustError as exc:
         from ctxrobust.release_files import printable
 
         print(printable(f"error: {exc}"), file=sys.stderr)
         return getattr(exc, "exit_code", 2)
     except KeyboardInterrupt:
-        print("error: interrupted", file=sys.stderr)
+        print("error: interrupted by SIGINT; no output was left half-written (earlier files are as they were)", file=sys.stderr)
         return 130
     except BrokenPipeError:
         return 0

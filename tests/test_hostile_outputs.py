@@ -162,3 +162,24 @@ def test_make_passes_out_and_datasets_as_given(venv, tmp_path):
     assert result.returncode == 2
     assert error_lines(result.stderr)[0].startswith("error: version '1..0': use letters, digits")
     assert not (tmp_path / "INJECTED").exists() and not (REPO / "INJECTED").exists() and not out.exists()
+
+
+@pytest.mark.parametrize(("signum", "code", "name"), [(15, 143, "SIGTERM"), (2, 130, "SIGINT")])
+def test_a_signal_while_writing_leaves_the_old_output_and_no_partial_file(release, benchmark, tmp_path, monkeypatch, capsys, signum, code, name):
+    import ctxrobust.evaluation.pseudowords.prompts as module
+
+    real = module.prompts
+
+    def interrupted(release, options):
+        for number, request in enumerate(real(release, options)):
+            if number == 2:
+                os.kill(os.getpid(), signum)  # arrives while the output is half written
+            yield request
+
+    monkeypatch.setattr(module, "prompts", interrupted)
+    out = tmp_path / "requests.jsonl"
+    out.write_text("earlier requests\n")
+    before = fingerprint(tmp_path)
+    assert cli.main(["prompts", str(release), "--benchmark", str(benchmark), "-o", str(out)]) == code
+    assert error_lines(capsys.readouterr().err) == [f"error: interrupted by {name}; no output was left half-written (earlier files are as they were)"]
+    assert fingerprint(tmp_path) == before
