@@ -209,8 +209,16 @@ def _frozen_release(path: Path):
 
 
 def _input_paths(options: BaseModel) -> list[Path]:
-    """The files an options model names as inputs (e.g. --benchmark): an output may not be one of them."""
-    return [value for name, value in options if isinstance(value, Path) and name not in OUTPUT_OPTIONS]
+    """The files an options model names as inputs (e.g. --benchmark), each a regular file if it is there
+    (a FIFO or device would hang or never end); an output may not be one of them."""
+    inputs = []
+    for name, value in options:
+        if not isinstance(value, Path) or name in OUTPUT_OPTIONS:
+            continue
+        if os.path.lexists(value) and not value.is_dir() and not value.is_file():
+            raise CtxRobustError(f"{flag(name)} {value}: is not a regular file (a FIFO or device cannot be read as one); give the file")
+        inputs.append(value)
+    return inputs
 
 
 OUTPUT_OPTIONS = ("export",)  # options fields that name a file the command writes
@@ -223,7 +231,8 @@ def cmd_prompts(args) -> int:
     release = _frozen_release(Path(args.release))
     dataset = registry.get(release.dataset)
     options = _options(args, dataset, "prompts")
-    target = check_output(args.output, "-o", _input_paths(options)) if args.output else None
+    inputs = _input_paths(options)
+    target = check_output(args.output, "-o", inputs) if args.output else None
     requests = dataset.load("prompts")(release, options)
     if target is None:
         count = 0

@@ -183,3 +183,11 @@ def test_a_signal_while_writing_leaves_the_old_output_and_no_partial_file(releas
     assert cli.main(["prompts", str(release), "--benchmark", str(benchmark), "-o", str(out)]) == code
     assert error_lines(capsys.readouterr().err) == [f"error: interrupted by {name}; no output was left half-written (earlier files are as they were)"]
     assert fingerprint(tmp_path) == before
+
+
+def test_a_benchmark_that_is_a_fifo_is_refused_without_waiting(release, tmp_path):
+    fifo = tmp_path / "bench.jsonl"
+    os.mkfifo(fifo)
+    result = run("prompts", str(release), "--benchmark", str(fifo), timeout=60)
+    assert result.returncode == 2
+    assert error_lines(result.stderr) == [f"error: --benchmark {fifo}: is not a regular file (a FIFO or device cannot be read as one); give the file"]
