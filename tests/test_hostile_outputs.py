@@ -191,3 +191,29 @@ def test_a_benchmark_that_is_a_fifo_is_refused_without_waiting(release, tmp_path
     result = run("prompts", str(release), "--benchmark", str(fifo), timeout=60)
     assert result.returncode == 2
     assert error_lines(result.stderr) == [f"error: --benchmark {fifo}: is not a regular file (a FIFO or device cannot be read as one); give the file"]
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
+def test_make_builds_into_the_out_given_however_odd_its_name(venv, tmp_path):
+    out = tmp_path / "out dir; touch INJECTED"
+    result = subprocess.run(
+        ["make", "-s", "-C", str(REPO), "release", f"VENV={venv}", "VERSION=1.0.0", f"OUT={out}", "DATASETS=pseudowords"],
+        capture_output=True, text=True, timeout=600, stdin=subprocess.DEVNULL,
+        env={**os.environ, "SOURCES_MIRROR": os.environ.get("SOURCES_MIRROR", "")},
+    )
+    assert result.returncode == 0, result.stderr
+    assert sorted(p.name for p in out.iterdir()) == ["pseudowords"]  # DATASETS honoured: nothing else built
+    assert (out / "pseudowords" / "1.0.0" / "manifest.json").is_file()
+    assert "validated 1 release(s): all passed" in result.stdout
+    assert not (tmp_path / "INJECTED").exists() and not (REPO / "INJECTED").exists()
+
+
+def test_pyarrow_floor_excludes_the_release_with_a_known_cve():
+    import tomllib
+
+    from packaging.requirements import Requirement
+    from packaging.version import Version
+
+    dependencies = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["dependencies"]
+    pyarrow = next(Requirement(d) for d in dependencies if Requirement(d).name == "pyarrow")
+    assert not pyarrow.specifier.contains(Version("14.0.0")) and pyarrow.specifier.contains(Version("14.0.1"))
