@@ -11,6 +11,8 @@ OUT ?= releases
 # folder) from the environment or the command line, with no default; without it they use the cache
 # (CTXROBUST_CACHE, default sources/cache) and, for `make release`, the upstream downloads.
 export SOURCES_MIRROR CTXROBUST_CACHE CTXROBUST_REQUIRE_SOURCES
+# exporting a command-line value would expand it (a $(shell ...) in it would run): only the checked copies below are exported
+unexport VERSION DATASETS OUT VERBOSE
 
 .PHONY: install release sources test lint bench clean
 
@@ -22,11 +24,30 @@ $(BIN)/.installed: pyproject.toml
 
 install: $(BIN)/.installed
 
+# VERSION, DATASETS and OUT reach the commands as single, quoted arguments, never as shell text:
+# their unexpanded values are exported and checked before anything is built.
+release: export CTX_VERSION := $(value VERSION)
+release: export CTX_DATASETS := $(value DATASETS)
+release: export CTX_OUT := $(value OUT)
+release: export CTX_VERBOSE := $(value VERBOSE)
 release: install
-	@test -n "$(VERSION)" || { echo "error: give a version, e.g. make release VERSION=1.0.0" >&2; exit 2; }
-	@status=0; \
-	$(BIN)/ctxrobust release --version $(VERSION) --out $(OUT) $(if $(DATASETS),--datasets $(DATASETS)) $(if $(VERBOSE),-v) || status=$$?; \
-	$(BIN)/validate $(OUT)/ || status=1; \
+	@case "$$CTX_VERSION" in \
+	  '') echo "error: give a version, e.g. make release VERSION=1.0.0" >&2; exit 2;; \
+	  *[!A-Za-z0-9._+-]*) echo "error: VERSION='$$CTX_VERSION': use letters, digits, '.', '_', '+' or '-' (e.g. 1.0.0); it names a folder and a git tag" >&2; exit 2;; \
+	esac; \
+	case "$$CTX_DATASETS" in \
+	  *[!A-Za-z0-9_,\ -]*) echo "error: DATASETS='$$CTX_DATASETS': give dataset names separated by spaces or commas (e.g. DATASETS=gsm-ic,pseudowords)" >&2; exit 2;; \
+	esac; \
+	case "$$CTX_OUT" in \
+	  '') echo "error: OUT: give the releases folder (default: releases)" >&2; exit 2;; \
+	esac; \
+	status=0; \
+	if [ -n "$$CTX_DATASETS" ]; then \
+	  $(BIN)/ctxrobust release --version="$$CTX_VERSION" --out="$$CTX_OUT" --datasets="$$CTX_DATASETS" $${CTX_VERBOSE:+-v} || status=$$?; \
+	else \
+	  $(BIN)/ctxrobust release --version="$$CTX_VERSION" --out="$$CTX_OUT" $${CTX_VERBOSE:+-v} || status=$$?; \
+	fi; \
+	if [ $$status -ne 2 ]; then $(BIN)/validate -- "$$CTX_OUT/" || status=1; fi; \
 	exit $$status
 
 sources: install

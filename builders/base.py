@@ -3,9 +3,11 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
+import typing
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, model_validator
+from pydantic_core import PydanticCustomError
 
 if TYPE_CHECKING:
     from ctxrobust.sources.store import SnapshotStore
@@ -16,6 +18,32 @@ class BuildConfig(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
     seed: int = 0
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_booleans_for_numbers(cls, data: Any) -> Any:
+        """`true` is no count: a boolean is refused wherever a setting takes numbers (pydantic would read it as 1)."""
+        if isinstance(data, dict):
+            for name, value in data.items():
+                field = cls.model_fields.get(name)
+                if field is not None and _holds_bool(value) and not _admits_bool(field.annotation):
+                    raise PydanticCustomError("bool_for_number", "{name}: {value} is a boolean, not a number; give a number",
+                                              {"name": name, "value": repr(value).lower() if isinstance(value, bool) else repr(value)})
+        return data
+
+
+def _holds_bool(value: Any) -> bool:
+    if isinstance(value, bool):
+        return True
+    if isinstance(value, (list, tuple)):
+        return any(_holds_bool(v) for v in value)
+    if isinstance(value, dict):
+        return any(_holds_bool(v) for v in value.values())
+    return False
+
+
+def _admits_bool(annotation: Any) -> bool:
+    return annotation is bool or any(_admits_bool(arg) for arg in typing.get_args(annotation))
 
 
 @dataclass

@@ -11,7 +11,7 @@ import json
 import os
 import re
 import shutil
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -22,12 +22,24 @@ from pydantic import ValidationError
 import ctxrobust
 from ctxrobust import registry
 from ctxrobust.builders.base import Builder, BuildOutput
+from ctxrobust import release_files
 from ctxrobust.canonical import dumps, dumps_pretty, iter_jsonl, sha256_file, write_jsonl
 from ctxrobust.errors import CtxRobustError, ValidationFailed
 from ctxrobust.manifest import read_manifest
 from ctxrobust.release import CARD, MANIFEST, SUMS, Release
 
-VERSION_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]*")
+# a version names a folder and the git tag v<version>: letters, digits and . _ + -, starting and ending with a
+# letter or digit, no "..", no ".lock" ending (git refuses both), at most 64 characters
+VERSION_NAME = re.compile(r"(?!.*\.\.)(?!.*\.lock$)[A-Za-z0-9](?:[A-Za-z0-9._+-]{0,62}[A-Za-z0-9])?")
+
+
+def check_version(version: str) -> str:
+    """A version usable as a folder name and a git tag; one line naming the rule otherwise."""
+    if not isinstance(version, str) or not VERSION_NAME.fullmatch(version):
+        shown = repr(version) if not isinstance(version, str) or len(version) <= 80 else repr(version[:80]) + f"... ({len(version)} characters)"
+        raise CtxRobustError(f"version {shown}: use letters, digits, '.', '_', '+' or '-', starting and ending with a letter or digit, "
+                             "without '..' and at most 64 characters (e.g. 1.0.0); it names a folder and a Hub tag")
+    return version
 
 
 @dataclass
@@ -35,6 +47,33 @@ class BuildResult:
     path: Path
     status: str  # "built" or "reproduced"
     manifest: dict
+    removed: list[Path] = field(default_factory=list)  # temporary folders of interrupted builds, cleaned up
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def remove_interrupted_builds(dataset_folder: Path) -> list[Path]:
+    """Remove the `.<version>.building-<pid>` folders of builds whose process is gone (killed, or the machine
+    stopped); a build still running keeps its own."""
+    from ctxrobust.release import BUILDING
+
+    removed = []
+    if not dataset_folder.is_dir():
+        return removed
+    for entry in sorted(os.scandir(dataset_folder), key=lambda e: e.name):
+        found = BUILDING.fullmatch(entry.name)
+        if found and entry.is_dir(follow_symlinks=False) and not _alive(int(found.group("pid"))):
+            shutil.rmtree(entry.path, ignore_errors=True)
+            removed.append(Path(entry.path))
+    return removed
 
 
 # modules that shape every release's bytes: the release writer, canonical JSON, the builder contract,
@@ -107,13 +146,14 @@ def make_config(builder_cls: type[Builder], overrides: dict) -> Any:
         return builder_cls.Config(**overrides)
     except ValidationError as exc:
         first = exc.errors()[0]
-        field = ".".join(str(p) for p in first["loc"]) or "(config)"
-        raise CtxRobustError(f"build configuration for {builder_cls.dataset}: {field}: {first['msg']}") from None
+        field = ".".join(str(p) for p in first["loc"])
+        raise CtxRobustError(f"build configuration for {builder_cls.dataset}: {field + ': ' if field else ''}{first['msg']}") from None
 
 
 def write_sums(folder: Path) -> None:
-    names = sorted(p.name for p in folder.iterdir() if p.is_file() and p.name != SUMS)
-    lines = [f"{sha256_file(folder / name)}  {name}\n" for name in names]
+    """SHA256SUMS of the folder's regular files (links and special files are neither followed nor opened)."""
+    names = sorted(p.name for p in folder.iterdir() if p.name != SUMS and release_files.kind_of(os.lstat(p).st_mode) is None)
+    lines = [f"{release_files.sha256(folder, name)}  {name}\n" for name in names]
     (folder / SUMS).write_text("".join(lines), encoding="utf-8", newline="\n")
 
 
@@ -123,8 +163,7 @@ def build_release(dataset: str, version: str, overrides: dict, out_root: Path, s
     from ctxrobust.validators.checks import run_checks
     from ctxrobust.validators.integrity import FROZEN_ONLY
 
-    if not VERSION_NAME.fullmatch(version or ""):
-        raise CtxRobustError(f"version {version!r}: use letters, digits, '.', '_', '+' or '-', starting with a letter or digit (e.g. 1.0.0); it names a folder and a Hub tag")
+    check_version(version)
     declared = registry.get(dataset)
     builder_cls = declared.builder_cls
     config = make_config(builder_cls, overrides)
@@ -149,6 +188,7 @@ def build_release(dataset: str, version: str, overrides: dict, out_root: Path, s
     output: BuildOutput = builder.build()
 
     target.parent.mkdir(parents=True, exist_ok=True)
+    removed = remove_interrupted_builds(target.parent)
     tmp = target.parent / f".{version}.building-{os.getpid()}"
     if tmp.exists():
         shutil.rmtree(tmp)
@@ -170,17 +210,27 @@ def build_release(dataset: str, version: str, overrides: dict, out_root: Path, s
         if target.exists():
             if (tmp / SUMS).read_bytes() == (target / SUMS).read_bytes():
                 shutil.rmtree(tmp)
-                return BuildResult(target, "reproduced", manifest)
+                return BuildResult(target, "reproduced", manifest, removed)
             differing = _differing_files(tmp, target)
             raise CtxRobustError(
                 f"{target} exists and rebuilding it gave different bytes ({', '.join(differing)}); "
                 "the release was left untouched: choose a new version"
             )
+        _fsync_files(tmp)
         os.replace(tmp, target)
-        return BuildResult(target, "built", manifest)
+        return BuildResult(target, "built", manifest, removed)
+    except OSError as exc:  # a full disk, a folder that cannot be written: named, and nothing left behind
+        raise CtxRobustError(f"{exc.filename or tmp}: cannot write ({exc.strerror or exc}); nothing was written to {target}") from None
     finally:
         if tmp.exists():
             shutil.rmtree(tmp)
+
+
+def _fsync_files(folder: Path) -> None:
+    """Every file of a finished release on disk before the folder is renamed into place."""
+    for path in folder.iterdir():
+        with open(path, "rb") as handle:
+            os.fsync(handle.fileno())
 
 
 def _differing_files(new: Path, old: Path) -> list[str]:

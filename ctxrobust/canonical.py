@@ -36,17 +36,22 @@ def write_jsonl(path: Path, rows: Iterable[dict]) -> int:
 def iter_jsonl(path: Path) -> Iterator[tuple[int, Any]]:
     """Yield (1-based line number, object); a bad line is an error naming file and line."""
     with open(path, "rb") as handle:
-        for number, raw in enumerate(handle, start=1):
-            try:
-                line = raw.decode("utf-8")
-            except UnicodeDecodeError:
-                raise CtxRobustError(f"{path}:{number}: not UTF-8; convert the file to UTF-8") from None
-            if not line.strip():
-                continue
-            try:
-                yield number, json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise CtxRobustError(f"{path}:{number}: not valid JSON ({exc.msg}); fix or remove the line") from None
+        yield from parse_jsonl(enumerate(handle, start=1), path)
+
+
+def parse_jsonl(lines: Iterable[tuple[int, bytes]], path: Path) -> Iterator[tuple[int, Any]]:
+    """(line number, object) of numbered raw lines; a bad line is an error naming file and line."""
+    for number, raw in lines:
+        try:
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            raise CtxRobustError(f"{path}:{number}: not UTF-8; convert the file to UTF-8") from None
+        if not line.strip():
+            continue
+        try:
+            yield number, json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise CtxRobustError(f"{path}:{number}: not valid JSON ({exc.msg}); fix or remove the line") from None
 
 
 def read_jsonl(path: Path) -> list[Any]:

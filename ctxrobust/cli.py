@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import sys
 import time
 import tempfile
@@ -21,6 +22,7 @@ from ctxrobust import registry
 from ctxrobust.canonical import dumps
 from ctxrobust.errors import CtxRobustError, SourceError, ValidationFailed
 from ctxrobust.options import flag, parse_options
+from ctxrobust.output import atomic_open, check_output, write_bytes, write_text
 
 
 def _store(args=None):
@@ -76,6 +78,7 @@ def cmd_build(args) -> int:
         _report_error(args.dataset, exc, store, args.verbose)
         return 2
     store.clear_report(args.dataset)
+    _report_removed(result)
     rows = ", ".join(f"{f['name']} {f['rows']}" for f in result.manifest["files"])
     print(f"{result.status} {result.path} ({rows}) in {time.perf_counter() - started:.1f}s")
     return 0
@@ -83,8 +86,9 @@ def cmd_build(args) -> int:
 
 def cmd_release(args) -> int:
     """Build several datasets; a dataset whose build fails does not stop the others."""
-    from ctxrobust.build import build_release
+    from ctxrobust.build import build_release, check_version
 
+    check_version(args.version)
     names = registry.names() if not args.datasets else [n for chunk in args.datasets for n in chunk.replace(",", " ").split()]
     store, failed = _store(args), []
     for name in names:
@@ -101,11 +105,17 @@ def cmd_release(args) -> int:
             failed.append(name)
             continue
         store.clear_report(name)
+        _report_removed(result)
         print(f"{result.status} {result.path} in {time.perf_counter() - started:.1f}s")
     if failed:
         print(f"{len(failed)} of {len(names)} dataset(s) not built: {', '.join(failed)}", file=sys.stderr)
         return 1
     return 0
+
+
+def _report_removed(result) -> None:
+    for path in result.removed:
+        print(f"removed {path}: the temporary folder of an interrupted build", file=sys.stderr)
 
 
 def cmd_sources(args) -> int:
@@ -120,13 +130,38 @@ def cmd_sources(args) -> int:
 
 
 def _print_failures(failures, dataset: str, version: str) -> None:
+    from ctxrobust.release_files import printable
+
     for f in failures:
-        print(f"FAIL {dataset} {version} {f.file or '-'} {f.item or '-'} {f.check}: {f.message}")
+        print(printable(f"FAIL {dataset} {version} {f.file or '-'} {f.item or '-'} {f.check}: {f.message}"))
+
+
+def _check_release(folder: Path, store) -> tuple[str, str, list, int]:
+    """(dataset, version, failures, checks run) of one release folder; whatever is wrong with it is its
+    own failure, so the run goes on to the next release."""
+    from ctxrobust.release import Release
+    from ctxrobust.release_files import shown
+    from ctxrobust.validators.checks import Failure, run_checks
+
+    dataset, version = folder.parent.name, folder.name  # the folder, which a `location` failure compares with the manifest
+    if not dataset.isprintable() or not version.isprintable():
+        dataset, version = shown(dataset), shown(version)
+    try:
+        release = Release(folder, store=store)
+        if release.dataset not in registry.names():
+            raise CtxRobustError(f"{folder / 'manifest.json'}: unknown dataset {shown(release.dataset)}; "
+                                 f"this ctxrobust knows {', '.join(registry.names())}")
+        if folder.parent.name not in registry.names():  # a downloaded folder, under any name: named by its manifest
+            dataset, version = (str(v) if str(v).isprintable() else shown(v) for v in (release.dataset, release.version))
+        results = run_checks(release)
+    except (CtxRobustError, OSError) as exc:
+        message = str(exc) if isinstance(exc, CtxRobustError) else f"{exc.filename or folder}: cannot be read ({exc.strerror})"
+        return dataset, version, [Failure("manifest.json", None, message, "load")], 0
+    return dataset, version, [f for found in results.values() for f in found], len(results)
 
 
 def cmd_validate(args) -> int:
-    from ctxrobust.release import Release, find_folders_without_manifest, find_releases
-    from ctxrobust.validators.checks import run_checks
+    from ctxrobust.release import find_folders_without_manifest, find_interrupted_builds, find_releases
 
     root = _release_path(args.path)
     if not root.exists():
@@ -134,26 +169,18 @@ def cmd_validate(args) -> int:
     folders, partial = find_releases(root), find_folders_without_manifest(root)
     if not folders and not partial:
         raise CtxRobustError(f"{root}: no release found (no <dataset>/<version>/manifest.json below it)")
+    for leftover in find_interrupted_builds(root):
+        print(f"WARN {leftover}: the temporary folder of an interrupted build; the next build of {leftover.parent.name} removes it, or remove it yourself")
     for folder in partial:
         print(f"FAIL {folder.parent.name} {folder.name} manifest.json - load: {folder} holds no manifest.json; the release is incomplete, rebuild it")
     store = _store(args)
     total_failures = len(partial)
     for folder in folders:
-        try:
-            release = Release(folder, store=store)
-            results = run_checks(release)
-        except CtxRobustError as exc:
-            print(f"FAIL {folder.parent.name} {folder.name} manifest.json - load: {exc}")
-            total_failures += 1
-            continue
-        failures = [f for found in results.values() for f in found]
-        # in a releases tree, the folder's names (a `location` failure compares them with the manifest); elsewhere, the manifest's
-        in_tree = folder.parent.name in registry.names()
-        dataset, version = (folder.parent.name, folder.name) if in_tree else (release.dataset, release.version)
+        dataset, version, failures, checks = _check_release(folder, store)
         _print_failures(failures, dataset, version)
         total_failures += len(failures)
         state = "ok" if not failures else f"{len(failures)} failure(s)"
-        print(f"{dataset} {version}: {len(results)} checks, {state}")
+        print(f"{dataset} {version}: {checks} checks, {state}")
     print(f"validated {len(folders) + len(partial)} release(s): {'all passed' if not total_failures else f'{total_failures} failure(s)'}")
     return 0 if not total_failures else 1
 
@@ -205,22 +232,30 @@ def _options(args, dataset: registry.Dataset, command: str) -> BaseModel:
 def _frozen_release(path: Path):
     """A release whose files still match their SHA256SUMS: prompts and scores are never made from a changed one."""
     from ctxrobust.release import Release
-    from ctxrobust.validators.integrity import hashes_match
+    from ctxrobust.validators.integrity import frozen_problems
 
     release = Release(path)
-    changed = list(hashes_match(release))
+    changed = frozen_problems(release)
     if changed:
         first = changed[0]
         raise CtxRobustError(f"{path}: {first.file}: {first.message}; run `validate {path}` and use an intact release")
     return release
 
 
-def _writable(output: str) -> Path:
-    """The -o path, checked before any work: its folder must exist."""
-    target = Path(output)
-    if not target.parent.is_dir():
-        raise CtxRobustError(f"{target}: the folder {target.parent} does not exist; create it or write elsewhere")
-    return target
+def _input_paths(options: BaseModel) -> list[Path]:
+    """The files an options model names as inputs (e.g. --benchmark), each a regular file if it is there
+    (a FIFO or device would hang or never end); an output may not be one of them."""
+    inputs = []
+    for name, value in options:
+        if not isinstance(value, Path) or name in OUTPUT_OPTIONS:
+            continue
+        if os.path.lexists(value) and not value.is_dir() and not value.is_file():
+            raise CtxRobustError(f"{flag(name)} {value}: is not a regular file (a FIFO or device cannot be read as one); give the file")
+        inputs.append(value)
+    return inputs
+
+
+OUTPUT_OPTIONS = ("export",)  # options fields that name a file the command writes
 
 
 FORMATS_BY_SUFFIX = {".md": "md", ".markdown": "md", ".html": "html", ".htm": "html", ".json": "json", ".csv": "csv", ".parquet": "parquet"}
@@ -252,18 +287,19 @@ def _requests(args, release, dataset):
     from ctxrobust.evaluation.run.requests import SamplingPlan
 
     options = _options(args, dataset, "prompts")
+    _input_paths(options)  # an input that is a FIFO or device is refused before anything opens it
     module = dataset.load("prompts")
     given = {name: getattr(args, name) for name in SAMPLING_FLAGS if getattr(args, name, None) is not None}
     plan = parse_options(SamplingPlan, {**module.PLAN.model_dump(), **given}, f"{dataset.name} sampling plan")
     return module, options, plan, module.requests(release, options, plan)
 
 
-def _batch_prompts(args, plan_requests) -> int:
+def _batch_prompts(args, plan_requests, target: Path | None) -> int:
     from ctxrobust.evaluation.formats.openai_batch import write_input
 
-    if not args.output or not args.model:
+    if target is None or not args.model:
         raise CtxRobustError("--format openai-batch needs -o FILE (parts are split at 50,000 lines or 200 MB) and --model NAME (the body's model)")
-    parts = write_input(plan_requests, args.model, _writable(args.output))
+    parts = write_input(plan_requests, args.model, target)
     for path, lines in parts:
         print(f"wrote {lines} request(s) to {path}", file=sys.stderr)
     return 0
@@ -275,10 +311,12 @@ def cmd_run(args) -> int:
 
     if not args.model:
         raise CtxRobustError("run needs --model NAME, the model the endpoint serves")
-    release = _frozen_release(Path(args.release))
+    release = _frozen_release(_release_path(args.release))
     dataset = registry.get(release.dataset)
-    target = _writable(args.output)
     module, options, plan, requests = _requests(args, release, dataset)
+    target = check_output(args.output, "-o", _input_paths(options))
+    if args.cache:
+        check_output(args.cache, "--cache", [*_input_paths(options), target])
     if args.concurrency < 1 or args.retries < 0 or args.timeout <= 0 or args.retry_base < 0:
         raise CtxRobustError("--concurrency must be at least 1, --retries and --retry-base at least 0, and --timeout positive")
     record = run(
@@ -319,31 +357,25 @@ def _converted_score(args, release, dataset, predictions: Path, options, form: s
 def cmd_prompts(args) -> int:
     release = _frozen_release(_release_path(args.release))
     dataset = registry.get(release.dataset)
-    _, _, _, plan_requests = _requests(args, release, dataset)
+    _, options, _, plan_requests = _requests(args, release, dataset)
+    target = check_output(args.output, "-o", _input_paths(options)) if args.output else None
     if args.format == "openai-batch":
-        return _batch_prompts(args, plan_requests)
+        return _batch_prompts(args, plan_requests, target)
     from ctxrobust.evaluation.run.requests import chat_line, check_unique
 
     requests = (chat_line(r, args.model) for r in check_unique(plan_requests))
-    if not args.output:
+    if target is None:
         count = 0
         for request in requests:
             sys.stdout.write(dumps(request) + "\n")
             count += 1
         print(f"wrote {count} request(s)", file=sys.stderr)
         return 0
-    # written beside the target and renamed on success, so a failed run leaves no partial file
-    target = _writable(args.output)
-    partial = target.with_name(target.name + ".part")
     count = 0
-    try:
-        with open(partial, "w", encoding="utf-8", newline="\n") as out:
-            for request in requests:
-                out.write(dumps(request) + "\n")
-                count += 1
-        os.replace(partial, target)
-    finally:
-        partial.unlink(missing_ok=True)
+    with atomic_open(target) as out:  # a failed run leaves the old file and no partial one
+        for request in requests:
+            out.write(dumps(request) + "\n")
+            count += 1
     print(f"wrote {count} request(s) to {target}", file=sys.stderr)
     return 0
 
@@ -352,18 +384,30 @@ def cmd_score(args) -> int:
     release = _frozen_release(_release_path(args.release))
     dataset = registry.get(release.dataset)
     named = [Path(p) for p in args.predictions]
+    for text, path in zip(args.predictions, named):
+        if text == "-":
+            raise CtxRobustError("-: standard input cannot be scored; write the predictions to a JSON Lines file and give its path")
+        if not os.path.lexists(path):
+            raise CtxRobustError(f"{path}: no such predictions file")
+        if not path.is_dir() and not path.is_file():
+            raise CtxRobustError(f"{path}: is not a regular file (a FIFO, device or standard input cannot be scored); give the predictions JSON Lines file")
     several = len(named) > 1 or named[0].is_dir()
-    if not several and not named[0].is_file():
-        raise CtxRobustError(f"{named[0]}: no such predictions file")
-    if args.output:
-        _writable(args.output)
+    from ctxrobust.evaluation import submissions
+
+    predictions = submissions.expand(named) if several else named
     if args.leaderboard:
         if not several:
             raise CtxRobustError("--leaderboard ranks several submissions: give several predictions files or a folder of them")
         if Path(args.leaderboard).suffix.lower() not in (".md", ".csv"):
             raise CtxRobustError(f"--leaderboard {args.leaderboard}: name a .md or .csv file")
-        _writable(args.leaderboard)
     options = _options(args, dataset, "score")
+    inputs = [*predictions, *_input_paths(options)]
+    target = check_output(args.output, "-o", inputs) if args.output else None
+    leaderboard = check_output(args.leaderboard, "--leaderboard", [*inputs, target]) if args.leaderboard else None
+    for name in OUTPUT_OPTIONS:
+        extra = getattr(options, name, None)
+        if extra is not None:
+            check_output(extra, flag(name), [*inputs, target, leaderboard])
     form = args.format
     if form is None:
         form = FORMATS_BY_SUFFIX.get(Path(args.output).suffix.lower(), "json") if args.output else "json"
@@ -381,18 +425,16 @@ def cmd_score(args) -> int:
             report.get("predictions", {})["input_format"] = "native"
         else:
             report = _converted_score(args, release, dataset, predictions, options, input_format)
-        return _write_report(report, form, dataset, args.output)
-    from ctxrobust.evaluation import submissions, tidy
-
+        return _write_report(report, form, dataset, target)
     strict = bool(getattr(options, "strict", False))
     with tempfile.TemporaryDirectory(prefix="ctxrobust-converted-") as folder:
-        files = [_as_native(args, dataset, path, options, Path(folder) / str(k)) for k, path in enumerate(submissions.expand(named))]
+        files = [_as_native(args, dataset, path, options, Path(folder) / str(k)) for k, path in enumerate(predictions)]
         report = submissions.score_submissions(release, dataset, files, options, strict, lambda line: print(line, file=sys.stderr))
     if args.leaderboard:
         board = submissions.leaderboard_csv(report) if args.leaderboard.lower().endswith(".csv") else submissions.leaderboard_markdown(report)
-        tidy.write_atomically(Path(args.leaderboard), board.encode("utf-8"))
-        print(f"wrote {args.leaderboard}", file=sys.stderr)
-    return _write_report(report, form, dataset, args.output)
+        write_text(leaderboard, board)
+        print(f"wrote {leaderboard}", file=sys.stderr)
+    return _write_report(report, form, dataset, target)
 
 
 def _as_native(args, dataset: registry.Dataset, path: Path, options, folder: Path) -> Path:
@@ -413,12 +455,13 @@ def _as_native(args, dataset: registry.Dataset, path: Path, options, folder: Pat
     return native
 
 
-def _write_report(report: dict, form: str, dataset: registry.Dataset, output: str | None) -> int:
+def _write_report(report: dict, form: str, dataset: registry.Dataset, target: Path | None) -> int:
+    """The report in `form`, written atomically to `target` (checked before any work) or to standard output."""
     from ctxrobust.evaluation import tidy
 
     if form == "parquet":
-        tidy.write_atomically(Path(output), tidy.parquet_bytes(report))
-        print(f"wrote {output}", file=sys.stderr)
+        write_bytes(target, tidy.parquet_bytes(report))
+        print(f"wrote {target}", file=sys.stderr)
         return 0
     if form == "json":
         text = json.dumps(report, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n"
@@ -428,9 +471,9 @@ def _write_report(report: dict, form: str, dataset: registry.Dataset, output: st
         from ctxrobust.evaluation.submissions import with_submissions
 
         text = with_submissions(dataset.load("render_" + form)(report), report, form)
-    if output:
-        tidy.write_atomically(Path(output), text.encode("utf-8"))
-        print(f"wrote {output}", file=sys.stderr)
+    if target is not None:
+        write_text(target, text)
+        print(f"wrote {target}", file=sys.stderr)
     else:
         sys.stdout.write(text)
     return 0  # under --strict, a file with any bad row was refused before scoring
@@ -540,15 +583,40 @@ def parser() -> argparse.ArgumentParser:
     return top
 
 
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM, turned into an exception so that every temporary file and folder is removed on the way out."""
+
+
+def _on_sigterm(signum, frame):
+    raise _Terminated()
+
+
 def _run(argv: list[str]) -> int:
     args = parser().parse_args(argv)
     try:
+        previous = signal.signal(signal.SIGTERM, _on_sigterm)
+    except ValueError:  # not the main thread
+        previous = None
+    try:
+        return _dispatch(args)
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _dispatch(args) -> int:
+    try:
         return args.func(args)
+    except _Terminated:
+        print("error: interrupted by SIGTERM; no output was left half-written (earlier files are as they were)", file=sys.stderr)
+        return 143
     except CtxRobustError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+        from ctxrobust.release_files import printable
+
+        print(printable(f"error: {exc}"), file=sys.stderr)
+        return getattr(exc, "exit_code", 2)
     except KeyboardInterrupt:
-        print("error: interrupted", file=sys.stderr)
+        print("error: interrupted by SIGINT; no output was left half-written (earlier files are as they were)", file=sys.stderr)
         return 130
     except BrokenPipeError:
         return 0

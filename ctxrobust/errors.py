@@ -24,3 +24,11 @@ class ValidationFailed(CtxRobustError):
     def __init__(self, message: str, failures: list):
         super().__init__(message)
         self.failures = failures
+
+
+class Interrupted(CtxRobustError):
+    """A command stopped by SIGTERM or SIGINT after cleaning up; the message says what was left where."""
+
+    def __init__(self, message: str, exit_code: int):
+        super().__init__(message)
+        self.exit_code = exit_code

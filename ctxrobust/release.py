@@ -2,12 +2,15 @@
 from __future__ import annotations
 
 import json
+import os
+import re
 from pathlib import Path
 from typing import Any, Iterator, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from ctxrobust.canonical import iter_jsonl, sha256_file
+from ctxrobust import release_files
+from ctxrobust.canonical import parse_jsonl
 from ctxrobust.errors import CtxRobustError
 from ctxrobust.manifest import MANIFEST, Manifest, read_manifest
 
@@ -26,10 +29,10 @@ class Release:
         self._configs: dict[type, BaseModel] = {}
         if manifest is None:
             manifest_path = self.path / MANIFEST
-            if not manifest_path.exists():
+            if not os.path.lexists(manifest_path):
                 raise CtxRobustError(f"{manifest_path}: missing; {self.path} is not a release folder (build one with `ctxrobust build`)")
             try:
-                manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+                manifest = json.loads(release_files.read_text(self.path, MANIFEST))
             except ValueError as exc:
                 raise CtxRobustError(f"{manifest_path}: not valid JSON ({exc}); the release is corrupted, rebuild it") from None
             if not isinstance(manifest, dict) or not all(isinstance(manifest.get(k), str) for k in ("dataset", "version")):
@@ -72,7 +75,18 @@ class Release:
         return cached
 
     def file_path(self, name: str) -> Path:
-        return self.path / name
+        """The path of a release file, its name checked (a plain name inside the folder)."""
+        return release_files.path_of(self.path, name)
+
+    def has(self, name: str) -> bool:
+        return release_files.exists(self.path, name)
+
+    def open(self, name: str):
+        """A release file opened for reading in binary, through the one checked opener."""
+        return release_files.open_binary(self.path, name)
+
+    def sha256(self, name: str) -> str:
+        return release_files.sha256(self.path, name)
 
     def rows(self, name: str) -> list[dict]:
         if name not in self._rows:
@@ -84,34 +98,58 @@ class Release:
             yield from self._rows[name]
             return
         path = self.file_path(name)
-        if not path.exists():
+        if not self.has(name):
             raise CtxRobustError(f"{path}: missing from the release; rebuild it")
-        for _, row in iter_jsonl(path):
+        for _, row in parse_jsonl(release_files.iter_lines(self.path, name), path):
             yield row
 
     def manifest_sha256(self) -> str:
-        return sha256_file(self.path / MANIFEST)
+        return self.sha256(MANIFEST)
+
+
+BUILDING = re.compile(r"\.(?P<version>.+)\.building-(?P<pid>\d+)")
+
+
+def _subfolders(folder: Path) -> list[Path]:
+    """Visible real subfolders (links to folders are not followed)."""
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return []
+    return sorted(Path(e.path) for e in entries if not e.name.startswith(".") and e.is_dir(follow_symlinks=False))
 
 
 def find_folders_without_manifest(root: Path) -> list[Path]:
     """<dataset>/<version>/ folders below a releases root that hold no manifest.json (a damaged or partial release)."""
     root = Path(root)
-    if (root / MANIFEST).exists():
+    if os.path.lexists(root / MANIFEST):
         return []
-    return sorted(
-        version for dataset in root.iterdir() if dataset.is_dir() and not dataset.name.startswith(".")
-        for version in dataset.iterdir() if version.is_dir() and not version.name.startswith(".") and not (version / MANIFEST).exists()
-    )
+    return [version for dataset in _subfolders(root) if not os.path.lexists(dataset / MANIFEST)
+            for version in _subfolders(dataset) if not os.path.lexists(version / MANIFEST)]
 
 
 def find_releases(root: Path) -> list[Path]:
-    """Every release folder at or below root (a folder holding manifest.json), sorted."""
+    """Every release folder at or below root (a folder holding manifest.json, of any kind), sorted; links
+    to folders are not followed and hidden folders are skipped."""
     root = Path(root)
-    if (root / MANIFEST).exists():
+    if os.path.lexists(root / MANIFEST):
         return [root]
     found = []
-    for path in sorted(root.rglob(MANIFEST)):
-        if any(part.startswith(".") for part in path.relative_to(root).parts):
+    for folder, subfolders, files in os.walk(root, followlinks=False):
+        subfolders[:] = sorted(d for d in subfolders if not d.startswith("."))
+        if MANIFEST in files or MANIFEST in subfolders:
+            found.append(Path(folder))
+    return sorted(found)
+
+
+def find_interrupted_builds(root: Path) -> list[Path]:
+    """Temporary `.<version>.building-<pid>` folders an interrupted build left below a releases root."""
+    root = Path(root)
+    scan = [root.parent] if os.path.lexists(root / MANIFEST) else [root, *_subfolders(root)]
+    found = []
+    for folder in scan:
+        try:
+            found += [Path(e.path) for e in os.scandir(folder) if BUILDING.fullmatch(e.name) and e.is_dir(follow_symlinks=False)]
+        except OSError:
             continue
-        found.append(path.parent)
-    return found
+    return sorted(found)

@@ -2,6 +2,10 @@
 from __future__ import annotations
 
 import hashlib
+import json
+import os
+import re
+import stat
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -10,15 +14,72 @@ from typing import Callable, Generic, Hashable, Iterator, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from ctxrobust.errors import PredictionsError
+from ctxrobust.evaluation.report import MAX_SHOWN, has_control, plain
 
 Row = TypeVar("Row", bound=BaseModel)
 MAX_LISTED = 200
+MAX_MESSAGE = 400  # characters of one problem message; a long value in it is cut, with its length
+MAX_MODEL_NAME = MAX_SHOWN
+_KEY = re.compile(rb'"\s*:')
+_SNIFF = 4096
+
+
+class _DuplicateKey(ValueError):
+    pass
+
+
+def _no_duplicates(pairs: list[tuple[str, object]]) -> dict:
+    seen: set[str] = set()
+    for key, _ in pairs:
+        if key in seen:
+            raise _DuplicateKey(key)
+        seen.add(key)
+    return dict(pairs)
+
+
+def duplicate_key(raw: bytes, distinct: int) -> str | None:
+    """A key that occurs twice in one object of the line, or None. `distinct` is the number of keys the
+    row kept; a line with no more '"key":' marks than that cannot hold a duplicate, so it is not reparsed."""
+    if len(_KEY.findall(raw)) <= distinct:
+        return None
+    try:
+        json.loads(raw, object_pairs_hook=_no_duplicates)
+    except _DuplicateKey as exc:
+        return str(exc)
+    except ValueError:
+        return None
+    return None
+
+
+def encoding_problem(head: bytes) -> str | None:
+    """What a file's first bytes say it is when it is not UTF-8 JSON Lines text (UTF-16, gzip, binary)."""
+    if head.startswith((b"\xff\xfe", b"\xfe\xff")) or (len(head) >= 2 and (head[1:2] == b"\0" or head[0:1] == b"\0") and b"{" in head[:4]):
+        return "is UTF-16 text, not UTF-8; convert it (e.g. `iconv -f UTF-16 -t UTF-8`) and score the converted file"
+    if head.startswith(b"\x1f\x8b"):
+        return "is gzip-compressed; decompress it (e.g. `gunzip`) and score the JSON Lines file"
+    if head.startswith((b"PK\x03\x04", b"PAR1", b"BZh", b"\xfd7zXZ", b"\x28\xb5\x2f\xfd")) or b"\0" in head:
+        return "is a binary file, not JSON Lines text; give the predictions as UTF-8 JSON Lines (one object per line)"
+    return None
+
+
+def model_name_problem(name: str) -> str | None:
+    """Why a model name cannot label a report's rows: empty after stripping spaces, control characters, too long."""
+    if not name.strip():
+        return "field 'model': empty after removing spaces; give the model a name"
+    if has_control(name):
+        return f"field 'model': {plain(name)!s} holds control or format characters; use a plain name"
+    if len(name) > MAX_MODEL_NAME:
+        return f"field 'model' is {len(name)} characters long, at most {MAX_MODEL_NAME}: {plain(name, 40)}"
+    return None
 
 
 @dataclass(frozen=True)
 class Problem:
     line: int | None  # None: about the file as a whole (e.g. missing rows)
     message: str
+
+    def __post_init__(self):
+        object.__setattr__(self, "message", plain(self.message, MAX_MESSAGE))
 
     def render(self, path: Path) -> str:
         return f"{path}:{self.line}: {self.message}" if self.line is not None else f"{path}: {self.message}"
@@ -63,11 +124,11 @@ class PredictionsReader(Generic[Row]):
         digest = hashlib.sha256()
         seen: dict[Hashable, int] = {}
         validate = self.model.model_validate_json
-        try:
-            handle = open(self.path, "rb")
-        except OSError as exc:
-            raise PredictionsError(f"{self.path}: cannot read ({exc.strerror})") from None
+        handle = self._open()
         with handle:
+            problem = encoding_problem(handle.peek(_SNIFF)[:_SNIFF])
+            if problem:
+                raise PredictionsError(f"{self.path}: {problem}")
             for number, raw in enumerate(handle, start=1):
                 digest.update(raw)
                 if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
@@ -79,6 +140,15 @@ class PredictionsReader(Generic[Row]):
                     row = validate(raw)
                 except ValidationError as exc:
                     self.problems.append(Problem(number, _describe(exc, raw)))
+                    continue
+                repeated = duplicate_key(raw, len(row.model_fields_set))
+                if repeated is not None:
+                    self.problems.append(Problem(number, f"key {plain(repeated, 60)!r} occurs twice in the object; which value is meant is ambiguous, keep one"))
+                    continue
+                name = getattr(row, "model", None)
+                odd = model_name_problem(name) if isinstance(name, str) else None
+                if odd:
+                    self.problems.append(Problem(number, odd))
                     continue
                 message = self.check(row) if self.check else None
                 if message:
@@ -93,6 +163,18 @@ class PredictionsReader(Generic[Row]):
                 self.valid += 1
                 yield row
         self.sha256 = digest.hexdigest()
+
+    def _open(self):
+        """The file opened for reading: a regular file only (a FIFO or device would block or never end)."""
+        try:
+            fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+        except OSError as exc:
+            raise PredictionsError(f"{self.path}: cannot read ({exc.strerror})") from None
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            os.close(fd)
+            raise PredictionsError(f"{self.path}: is not a regular file (a FIFO, device or standard input cannot be scored); give the predictions JSON Lines file")
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
 
     @property
     def excluded(self) -> int:

@@ -5,9 +5,49 @@ import base64
 import html
 import io
 import math
+import re
+import unicodedata
 from typing import Any, Iterable, Sequence
 
 from ctxrobust.release import Release
+
+MAX_SHOWN = 200  # characters of one user-supplied value in a message or report; longer ones are cut, with their length
+CSV_FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r", "\uff1d", "\uff0b", "\uff0d", "\uff20")
+_MD_ESCAPES = {"\\": "\\\\", "|": "\\|", "<": "&lt;", "](": "]\\(", "`": "\\`"}
+_MD_SPECIAL = re.compile("|".join(re.escape(k) for k in _MD_ESCAPES))
+
+
+def _escaped(char: str) -> str:
+    code = ord(char)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def plain(value: Any, limit: int | None = MAX_SHOWN) -> str:
+    """A user-supplied string safe for one line of a terminal or a report: control, format and line-break
+    characters written as escapes, and cut when longer than `limit` (with its length)."""
+    text = str(value)
+    cut = limit is not None and len(text) > limit
+    shown = text[:limit] if cut else text
+    if not shown.isprintable():
+        shown = "".join(c if c.isprintable() or c == " " else _escaped(c) for c in shown)
+    return shown + (f"... ({len(text)} characters)" if cut else "")
+
+
+def has_control(text: str) -> bool:
+    """Whether text holds control or format characters (escape sequences, line breaks, bidi overrides)."""
+    return any(unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp") for c in text)
+
+
+def md_text(value: Any, limit: int | None = MAX_SHOWN) -> str:
+    """A user-supplied string as literal Markdown text: no table cell break, HTML, link, code span or line
+    break (so no heading or list either)."""
+    return _MD_SPECIAL.sub(lambda m: _MD_ESCAPES[m.group(0)], plain(value, limit))
+
+
+def csv_cell(value: Any) -> str:
+    """A user-supplied string as a CSV cell a spreadsheet shows as text, never runs as a formula."""
+    text = plain(value, None)
+    return "'" + text if text.startswith(CSV_FORMULA_PREFIXES) else text
 
 
 def _clean(x: float | None) -> float | None:
@@ -59,9 +99,14 @@ def fmt_metric(m: dict | None, percent: bool = True, digits: int = 1) -> str:
     return text
 
 
+def _md_cell(value: Any) -> str:
+    """A table cell, escaped: it may hold a model name (no cell break, HTML, link or line break in it)."""
+    return md_text(value, None)
+
+
 def markdown_table(headers: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
-    lines = ["| " + " | ".join(headers) + " |", "|" + "|".join("---" for _ in headers) + "|"]
-    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+    lines = ["| " + " | ".join(_md_cell(h) for h in headers) + " |", "|" + "|".join("---" for _ in headers) + "|"]
+    lines += ["| " + " | ".join(_md_cell(c) for c in row) + " |" for row in rows]
     return "\n".join(lines) + "\n"
 
 

@@ -15,6 +15,14 @@ tags, and answers the calls `ctxrobust push` makes through huggingface_hub:
 
 Every request must carry `Authorization: Bearer <token>` with the server's token. Every
 request is logged in `server.hub.requests` as (method, path) for the tests to assert on.
+
+Faults: `server.hub.fail(route, action, when="before", times=1)` makes the next `times` requests of a
+route (create, refs, tree, info, preupload, commit, tag, validate-yaml, resolve) go wrong, after letting
+`skip` of them through:
+- action "500": answer 500 ("before": without doing anything; "after": having done what was asked);
+- action "malformed": answer 200 with a body that is not what the client expects;
+- action "hang": answer nothing until `server.hub.release_hangs()` or the server stops (the request is
+  logged first, and `server.hub.hanging` is set, so a test can act while a request is in flight).
 """
 from __future__ import annotations
 
@@ -73,6 +81,28 @@ class Repo:
         return commit
 
 
+@dataclass(frozen=True)
+class Fault:
+    action: str  # "500", "malformed" or "hang"
+    when: str  # "before" or "after" the request is carried out
+
+
+def route_name(method: str, parts: list[str]) -> str:
+    """The name a fault is set on, from a request's path."""
+    if parts[:3] == ["api", "repos", "create"]:
+        return "create"
+    if parts[:2] == ["api", "validate-yaml"]:
+        return "validate-yaml"
+    if len(parts) >= 4 and parts[0] == "api":
+        rest = parts[4:]
+        if not rest or rest[0] == "revision":
+            return "info"
+        return rest[0]  # refs, tree, preupload, commit, tag
+    if len(parts) >= 4 and parts[3] == "resolve":
+        return "resolve"
+    return "other"
+
+
 class Hub:
     """The in-memory state behind the server."""
 
@@ -82,6 +112,27 @@ class Hub:
         self.requests: list[tuple[str, str]] = []
         self.commit_payloads: list[list[dict]] = []  # the NDJSON lines of every commit received
         self.lock = threading.Lock()
+        self.faults: dict[str, list[Fault]] = {}
+        self.hanging = threading.Event()  # set when a request starts hanging
+        self._release = threading.Event()
+
+    def fail(self, route: str, action: str, when: str = "before", times: int = 1, skip: int = 0) -> None:
+        """The `times` requests of `route` after the next `skip` ones go wrong as `action` says."""
+        assert action in ("500", "malformed", "hang") and when in ("before", "after")
+        with self.lock:
+            self.faults.setdefault(route, []).extend([None] * skip + [Fault(action, when)] * times)
+
+    def take_fault(self, route: str) -> "Fault | None":
+        with self.lock:
+            queue = self.faults.get(route)
+            return queue.pop(0) if queue else None
+
+    def release_hangs(self) -> None:
+        self._release.set()
+
+    def hang(self, limit: float = 120.0) -> None:
+        self.hanging.set()
+        self._release.wait(limit)
 
     def repo(self, repo_type: str, repo_id: str) -> Repo | None:
         return self.repos.get((repo_type, repo_id))
@@ -102,7 +153,11 @@ class _Handler(BaseHTTPRequestHandler):
         pass
 
     # -- plumbing -----------------------------------------------------------------------------
+    _muted = False
+
     def _send(self, status: int, body: bytes = b"", headers: dict[str, str] | None = None, content_type: str = "application/json"):
+        if self._muted:
+            return
         self.send_response(status)
         self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(body)))
@@ -143,8 +198,28 @@ class _Handler(BaseHTTPRequestHandler):
             body = b""
         if not self._authorised():
             return
+        fault = hub.take_fault(route_name(method, [p for p in path.split("/") if p]))
+        if fault is not None and fault.action == "hang":
+            hub.hang()
+            self.close_connection = True
+            return
+        if fault is not None and fault.when == "before":
+            return self._faulty(fault)
+        if fault is not None:
+            self._muted = True  # carry out the request, then answer as the fault says
+            try:
+                with hub.lock:
+                    self._route(method, path, query, body)
+            finally:
+                self._muted = False
+            return self._faulty(fault)
         with hub.lock:
             self._route(method, path, query, body)
+
+    def _faulty(self, fault: Fault):
+        if fault.action == "500":
+            return self._error(500, "Internal Error - We're working hard to fix this as soon as possible!")
+        return self._send(200, b'{"unexpected": [1, 2, 3]', content_type="application/json")  # truncated JSON of the wrong shape
 
     def do_GET(self):
         self._dispatch("GET")
@@ -350,6 +425,7 @@ class HubServer(ThreadingHTTPServer):
         return self
 
     def __exit__(self, *exc) -> None:
+        self.hub.release_hangs()
         self.shutdown()
         self.server_close()
         if self._thread is not None:

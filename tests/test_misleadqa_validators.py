@@ -13,7 +13,7 @@ from ctxrobust.sources.facts import Provenance
 from ctxrobust.sources.fred import january_facts, read_series
 from ctxrobust.validators.checks import run_checks
 
-GENERIC = {"hashes", "row_counts", "sources_locked", "location", "manifest"}  # need a release folder and its full manifest; covered by the core tests
+GENERIC = {"hashes", "row_counts", "sources_locked", "location", "manifest", "contents"}  # need a release folder and its full manifest; covered by the core tests
 TEMPLATE_Q = "What was the recorded basic state minimum wage in {j} on {d}? Give the rate in US dollars per hour."
 TEMPLATE_C = "On {d}, the recorded basic state minimum wage in {j} was {v} per hour."
 

@@ -44,6 +44,13 @@ def _load(dataset: str) -> None:
         importlib.import_module(module)
 
 
+def generic_checks() -> dict[str, CheckFn]:
+    """The checks every release gets, whatever its dataset."""
+    for module in GENERIC_MODULES:
+        importlib.import_module(module)
+    return {name: _CHECKS["*"][name] for name in sorted(_CHECKS.get("*", {}))}
+
+
 def checks_for(dataset: str) -> dict[str, CheckFn]:
     """Every check that applies to `dataset`, generic ones first, in name order within each."""
     _load(dataset)
@@ -54,12 +61,15 @@ def checks_for(dataset: str) -> dict[str, CheckFn]:
     return ordered
 
 
-def run_checks(release: "Release", skip: Iterable[str] = ()) -> dict[str, list[Failure]]:
-    """Run every check for the release's dataset; a check that crashes is itself a failure."""
+def run_checks(release: "Release", skip: Iterable[str] = (), only: Iterable[str] | None = None) -> dict[str, list[Failure]]:
+    """Run every check for the release's dataset (or the generic ones named in `only`); a check that
+    crashes is itself a failure."""
     results: dict[str, list[Failure]] = {}
     skipped = set(skip)
-    for name, fn in checks_for(release.dataset).items():
-        if name in skipped:
+    chosen = None if only is None else set(only)
+    checks = checks_for(release.dataset) if chosen is None else generic_checks()
+    for name, fn in checks.items():
+        if name in skipped or (chosen is not None and name not in chosen):
             continue
         found: list[Failure] = []
         try:

@@ -18,15 +18,19 @@ from ctxrobust.sources import gsm8k
 SELECTION_STREAM, QUOTA_STREAM, VARIANT_STREAM = 1, 2, 3
 
 
+MAX_BASE = 10_000  # bounds on the work of one build (the paper's: 100 base problems, 58,052 variants)
+MAX_VARIANTS = 1_000_000
+
+
 class GsmIcConfig(BuildConfig):
     seed: int = Field(0, ge=0, description="seed of the base-problem draw and the variants")
-    n_two_step: int = Field(60, ge=0, description="base problems with two steps [§3.1]")
-    n_more_steps: int = Field(40, ge=0, description="base problems with three to max_steps steps")
-    max_steps: int = Field(7, ge=3, description="the paper's base problems need two to seven steps [§3.1]")
-    base_ids: list[str] | None = Field(None, description='use these pool ids ("pool-0042") instead of a seeded draw')
-    n_variants: int = Field(58052, ge=8, description="the size of GSM-IC [§3.1]; spread evenly over base problems and the 8 cells")
-    numbers_per_label: int = Field(10, ge=1, description="distinct inserted numbers per base problem and number label")
-    eval_size: int = Field(4000, ge=1, description="GSM-IC-4K [§5]")
+    n_two_step: int = Field(60, ge=0, le=MAX_BASE, description="base problems with two steps [§3.1]")
+    n_more_steps: int = Field(40, ge=0, le=MAX_BASE, description="base problems with three to max_steps steps")
+    max_steps: int = Field(7, ge=3, le=100, description="the paper's base problems need two to seven steps [§3.1]")
+    base_ids: list[str] | None = Field(None, max_length=MAX_BASE, description='use these pool ids ("pool-0042") instead of a seeded draw')
+    n_variants: int = Field(58052, ge=8, le=MAX_VARIANTS, description="the size of GSM-IC [§3.1]; spread evenly over base problems and the 8 cells")
+    numbers_per_label: int = Field(10, ge=1, le=1000, description="distinct inserted numbers per base problem and number label")
+    eval_size: int = Field(4000, ge=1, le=MAX_VARIANTS, description="GSM-IC-4K [§5]")
     eval_seed: int = Field(0, ge=0, description="seed of the GSM-IC-4K draw")
 
     @model_validator(mode="after")

@@ -6,15 +6,17 @@ from pydantic import Field
 from ctxrobust.builders.base import BuildConfig
 from ctxrobust.builders.misleadqa.audit import AUDIT_SEED, AUDIT_SIZES
 
+MAX_ITEMS = 100_000  # items per source-scope group: bounds the work of one build
+
 
 class MisleadQAConfig(BuildConfig):
     # items per source-scope group (Appendix A.2 candidate pool)
-    fred_time_n: int = Field(200, ge=0)
-    fred_location_n: int = Field(200, ge=0)
-    situatedqa_time_n: int = Field(200, ge=0)
-    situatedqa_location_n: int = Field(200, ge=0)
-    ambigdocs_n: int = Field(200, ge=0)
-    condambigqa_n: int = Field(100, ge=0)
+    fred_time_n: int = Field(200, ge=0, le=MAX_ITEMS)
+    fred_location_n: int = Field(200, ge=0, le=MAX_ITEMS)
+    situatedqa_time_n: int = Field(200, ge=0, le=MAX_ITEMS)
+    situatedqa_location_n: int = Field(200, ge=0, le=MAX_ITEMS)
+    ambigdocs_n: int = Field(200, ge=0, le=MAX_ITEMS)
+    condambigqa_n: int = Field(100, ge=0, le=MAX_ITEMS)
     # caps per cluster (Appendix A.1 "Candidate selection")
     fred_per_jurisdiction: int = Field(6, ge=1)
     situatedqa_per_question: int = Field(2, ge=1)

@@ -31,9 +31,12 @@ SQA = (
 )
 
 
+MAX_VOCABULARY = 1_000_000  # bounds the work of one build (the paper's is 10,000)
+
+
 class PseudowordsConfig(BuildConfig):
     seed: int = Field(0, ge=0)
-    vocabulary_size: int = Field(10_000, ge=1)  # Appendix B
+    vocabulary_size: int = Field(10_000, ge=1, le=MAX_VOCABULARY)  # Appendix B
     min_word_length: int = Field(3, ge=1, le=32)  # Section 2: 3 to 8 letters a-z
     max_word_length: int = Field(8, ge=1, le=32)
     zipf_threshold: float = Field(1.5, allow_inf_nan=False)  # Appendix B: reject English Zipf frequency >= 1.5

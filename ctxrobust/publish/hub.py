@@ -16,10 +16,14 @@ the staged folder: the same content is a no-op, different content is refused.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 import shutil
+import signal
 import tempfile
+import time
+from collections import abc
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
@@ -31,7 +35,10 @@ from ctxrobust.canonical import dumps_pretty, sha256_file
 from ctxrobust.manifest import Manifest, ParquetEntry, read_manifest
 from ctxrobust.publish.card import hub_configs, render_card
 from ctxrobust.publish.croissant import FILE_NAME as CROISSANT, croissant
-from ctxrobust.errors import CtxRobustError
+from ctxrobust.errors import CtxRobustError, Interrupted
+from ctxrobust import release_files
+from ctxrobust.build import check_version
+from ctxrobust.output import release_folder_above
 from ctxrobust.release import CARD, MANIFEST, SUMS, Release
 
 DEFAULT_ENDPOINT = "https://huggingface.co"
@@ -87,21 +94,27 @@ def _front_matter(card: str) -> dict | None:
     return data if isinstance(data, dict) else None
 
 
-def _listed_sums(path: Path) -> dict[str, str]:
-    if not path.exists():
+def _listed_sums(release: Release) -> dict[str, str]:
+    path = release.path / SUMS
+    if not release.has(SUMS):
         raise CtxRobustError(f"{path}: missing; the release is incomplete, rebuild it")
     listed = {}
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    for number, line in enumerate(release_files.read_text(release.path, SUMS).splitlines(), start=1):
         digest, sep, name = line.partition("  ")
         if not sep or len(digest) != 64:
             raise CtxRobustError(f"{path}:{number}: not a sha256sum line; the release is corrupted, rebuild it")
+        problem = release_files.name_problem(name)
+        if problem:
+            raise CtxRobustError(f"{path}:{number}: {problem}; the release is corrupted, rebuild it")
         listed[name] = digest
     return listed
 
 
-def _check_loadable(path: Path, entry: ParquetEntry) -> None:
+def _check_loadable(release: Release, entry: ParquetEntry) -> None:
     """A Parquet file `datasets` can load as a configuration: columns, the manifest's rows, and no empty row group."""
-    meta = pq.read_metadata(path)
+    path = release.file_path(entry.name)
+    with release.open(entry.name) as handle:
+        meta = pq.read_metadata(handle)
     if meta.num_columns == 0:
         raise CtxRobustError(f"{path}: has no columns, so it cannot be loaded as configuration `{entry.config}`; rebuild the release")
     if meta.num_rows != entry.rows:
@@ -113,41 +126,70 @@ def _check_loadable(path: Path, entry: ParquetEntry) -> None:
         )
 
 
+# the checks that read every file of a release; the dataset checks that replay sources are `validate`'s
+PUSH_CHECKS = ("contents", "hashes", "row_counts", "parquet_copies")
+
+
+def publish_names(release: Release, manifest: Manifest) -> list[str]:
+    """Every file the staged folder copies from the release, each a plain name inside it (checked here, first)."""
+    names = [entry.name for entry in manifest.published] + [entry.copy_of for entry in manifest.published]
+    names += [entry.name for entry in manifest.files] + [CARD, MANIFEST, SUMS]
+    for name in names:
+        problem = release_files.name_problem(name)
+        if problem:
+            raise CtxRobustError(f"{release.path / MANIFEST}: {problem}; nothing was staged or pushed: the release is corrupted, rebuild it")
+    return list(dict.fromkeys(names))
+
+
 def check_release(release: Release, manifest: Manifest) -> None:
-    """The files to publish are the release's, unchanged and loadable: SHA256SUMS, the manifest's hashes, the card's configurations."""
-    sums_path = release.path / SUMS
-    listed = _listed_sums(sums_path)
+    """The whole release is checked before anything is staged: every name a plain file inside it, every file
+    a regular one with the hash SHA256SUMS and the manifest give it, the Parquet copies loadable and equal to
+    their JSON Lines, and the card declaring one configuration per Parquet file."""
+    from ctxrobust.validators.checks import run_checks
+
+    names = publish_names(release, manifest)
     if not manifest.published:
         raise CtxRobustError(f"{release.path / MANIFEST}: lists no Parquet file; nothing to publish")
-    for name in [CARD, MANIFEST, *(entry.name for entry in manifest.published), *(f["name"] for f in release.files)]:
-        path = release.path / name
-        if not path.exists():
-            raise CtxRobustError(f"{path}: missing from the release; rebuild it")
+    sums_path = release.path / SUMS
+    listed = _listed_sums(release)
+    for name in names:
+        if name == SUMS:
+            continue
+        if not release.has(name):
+            raise CtxRobustError(f"{release.file_path(name)}: missing from the release; rebuild it")
         if name not in listed:
             raise CtxRobustError(f"{sums_path}: does not list {name}; the release is corrupted, rebuild it")
-        if sha256_file(path) != listed[name]:
-            raise CtxRobustError(f"{path}: sha256 differs from SHA256SUMS; the file changed after the release was frozen, rebuild it")
+        if release.sha256(name) != listed[name]:
+            raise CtxRobustError(f"{release.file_path(name)}: sha256 differs from SHA256SUMS; the file changed after the release was frozen, rebuild it")
     for entry in manifest.published:
         if entry.sha256 != listed[entry.name]:
             raise CtxRobustError(f"{release.path / MANIFEST}: sha256 of {entry.name} differs from SHA256SUMS; the release is corrupted, rebuild it")
-        _check_loadable(release.path / entry.name, entry)
-    header = _front_matter((release.path / CARD).read_text(encoding="utf-8"))
+        _check_loadable(release, entry)
+    header = _front_matter(release_files.read_text(release.path, CARD))
     if header is None or header.get("configs") != hub_configs(manifest):
         raise CtxRobustError(
             f"{release.path / CARD}: its YAML header does not declare one Hub configuration per Parquet file "
             "(the card was written by an older ctxrobust); build the dataset again under a new version to publish it"
         )
+    failures = [f for found in run_checks(release, only=PUSH_CHECKS).values() for f in found]
+    if failures:
+        first = failures[0]
+        more = f" (and {len(failures) - 1} more)" if len(failures) > 1 else ""
+        raise CtxRobustError(f"{release.path}: {first.file or '-'}: {first.message}{more}; nothing was staged or pushed: run `validate {release.path}`")
 
 
 def stage(release: Release, repo_id: str, out: Path, endpoint: str | None = None) -> list[str]:
-    """Write the folder to upload into `out` (new or empty), atomically; returns its file names, sorted."""
+    """Write the folder to upload into `out` (new or empty), atomically; returns its file names, sorted.
+    The release is checked as a whole first: nothing is written when any of it is wrong."""
     out = Path(out)
-    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+    if os.path.lexists(out) and (out.is_symlink() or not out.is_dir() or any(out.iterdir())):
         raise CtxRobustError(f"{out}: exists and is not an empty folder; give a new or empty folder to stage into")
-    if out.resolve().is_relative_to(release.path.resolve()):
-        raise CtxRobustError(f"{out}: is inside the release folder {release.path}, which is frozen; give a folder outside it to stage into")
+    frozen = release.path if out.resolve().is_relative_to(release.path.resolve()) else release_folder_above(out.resolve())
+    if frozen is not None:
+        raise CtxRobustError(f"{out}: is inside the release folder {frozen}, which is frozen; give a folder outside it to stage into")
     manifest = read_manifest(release.manifest, release.path / MANIFEST)
     check_release(release, manifest)
+    names = publish_names(release, manifest)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.staging-", dir=out.parent))
     tmp.chmod(0o755)  # mkdtemp makes it private; the staged folder is an ordinary one
@@ -155,12 +197,16 @@ def stage(release: Release, repo_id: str, out: Path, endpoint: str | None = None
         from ctxrobust.build import write_sums
 
         # the JSON Lines files too: the published folder is the release, checkable with `ctxrobust validate`
-        for name in [entry.name for entry in manifest.published] + [f["name"] for f in release.files] + [MANIFEST]:
-            shutil.copyfile(release.path / name, tmp / name)
+        for name in names:
+            if name not in (CARD, SUMS):  # both written anew below for the staged folder
+                release_files.copy(release.path, name, tmp / name)
         (tmp / CARD).write_text(render_card(release.manifest, repo=repo_id, folder=tmp), encoding="utf-8", newline="\n")
         document = croissant(manifest, tmp, dataset_url(repo_id, endpoint or hub_endpoint()))
         (tmp / CROISSANT).write_text(dumps_pretty(document), encoding="utf-8", newline="\n")
         write_sums(tmp)  # every staged file, croissant.json and the card included
+        for path in tmp.iterdir():
+            with open(path, "rb") as handle:
+                os.fsync(handle.fileno())
         if out.exists():
             out.rmdir()
         os.replace(tmp, out)
@@ -172,9 +218,39 @@ def stage(release: Release, repo_id: str, out: Path, endpoint: str | None = None
 
 # -- talking to the Hub -------------------------------------------------------------------------
 
+TIMEOUT_ENV = "CTXROBUST_HUB_TIMEOUT"  # seconds the Hub has to answer one request (default 60)
+DEFAULT_TIMEOUT = 60.0
+CONNECT_TIMEOUT = 10.0
+READ_ATTEMPTS = 3  # a read that fails for the network or a 5xx is tried this many times in all
+RETRY_PAUSE = 0.5  # seconds before the second attempt; doubled before each further one
+
+
+def hub_timeout() -> float:
+    raw = os.environ.get(TIMEOUT_ENV, "").strip()
+    if not raw:
+        return DEFAULT_TIMEOUT
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if not 0 < value <= 3600:
+        raise CtxRobustError(f"{TIMEOUT_ENV}={raw!r}: give the seconds the Hub has to answer one request, more than 0 and at most 3600")
+    return value
+
+
+def use_timeouts(seconds: float) -> None:
+    """Every request huggingface_hub makes gets a connect and a read timeout (its default client has none)."""
+    import httpx2
+    from huggingface_hub import set_client_factory
+    from huggingface_hub.utils._http import hf_request_event_hook
+
+    timeout = httpx2.Timeout(seconds, connect=min(CONNECT_TIMEOUT, seconds))
+    set_client_factory(lambda: httpx2.Client(event_hooks={"request": [hf_request_event_hook]}, follow_redirects=True, timeout=timeout))
+
 
 def _first_line(text: object) -> str:
-    return next((line.strip() for line in str(text).splitlines() if line.strip()), "")
+    line = next((line.strip() for line in str(text).splitlines() if line.strip()), "")
+    return line if len(line) <= 300 else line[:300] + f"... ({len(line)} characters)"
 
 
 def _is_transport_error(exc: BaseException) -> bool:
@@ -183,12 +259,60 @@ def _is_transport_error(exc: BaseException) -> bool:
     return isinstance(exc, (ConnectionError, TimeoutError)) or bool(names & {"TransportError", "ConnectError", "TimeoutException", "Timeout"})
 
 
+def _is_timeout(exc: BaseException) -> bool:
+    return isinstance(exc, TimeoutError) or any("Timeout" in cls.__name__ for cls in type(exc).__mro__)
+
+
+def _status(exc: BaseException) -> int | None:
+    response = getattr(exc, "response", None)
+    return getattr(response, "status_code", None)
+
+
+def _retryable(exc: BaseException) -> bool:
+    status = _status(exc)
+    return _is_transport_error(exc) or (status is not None and (status >= 500 or status == 429))
+
+
+def read(call, *args, attempts: int = READ_ATTEMPTS, **kwargs):
+    """A request that changes nothing on the Hub, tried up to `attempts` times on network errors and 5xx."""
+    for attempt in range(attempts):
+        try:
+            result = call(*args, **kwargs)
+            return list(result) if isinstance(result, abc.Iterator) else result  # a paged listing fails while read
+        except Exception as exc:
+            if attempt + 1 == attempts or not _retryable(exc):
+                raise
+            time.sleep(RETRY_PAUSE * 2 ** attempt)
+    raise AssertionError("unreachable")
+
+
+def list_tree(api, repo_id: str, revision: str) -> list:
+    """Every entry of the repository at `revision`; the client retries each page itself (a bounded backoff)."""
+    return read(api.list_repo_tree, repo_id, revision=revision, recursive=True, repo_type=REPO_TYPE, attempts=1)
+
+
+class Progress:
+    """How far a push got: what it is doing, and what is on the Hub because of it (for every message)."""
+
+    def __init__(self, tag: str):
+        self.tag = tag
+        self.step = "reading the repository's branches and tags"
+        self.state = f"nothing was changed: no commit of this version and no tag {tag}"
+        self.rerun = "rerun the same `ctxrobust push` command"
+
+    def where(self) -> str:
+        return f"while {self.step}; on the Hub: {self.state}; {self.rerun}"
+
+
 @contextmanager
-def hub_errors(endpoint: str, repo_id: str, token: str) -> Iterator[None]:
-    """Turn whatever the Hub client raises into one CtxRobustError line (with the token scrubbed)."""
+def hub_errors(endpoint: str, repo_id: str, token: str, progress: Progress | None = None) -> Iterator[None]:
+    """Turn whatever the Hub client raises into one CtxRobustError line (with the token scrubbed) that says
+    what is on the Hub and what to do."""
     from huggingface_hub.errors import HfHubHTTPError, OfflineModeIsEnabled
 
     def fail(message: str) -> CtxRobustError:
+        if progress is not None:
+            message += f"; {progress.where()}"
         return CtxRobustError(message.replace(token, "***") if token else message)
 
     try:
@@ -196,22 +320,26 @@ def hub_errors(endpoint: str, repo_id: str, token: str) -> Iterator[None]:
     except CtxRobustError:
         raise
     except HfHubHTTPError as exc:
-        status = exc.response.status_code if getattr(exc, "response", None) is not None else None
+        status = _status(exc)
         detail = _first_line(getattr(exc, "server_message", None) or exc)
         hint = {
             401: "the Hub refused the token: check HF_TOKEN or log in again with `hf auth login`",
             403: f"the token may not write to {repo_id.split('/')[0]}: use a token with write access to it",
             404: f"check that {repo_id} is a dataset repository you can write to",
-        }.get(status, "try again, or stage the upload with --dry-run DIR")
+        }.get(status, "try again later, or stage the upload with --dry-run DIR")
         raise fail(f"{dataset_url(repo_id, endpoint)}: the Hub answered {status} ({detail}); {hint}") from None
     except OfflineModeIsEnabled:
         raise fail("HF_HUB_OFFLINE is set, so nothing can be pushed: unset it, or stage the upload with --dry-run DIR") from None
     except Exception as exc:
+        if _is_timeout(exc):
+            raise fail(f"the Hub at {endpoint} did not answer within {hub_timeout():g} s ({READ_ATTEMPTS} attempts for a read); "
+                       f"check the network and HF_ENDPOINT, or allow more time with {TIMEOUT_ENV}") from None
         if _is_transport_error(exc):
-            raise fail(
-                f"cannot reach the Hub at {endpoint} ({type(exc).__name__}: {_first_line(exc)}); "
-                "check the network and HF_ENDPOINT, or stage the upload with --dry-run DIR"
-            ) from None
+            raise fail(f"cannot reach the Hub at {endpoint} ({type(exc).__name__}: {_first_line(exc)}); "
+                       "check the network and HF_ENDPOINT, or stage the upload with --dry-run DIR") from None
+        if isinstance(exc, (KeyError, TypeError, AttributeError, IndexError, json.JSONDecodeError)):
+            raise fail(f"{dataset_url(repo_id, endpoint)}: the Hub's answer could not be read ({type(exc).__name__}: {_first_line(exc)}); "
+                       "check HF_ENDPOINT points at a Hugging Face Hub") from None
         if isinstance(exc, ValueError):  # the client's own checks, e.g. README metadata it refuses
             raise fail(f"{dataset_url(repo_id, endpoint)}: {_first_line(exc)}") from None
         raise
@@ -231,11 +359,8 @@ def remote_differences(api, repo_id: str, revision: str, staged: Path) -> list[s
     from huggingface_hub.hf_api import RepoFile
 
     local = {p.name: p for p in staged.iterdir() if p.is_file()}
-    remote = {
-        entry.path: entry
-        for entry in api.list_repo_tree(repo_id, revision=revision, recursive=True, repo_type=REPO_TYPE)
-        if isinstance(entry, RepoFile) and entry.path not in HUB_MANAGED
-    }
+    tree = list_tree(api, repo_id, revision)
+    remote = {entry.path: entry for entry in tree if isinstance(entry, RepoFile) and entry.path not in HUB_MANAGED}
     differing = set(local) ^ set(remote)
     for name in set(local) & set(remote):
         entry = remote[name]
@@ -248,8 +373,31 @@ def remote_differences(api, repo_id: str, revision: str, staged: Path) -> list[s
     return sorted(differing)
 
 
-def upload(staged: Path, manifest: Manifest, repo_id: str, token: str, endpoint: str) -> str:
-    """One commit with every staged file (and deletions of files the previous version had), then the tag."""
+def _refs(api, repo_id: str) -> tuple[dict[str, str], str | None]:
+    """(tag -> commit, head of main) of the repository."""
+    refs = read(api.list_repo_refs, repo_id, repo_type=REPO_TYPE)
+    tags = {ref.name: ref.target_commit for ref in refs.tags}
+    head = next((ref.target_commit for ref in refs.branches if ref.name == "main"), None)
+    if any(not isinstance(v, str) for v in tags.values()) or (head is not None and not isinstance(head, str)):
+        raise TypeError("a branch or tag without a commit id")
+    return tags, head
+
+
+def _probe(api, repo_id: str, staged: Path) -> tuple[dict[str, str], str | None, bool] | None:
+    """After a write failed: the refs, main's head and whether it holds exactly the staged files; None if unknown."""
+    try:
+        tags, head = _refs(api, repo_id)
+        return tags, head, head is not None and not remote_differences(api, repo_id, head, staged)
+    except Exception:
+        return None
+
+
+def upload(staged: Path, manifest: Manifest, repo_id: str, token: str, endpoint: str, progress: Progress | None = None) -> str:
+    """One commit with every staged file (and deletions of files the previous version had), then the tag.
+
+    Every step is resumable: a commit on main that already holds exactly these files (an earlier push
+    stopped before tagging it) is tagged instead of committed again; a tag that exists with these files is
+    a no-op. A failed write is followed by a look at the repository, so the message says what is there."""
     from huggingface_hub import CommitOperationAdd, CommitOperationDelete, HfApi
     from huggingface_hub.errors import RepositoryNotFoundError
     from huggingface_hub.hf_api import RepoFile
@@ -258,14 +406,18 @@ def upload(staged: Path, manifest: Manifest, repo_id: str, token: str, endpoint:
     tag = f"v{manifest.version}"
     title = f"{manifest.dataset} {manifest.version}"
     url = dataset_url(repo_id, endpoint)
-    with hub_errors(endpoint, repo_id, token):
+    progress = progress or Progress(tag)
+    names = sorted(p.name for p in staged.iterdir() if p.is_file())
+    progress.step = "reading the repository's branches and tags"
+    with hub_errors(endpoint, repo_id, token, progress):
         try:
-            refs = api.list_repo_refs(repo_id, repo_type=REPO_TYPE)
+            tags, head = _refs(api, repo_id)
         except RepositoryNotFoundError:
+            progress.step = f"creating the dataset repository {repo_id}"
             api.create_repo(repo_id, repo_type=REPO_TYPE, exist_ok=True)
-            refs = api.list_repo_refs(repo_id, repo_type=REPO_TYPE)
-        tags = {ref.name: ref.target_commit for ref in refs.tags}
+            tags, head = _refs(api, repo_id)
         if tag in tags:
+            progress.step, progress.state = f"comparing the files of {tag} with the staged ones", f"{tag} exists at commit {tags[tag][:12]}"
             differing = remote_differences(api, repo_id, tags[tag], staged)
             if differing:
                 raise CtxRobustError(
@@ -273,30 +425,83 @@ def upload(staged: Path, manifest: Manifest, repo_id: str, token: str, endpoint:
                     f"a published version is never replaced: build and push a new version"
                 )
             return f"{url} already has {tag} with exactly these files (commit {tags[tag][:12]}); nothing pushed"
-        head = next((ref.target_commit for ref in refs.branches if ref.name == "main"), None)
-        names = sorted(p.name for p in staged.iterdir() if p.is_file())
-        operations: list = [CommitOperationAdd(path_in_repo=name, path_or_fileobj=str(staged / name)) for name in names]
-        if head is not None:
-            leftover = sorted(
-                entry.path
-                for entry in api.list_repo_tree(repo_id, revision=head, recursive=True, repo_type=REPO_TYPE)
-                if isinstance(entry, RepoFile) and entry.path not in HUB_MANAGED and entry.path not in names
-            )
-            operations += [CommitOperationDelete(path_in_repo=path) for path in leftover]
-        manifest_sha = sha256_file(staged / MANIFEST)
-        info = api.create_commit(
-            repo_id,
-            operations,
-            commit_message=title,
-            commit_description=f"ctxrobust release {title}: {len(names)} files; manifest.json sha256 {manifest_sha}",
-            repo_type=REPO_TYPE,
-            parent_commit=head,
-        )
-        api.create_tag(repo_id, tag=tag, revision=info.oid, tag_message=title, repo_type=REPO_TYPE)
+        progress.step = "comparing main with the staged files"
+        resumed = head is not None and not remote_differences(api, repo_id, head, staged)
+        if resumed:
+            oid = head  # an earlier push committed these files and stopped before tagging them
+        else:
+            operations: list = [CommitOperationAdd(path_in_repo=name, path_or_fileobj=str(staged / name)) for name in names]
+            if head is not None:
+                tree = list_tree(api, repo_id, head)
+                leftover = sorted(entry.path for entry in tree
+                                  if isinstance(entry, RepoFile) and entry.path not in HUB_MANAGED and entry.path not in names)
+                operations += [CommitOperationDelete(path_in_repo=path) for path in leftover]
+            manifest_sha = sha256_file(staged / MANIFEST)
+            progress.step = f"committing {len(names)} files to main"
+            progress.state = (f"unknown whether the commit reached main (no tag {tag}); a rerun looks first and commits only "
+                              "if main does not already hold these files")
+            try:
+                info = api.create_commit(
+                    repo_id, operations, commit_message=title,
+                    commit_description=f"ctxrobust release {title}: {len(names)} files; manifest.json sha256 {manifest_sha}",
+                    repo_type=REPO_TYPE, parent_commit=head,
+                )
+                oid = info.oid
+                if not isinstance(oid, str) or not oid:
+                    raise TypeError("the commit's answer names no commit id")
+            except Exception:
+                probed = _probe(api, repo_id, staged)
+                if probed is None:
+                    raise
+                _, new_head, holds = probed
+                if not holds:
+                    progress.state = f"no commit of this version reached main and there is no tag {tag}"
+                    raise
+                oid = new_head  # the commit went through although its answer was lost or malformed
+        progress.step = f"tagging commit {oid[:12]} as {tag}"
+        progress.state = f"commit {oid[:12]} on main holds every file but is not tagged {tag}"
+        progress.rerun = "rerun the same `ctxrobust push` command to tag it (nothing is uploaded again)"
+        try:
+            api.create_tag(repo_id, tag=tag, revision=oid, tag_message=title, repo_type=REPO_TYPE)
+        except Exception:
+            probed = _probe(api, repo_id, staged)
+            if probed is None or probed[0].get(tag) != oid:
+                raise  # the state above stands: committed, not tagged
+        progress.step = f"checking the files of {tag}"
+        progress.state = f"{tag} is tagged at commit {oid[:12]}"
+        progress.rerun = "rerun the same `ctxrobust push` command to check its files again (nothing is uploaded again)"
         differing = remote_differences(api, repo_id, tag, staged)
         if differing:
             raise CtxRobustError(f"{url}: after pushing, {tag} differs from the staged files ({', '.join(differing)}); check the repository")
-    return f"pushed {title} to {url}: {len(names)} files in commit {info.oid[:12]}, tagged {tag}"
+    how = "commit already on main from an earlier push" if resumed else "in commit"
+    return f"pushed {title} to {url}: {len(names)} files {how} {oid[:12]}, tagged {tag}"
+
+
+class _Signalled(BaseException):
+    """Raised from a SIGTERM/SIGINT handler: passes through the Hub client's own `except Exception`."""
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum
+
+
+@contextmanager
+def _cleanup_on_signals() -> Iterator[None]:
+    """SIGTERM and SIGINT unwind the push like an error, so every temporary folder is removed."""
+    def handler(signum, frame):
+        raise _Signalled(signum)
+
+    previous = {}
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        try:
+            previous[signum] = signal.signal(signum, handler)
+        except ValueError:  # not the main thread: leave signals as they are
+            pass
+    try:
+        yield
+    finally:
+        for signum, old in previous.items():
+            signal.signal(signum, old)
 
 
 def push_release(release_dir: Path, repo: str, dry_run: Path | None) -> int:
@@ -304,16 +509,29 @@ def push_release(release_dir: Path, repo: str, dry_run: Path | None) -> int:
     repo_id = check_repo_id(repo)
     release = Release(Path(release_dir))
     manifest = read_manifest(release.manifest, release.path / MANIFEST)
+    try:
+        check_version(manifest.version)
+    except CtxRobustError as exc:
+        raise CtxRobustError(f"{release.path / MANIFEST}: {exc}; nothing was staged or pushed") from None
     endpoint = hub_endpoint()
     title = f"{manifest.dataset} {manifest.version}"
-    if dry_run is not None:
-        names = stage(release, repo_id, Path(dry_run), endpoint)
-        print(f"staged {title} for {dataset_url(repo_id, endpoint)} in {dry_run}: {', '.join(names)} (nothing uploaded)")
-        return 0
-    token = resolve_token()
-    with tempfile.TemporaryDirectory(prefix="ctxrobust-push-") as tmp:
-        staged = Path(tmp) / "stage"
-        stage(release, repo_id, staged, endpoint)
-        message = upload(staged, manifest, repo_id, token, endpoint)
+    progress = Progress(f"v{manifest.version}")
+    try:
+        with _cleanup_on_signals():
+            if dry_run is not None:
+                progress.step, progress.state = f"staging into {dry_run}", "nothing (a dry run uploads nothing)"
+                names = stage(release, repo_id, Path(dry_run), endpoint)
+                print(f"staged {title} for {dataset_url(repo_id, endpoint)} in {dry_run}: {', '.join(names)} (nothing uploaded)")
+                return 0
+            token = resolve_token()
+            use_timeouts(hub_timeout())
+            with tempfile.TemporaryDirectory(prefix="ctxrobust-push-") as tmp:
+                staged = Path(tmp) / "stage"
+                progress.step = "staging the files to upload"
+                stage(release, repo_id, staged, endpoint)
+                message = upload(staged, manifest, repo_id, token, endpoint, progress)
+    except _Signalled as exc:
+        name = signal.Signals(exc.signum).name
+        raise Interrupted(f"interrupted by {name} {progress.where()}; the staged copy was removed", 128 + exc.signum) from None
     print(message)
     return 0

@@ -30,6 +30,11 @@ _LATEX_FRAC = re.compile(r"\\[dt]?frac\s*\{([^{}]*)\}\s*\{([^{}]*)\}")
 _LATEX_NOISE = re.compile(r"\\[,!;: ]|\\\$|\\text\s*\{[^{}]*\}|\\(?:left|right)|\\%")
 
 CACHE_SIZE = 1 << 16
+MAX_DIGITS = 300  # a number written with more digits is no answer to a grade-school problem: the row's answer is invalid
+
+
+class _TooLong(ValueError):
+    """A number with more than MAX_DIGITS digits (Python would refuse to convert one of over 4,300)."""
 
 
 def canonical(value: int | Fraction) -> str:
@@ -41,6 +46,8 @@ def canonical(value: int | Fraction) -> str:
 
 def _value(match: re.Match) -> int | Fraction | None:
     sign, text, den = match.group("sign", "num", "den")
+    if len(text) > MAX_DIGITS + MAX_DIGITS // 3 or (den is not None and len(den) > MAX_DIGITS):
+        raise _TooLong(text)
     if "," in text:
         text = text.replace(",", "")
     number: int | Fraction = Fraction(text) if "." in text else int(text)
@@ -107,8 +114,16 @@ def extract_answer(text: str) -> str | None:
     """The final answer of a free-text response in canonical form, or None when it gives no number.
 
     Order: the last \\boxed{..}; the first number after the last "answer is" / "answer:"; the first
-    number after the last "####"; else the last number anywhere in the text.
+    number after the last "####"; else the last number anywhere in the text. A text holding a number of
+    more than MAX_DIGITS digits where one is looked for has no answer (it is scored as invalid).
     """
+    try:
+        return _extract(text)
+    except _TooLong:
+        return None
+
+
+def _extract(text: str) -> str | None:
     value = _boxed(text) if "boxed" in text else None
     if value is None:
         for marker, word in ((_ANSWER_IS, "answer"), (_HASHES, "####")):
@@ -127,7 +142,7 @@ def answer_value(answer: str | int | float | None) -> str | None:
     if answer is None or isinstance(answer, bool):
         return None
     if isinstance(answer, int):
-        return canonical(Fraction(answer))
+        return canonical(answer) if answer.bit_length() <= MAX_DIGITS * 10 // 3 else None
     if isinstance(answer, float):
         if not math.isfinite(answer):
             return None
@@ -141,5 +156,8 @@ def gold_value(answer: str) -> str | None:
     match = _NUMBER.fullmatch(text)
     if match is None:
         return None
-    value = _value(match)
+    try:
+        value = _value(match)
+    except _TooLong:
+        return None
     return None if value is None else canonical(value)

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import numpy as np
-from ctxrobust.evaluation.report import fmt, fmt_metric, html_page, html_table, markdown_table
+from ctxrobust.evaluation.report import fmt, fmt_metric, html_page, html_table, markdown_table, md_text
 from ctxrobust.evaluation.gsm_ic.scorer import (SUBSET_PREFIX)
 
 TABLE3 = [("Micro 2 Steps", "micro.2step"), ("Micro >2 Steps", "micro.multistep"), ("Micro Overall", "micro"), ("Micro Norm", "normalised.micro"),
@@ -112,14 +112,14 @@ def _invalid_summary(report: dict) -> str:
 
 
 def render_markdown(report: dict) -> str:
-    parts = ["# GSM-IC evaluation\n", _intro(report) + "\n"]
+    parts = ["# GSM-IC evaluation\n", md_text(_intro(report), None) + "\n"]
     for title, headers, rows, note in _tables(report):
         parts.append(f"## {title}\n")
         parts.append(markdown_table(headers, rows))
         parts.append(note + "\n")
     if report["predictions"]["problems"]:
         parts.append("## Problems\n")
-        parts.append("\n".join(f"- {line}" for line in _problem_lines(report)) + "\n")
+        parts.append("\n".join(f"- {md_text(line, None)}" for line in _problem_lines(report)) + "\n")
     return "\n".join(parts)
 
 

@@ -158,13 +158,12 @@ def _problems(report: dict, limit: int = 200) -> list[str]:
 
 
 def render_markdown(report: dict) -> str:
-    parts = [f"# MisleadQA report\n\n{_footer(report)}\n"]
-    cell = lambda text: str(text).replace("|", "\\|")  # a literal bar (|B_m|) must not split a Markdown cell
+    parts = [f"# MisleadQA report\n\n{rp.md_text(_footer(report), None)}\n"]
     for title, headers, rows, note in _tables(report):
-        table = rp.markdown_table([cell(h) for h in headers], [[cell(c) for c in row] for row in rows])
+        table = rp.markdown_table(headers, rows)  # escapes every cell: a literal bar (|B_m|) does not split one
         parts.append(f"## {title}\n\n{table}" + (f"\n{note}\n" if note else ""))
     if report["predictions"]["problems"]:
-        parts.append("## Problems in the predictions file\n\n" + "".join(f"- {line}\n" for line in _problems(report)))
+        parts.append("## Problems in the predictions file\n\n" + "".join(f"- {rp.md_text(line, None)}\n" for line in _problems(report)))
     return "\n".join(parts)
 
 

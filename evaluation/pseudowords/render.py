@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import html
 import numpy as np
-from ctxrobust.evaluation.report import fmt_metric, figure_data_uri, html_page, html_table, markdown_table
+from ctxrobust.evaluation.report import fmt_metric, figure_data_uri, html_page, html_table, markdown_table, md_text
 from ctxrobust.evaluation.pseudowords.scorer import (INPUTS, _group_order)
 
 def _signed(m: dict | None) -> str:
@@ -160,13 +160,13 @@ def _tables(report: dict) -> list[tuple[str, list[str], list[list[str]], str]]:
 
 def render_markdown(report: dict) -> str:
     lines = [f"# pseudowords: context-induced instability (release {report['release']['version']})", "",
-             f"Predictions: `{report['predictions']['path']}` ({report['predictions']['rows']} rows, "
+             f"Predictions: {md_text(report['predictions']['path'], None)} ({report['predictions']['rows']} rows, "
              f"{report['predictions']['excluded']} excluded, sha256 {report['predictions']['sha256'][:12]}…).", ""]
     for title, headers, rows, note in _tables(report):
         lines += [f"## {title}", "", markdown_table(headers, rows), note, ""]
     problems = report["predictions"]["problems"]
     if problems:
-        lines += ["## Problems", ""] + [f"- line {p['line']}: {p['message']}" if p["line"] is not None else f"- {p['message']}" for p in problems[:50]]
+        lines += ["## Problems", ""] + [f"- line {p['line']}: {md_text(p['message'], None)}" if p["line"] is not None else f"- {md_text(p['message'], None)}" for p in problems[:50]]
         if len(problems) > 50:
             lines.append(f"- … and {len(problems) - 50} more (see the JSON report)")
         lines.append("")

@@ -60,9 +60,10 @@ from ctxrobust.release import Release
 from ctxrobust.evaluation.pseudowords import cross_model, instability, noise_floor, split_sample
 from ctxrobust.evaluation import question_bootstrap
 from ctxrobust.evaluation.predictions import PredictionsReader, Problem
-from ctxrobust.evaluation.report import header, mean_over_models, metric, with_units
+from ctxrobust.evaluation.report import csv_cell, header, mean_over_models, metric, with_units
 from ctxrobust.evaluation.pseudowords.units import unit_of
 from ctxrobust.options import parse_options
+from ctxrobust.output import atomic_open
 
 K = instability.K_DEFAULT
 DIGITS = 6  # report figures are rounded to 6 decimals
@@ -598,20 +599,18 @@ def export_examples(path: Path, units: list[Unit], results: dict[str, UnitResult
     suffix = path.suffix.lower()
     if suffix not in (".csv", ".parquet"):
         raise CtxRobustError(f"{path}: --export writes .csv or .parquet; give a file name ending in one of them")
-    try:
-        if suffix == ".csv":
-            with open(path, "w", encoding="utf-8", newline="") as handle:
-                writer = csv.writer(handle, lineterminator="\n")
-                writer.writerow(columns)
-                writer.writerows([qid, name, repr(a), repr(b), repr(c)] for qid, name, a, b, c in rows)
-        else:
-            import pyarrow as pa
-            import pyarrow.parquet as pq
+    if suffix == ".csv":
+        with atomic_open(path, "w") as handle:
+            writer = csv.writer(handle, lineterminator="\n")
+            writer.writerow(columns)
+            writer.writerows([csv_cell(qid), csv_cell(name), repr(a), repr(b), repr(c)] for qid, name, a, b, c in rows)
+    else:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
 
-            table = pa.table({name: [row[j] for row in rows] for j, name in enumerate(columns)})
-            pq.write_table(table, path)
-    except OSError as exc:
-        raise CtxRobustError(f"{path}: cannot write the export ({exc.strerror})") from None
+        table = pa.table({name: [row[j] for row in rows] for j, name in enumerate(columns)})
+        with atomic_open(path, "wb") as handle:
+            pq.write_table(table, handle)
 
 
 def score(release: Release, predictions: Path, options: ScoreOptions | dict | None = None) -> dict:
