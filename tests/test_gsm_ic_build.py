@@ -1,5 +1,4 @@
 """The GSM8K adapter and the GSM-IC builder on a small pool written for these tests (not upstream data)."""
-import hashlib
 import json
 import os
 import subprocess
@@ -103,7 +102,8 @@ def test_build_selects_usable_problems_and_crosses_all_factors(pool):
     output = build(pool)
     files = rows_of(output)
     bases = files["base.jsonl"]
-    assert sorted(b["n_steps"] for b in bases) == [2, 2, 2, 3, 3] or sorted(b["n_steps"] for b in bases) == [2, 2, 2, 3, 4]
+    # the paper's step mix for 2 longer problems is one 3-step and one 4-step; the only 4-step one is not usable
+    assert sorted(b["n_steps"] for b in bases) == [2, 2, 2, 3, 3]
     assert {b["id"] for b in bases} >= {"pool-0001", "pool-0002", "pool-0003"}
     variants = files["variants.jsonl"]
     assert len(variants) == 80 and len({v["new_question"] for v in variants}) == 80
@@ -113,10 +113,12 @@ def test_build_selects_usable_problems_and_crosses_all_factors(pool):
         assert all(v["answer"] == base["answer"] and v["original_question"] == base["question"] for v in own)
     notes = output.notes
     assert notes["pool"]["skipped_unjoined"][0]["id"] == "pool-0008"
-    assert notes["pool"]["excluded_by_reason"] == {"group_reference": 1, "no_person": 1}
+    assert notes["pool"]["excluded_by_reason"] == {"few_sentences": 1, "group_reference": 1, "no_person": 1}
+    # pool-0009 asks about money and its topic's shared templates all give money: no in-topic sentence is left
     assert [(e["id"], [r.split(":")[0] for r in e["reasons"]]) for e in notes["pool"]["excluded"]] == [
-        ("pool-0006", ["no_person"]), ("pool-0007", ["group_reference"])
+        ("pool-0006", ["no_person"]), ("pool-0007", ["group_reference"]), ("pool-0009", ["few_sentences"])
     ]
+    assert notes["step_mix_note"] == "the usable pool allows no step mix {3: 1, 4: 1, 5: 0, 6: 0, 7: 0} for the longer base problems; drew the closest, {3: 2, 4: 0, 5: 0, 6: 0, 7: 0}"
     assert sum(notes["cells"].values()) == 80 and notes["gsm_ic_4k"]["bases_covered"] == 5
     assert len(files["gsm-ic-4k.jsonl"]) == 10
 
@@ -175,7 +177,7 @@ def test_listed_base_ids(pool):
 
 
 def test_too_few_usable_problems_is_one_clear_error(pool):
-    with pytest.raises(CtxRobustError, match="only 3 usable pool problems with two steps, 4 requested"):
+    with pytest.raises(CtxRobustError, match="only 3 usable pool problems with two steps and 2 with 3 to 7, 4 and 2 requested"):
         build(pool, n_two_step=4, n_variants=96)
 
 
@@ -206,12 +208,16 @@ def make_release(tmp_path, output, config) -> Release:
     for data in output.files:
         write_jsonl(tmp_path / data.name, data.rows)
         entries.append({"name": data.name, "schema": data.schema, "rows": len(data.rows)})
-    manifest = {"dataset": "gsm-ic", "version": "test", "config": config.model_dump(mode="json"), "files": entries}
+    manifest = {"dataset": "gsm-ic", "version": "test", "config": config.model_dump(mode="json"), "files": entries, "build_notes": output.notes}
     (tmp_path / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
     return Release(tmp_path, manifest=manifest)
 
 
-GSM_IC_CHECKS = ["answer_matches_base", "base_selection", "cell_coverage", "distinct_text", "factor_replay", "gsm_ic_4k", "inserted_number", "span_replay"]
+GSM_IC_CHECKS = [
+    "answer_matches_base", "base_selection", "cell_coverage", "distinct_text", "factor_replay", "gsm_ic_4k", "inserted_number", "span_replay",
+    "target_not_named", "no_money_in_money_question", "role_not_in_problem", "no_ambiguous_reference", "number_format", "out_range_outside",
+    "template_mix",
+]
 
 
 def run(release):
