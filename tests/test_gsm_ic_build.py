@@ -254,3 +254,46 @@ def test_validators_pass_on_a_fixture_build_and_catch_tampering(pool, tmp_path):
     assert any(f.item == wrong_number["id"] and "not the template filled" in f.message for f in found["span_replay"])
     assert any(f.item == stranger_edit["id"] and "does not replace a pronoun by a person" in f.message for f in found["span_replay"])
     assert [f.item for f in found["distinct_text"]] == [clone["id"]]
+
+
+def test_each_irrelevance_and_number_rule_names_the_variant_that_breaks_it(pool, tmp_path):
+    config = GsmIcConfig(**SMALL)
+    output = build_from_pool(pool, config)
+    variants = [dict(v) for v in rows_of(output)["variants.jsonl"]]
+    by_base = {}
+    for v in variants:
+        by_base.setdefault(v["base_id"], []).append(v)
+    lena, hugo, olivia = by_base["pool-0001"], by_base["pool-0005"], by_base["pool-0003"]
+    # Olivia's question asks "How old", Lena's about money ("How much does she spend?")
+    target, money = olivia[-1], lena[1]
+    target.update(sentence_template="{role} has {number} years of practice.", sentence=f"{target['role']} has {int(target['number']):,} years of practice.")
+    money.update(sentence_template="{role} has {money}.", sentence=f"{money['role']} has $5.")
+    # Hugo gives marbles to his sister: "Hugo's sister" is a person of the problem already
+    sister = next(v for v in hugo if v["role_label"] == "overlapped")
+    sister["role"] = "Hugo's sister"
+    # without the recorded edit, Lena's question says "she": a female role could be read as her
+    pronoun = next(v for v in lena[2:] if v["role"] in ("Ada", "Emma", "Mary") or v["role"].endswith(("mother", "sister", "neighbor")))
+    pronoun["edits"] = []
+    # a 5-digit number written without separators; an out-of-range label on an in-range number
+    digits = next(v for v in olivia if v["sentence_label"] == "off_topic" and "{number}" in v["sentence_template"])
+    digits.update(number="24000", sentence=digits["sentence_template"].format(role=digits["role"], number="24000"))
+    inside = next(v for v in olivia if v["number_label"] == "in_range" and v is not digits)
+    inside["number_label"] = "out_range"
+    output.files[1].rows = variants
+    (tmp_path / "bad").mkdir()
+    found = run(make_release(tmp_path / "bad", output, config))
+    named = {name: {f.item for f in failures} for name, failures in found.items()}
+    assert named["target_not_named"] == {target["id"], money["id"]}  # "$5" names the money Lena's question asks about
+    assert named["no_money_in_money_question"] == {money["id"]}
+    assert named["role_not_in_problem"] == {sister["id"]}
+    assert named["no_ambiguous_reference"] == {pronoun["id"]}
+    assert named["number_format"] == {digits["id"]}
+    assert named["out_range_outside"] == {inside["id"]}
+    # the template mix of one base problem's out-of-range variants pulled away from its in-range ones
+    variants = [dict(v) for v in rows_of(build_from_pool(pool, config))["variants.jsonl"]]
+    for v in variants:
+        if v["base_id"] == "pool-0002" and v["number_label"] == "out_range":
+            v["template_id"] = "off-7"
+    output.files[1].rows = variants
+    (tmp_path / "mix").mkdir()
+    assert [f.item for f in run(make_release(tmp_path / "mix", output, config))["template_mix"]] == ["pool-0002"]

@@ -262,50 +262,57 @@ def provenance(release) -> Iterable[Failure]:
 # --- irrelevance rules (builders/gsm_ic/irrelevance.py), replayed from each base problem ---------------------------
 
 
-def _asked(release) -> dict[str, tuple[dict, str]]:
-    """Per base id: (base row, its question sentence after the recorded pronoun edits)."""
+def _asked(release) -> Iterable[tuple[dict, dict, str]]:
+    """Each variant with its base row and its question sentence after the variant's recorded pronoun edits."""
     bases = _bases(release)
-    out: dict[str, tuple[dict, str]] = {}
+    cache: dict[tuple[str, str], str] = {}
     for row in release.rows(VARIANTS):
         base = bases.get(row["base_id"])
-        if base is None or base["id"] in out:
+        if base is None:
             continue
-        try:
-            edited = apply_edits(base["question"], row["edits"])
-        except ValueError:
-            continue  # reported by span_replay
-        out[base["id"]] = (base, edited[question_sentence_start(edited):])
-    return out
+        key = (base["id"], repr(row["edits"]))
+        if key not in cache:
+            try:
+                edited = apply_edits(base["question"], row["edits"])
+            except ValueError:
+                continue  # reported by span_replay
+            cache[key] = edited[question_sentence_start(edited):]
+        yield row, base, cache[key]
 
 
 @check("gsm-ic", "target_not_named")
 def target_not_named(release) -> Iterable[Failure]:
     """No inserted sentence names the question's target object or unit; the recorded targets are the rule's."""
-    asked = _asked(release)
-    targets: dict[str, list[str]] = {}
-    for base_id, (base, sentence) in asked.items():
-        found = irrelevance.target_words(sentence, base["question"] + "\n" + solution_text(base["solution"]))
-        if irrelevance.is_money_question(sentence, base["solution"]):
-            found = sorted(set(found) | irrelevance.MONEY_WORDS)
-        targets[base_id] = found
-        if found != base["targets"]:
-            yield Failure(BASE, base_id, f"targets {base['targets']} differ from the rule's {found}")
-    for row in release.rows(VARIANTS):
-        named = irrelevance.names_target(row["sentence"], targets.get(row["base_id"], []))
+    targets: dict[tuple[str, str], list[str]] = {}
+    for row, base, sentence in _asked(release):
+        if (base["id"], sentence) not in targets:
+            found = irrelevance.target_words(sentence, base["question"] + "\n" + solution_text(base["solution"]))
+            if irrelevance.is_money_question(sentence, base["solution"]):
+                found = sorted(set(found) | irrelevance.MONEY_WORDS)
+            targets[base["id"], sentence] = found
+        found = targets[base["id"], sentence]
+        named = irrelevance.names_target(row["sentence"], found)
         if named:
             yield Failure(VARIANTS, row["id"], f"the sentence names {named[0]!r}, a target object or unit of the question")
+    for base_id, base in _bases(release).items():
+        recorded = [t for (b, _), t in targets.items() if b == base_id]
+        if recorded and base["targets"] not in recorded:
+            yield Failure(BASE, base_id, f"targets {base['targets']} differ from the rule's {recorded[0]}")
 
 
 @check("gsm-ic", "no_money_in_money_question")
 def no_money_in_money_question(release) -> Iterable[Failure]:
     """In a question about money, no inserted sentence gives anyone money."""
-    money = {base_id: irrelevance.is_money_question(sentence, base["solution"]) for base_id, (base, sentence) in _asked(release).items()}
-    for base_id, base in _bases(release).items():
-        if base_id in money and base["money_question"] != money[base_id]:
-            yield Failure(BASE, base_id, f"money_question {base['money_question']}, but the rule says {money[base_id]}")
-    for row in release.rows(VARIANTS):
-        if money.get(row["base_id"]) and irrelevance.template_gives_money(row["sentence_template"]):
+    money: dict[tuple[str, str], bool] = {}
+    for row, base, sentence in _asked(release):
+        if (base["id"], sentence) not in money:
+            money[base["id"], sentence] = irrelevance.is_money_question(sentence, base["solution"])
+        if money[base["id"], sentence] and irrelevance.template_gives_money(row["sentence_template"]):
             yield Failure(VARIANTS, row["id"], "the sentence gives money in a question about money")
+    for base_id, base in _bases(release).items():
+        found = [m for (b, _), m in money.items() if b == base_id]
+        if found and base["money_question"] not in found:
+            yield Failure(BASE, base_id, f"money_question {base['money_question']}, but the rule says {found[0]}")
 
 
 @check("gsm-ic", "role_not_in_problem")
@@ -334,12 +341,12 @@ def no_ambiguous_reference(release) -> Iterable[Failure]:
     lexicon = load_lexicon()
     config = release.config_as(GsmIcConfig)
     genders = {name: lexicon.gender_of(name) for name in config.names}
-    state: dict[str, tuple[str | None, list[str]]] = {}
-    for base_id, (base, sentence) in _asked(release).items():
-        people = [(name, _gender(name, lexicon)) for name in base["people"]]
-        state[base_id] = (irrelevance.ambiguous_it(sentence), irrelevance.open_pronoun_genders(sentence, people))
-    for row in release.rows(VARIANTS):
-        it, open_ = state.get(row["base_id"], (None, []))
+    state: dict[tuple[str, str], tuple[str | None, list[str]]] = {}
+    for row, base, sentence in _asked(release):
+        if (base["id"], sentence) not in state:
+            people = [(name, _gender(name, lexicon)) for name in base["people"]]
+            state[base["id"], sentence] = (irrelevance.ambiguous_it(sentence), irrelevance.open_pronoun_genders(sentence, people))
+        it, open_ = state[base["id"], sentence]
         if it:
             yield Failure(VARIANTS, row["id"], f"the question's {it!r} could be read as the inserted sentence's subject")
         if open_:
