@@ -1,4 +1,5 @@
 """The GSM8K adapter and the GSM-IC builder on a small pool written for these tests (not upstream data)."""
+import hashlib
 import json
 import os
 import subprocess
@@ -297,3 +298,48 @@ def test_each_irrelevance_and_number_rule_names_the_variant_that_breaks_it(pool,
     output.files[1].rows = variants
     (tmp_path / "mix").mkdir()
     assert [f.item for f in run(make_release(tmp_path / "mix", output, config))["template_mix"]] == ["pool-0002"]
+
+
+USER_PROBLEMS = [
+    ("Marisol has 14 pencils. She buys 3 packs of 6 pencils. How many pencils does Marisol have now?",
+     "The packs hold 3 * 6 = <<3*6=18>>18 pencils.\nMarisol has 14 + 18 = <<14+18=32>>32 pencils.\n#### 32"),
+    ("Dmitri runs 5 kilometers every morning and 3 kilometers every evening. How many kilometers does Dmitri run in 7 days?",
+     "Each day he runs 5 + 3 = <<5+3=8>>8 kilometers.\nIn 7 days he runs 8 * 7 = <<8*7=56>>56 kilometers.\n#### 56"),
+    ("Priscilla bakes 48 muffins. She gives 12 muffins to her class and packs the rest into boxes of 6. How many boxes does "
+     "Priscilla fill after she bakes 12 more muffins and packs those too?",
+     "She keeps 48 - 12 = <<48-12=36>>36 muffins.\nShe then has 36 + 12 = <<36+12=48>>48 muffins.\nShe fills 48 / 6 = <<48/6=8>>8 boxes.\n#### 8"),
+]
+
+
+def test_a_gsm8k_format_file_of_the_users_problems_builds_and_validates(tmp_path):
+    from ctxrobust.build import build_release
+
+    path = tmp_path / "mine.jsonl"
+    path.write_text("".join(json.dumps({"question": q, "answer": a}) + "\n" for q, a in USER_PROBLEMS), encoding="utf-8")
+    result = build_release("gsm-ic", "0.1-own", {"base_file": str(path), "n_variants": 240, "eval_size": 30}, tmp_path / "out", None)
+    release = Release(result.path)
+    assert all(v["passed"] for v in release.manifest["validators"].values())
+    bases = release.rows("base.jsonl")
+    assert [(b["id"], b["n_steps"]) for b in bases] == [("user-0001", 2), ("user-0002", 2), ("user-0003", 3)]  # steps from the solutions
+    assert release.manifest["build_notes"]["user_sources"]["base_file"] == {
+        "file": "mine.jsonl", "sha256": hashlib.sha256(path.read_bytes()).hexdigest(), "problems": 3}
+    assert len(release.rows("variants.jsonl")) == 240
+    # the file is at hand with the recorded sha256: every base problem is re-read from its line
+    rows = release.rows("base.jsonl")
+    rows[1] = dict(rows[1], solution=rows[1]["solution"].replace("56", "57"))
+    assert [f.item for f in checks_for("gsm-ic")["provenance"](_with_rows(release, rows))] == ["user-0002"]
+    with pytest.raises(CtxRobustError, match="base_file .* is not a file"):
+        build_release("gsm-ic", "0.1-own", {"base_file": str(tmp_path / "missing.jsonl")}, tmp_path / "out2", None)
+
+
+def _with_rows(release, base_rows):
+    class Changed:
+        manifest, store = release.manifest, None
+
+        def rows(self, name):
+            return base_rows if name == "base.jsonl" else release.rows(name)
+
+        def config_as(self, model):
+            return release.config_as(model)
+
+    return Changed()

@@ -192,6 +192,14 @@ def base_selection(release) -> Iterable[Failure]:
     for base in bases:
         if not 2 <= base["n_steps"] <= max_steps:
             yield Failure(BASE, base["id"], f"n_steps {base['n_steps']} outside 2..{max_steps}")
+    user = release.manifest.get("build_notes", {}).get("user_sources", {}).get("base_file")
+    if config.base_file and config.base_ids is None:
+        if not user:
+            yield Failure(BASE, None, "built from base_file, but the build notes record no user_sources.base_file (name and sha256)")
+        for base in bases:
+            if not base["id"].startswith("user-"):
+                yield Failure(BASE, base["id"], "built from base_file, but the id is not a user-NNNN line id")
+        return
     if config.base_ids is not None:
         wanted, have = set(config.base_ids), {b["id"] for b in bases}
         for missing in sorted(wanted - have):
@@ -234,8 +242,10 @@ def provenance(release) -> Iterable[Failure]:
     pool line it names, its worked solution from the GSM8K training line it names [§3.1]."""
     from ctxrobust.sources import gsm8k
 
-    if release.manifest.get("build_notes", {}).get("base_file"):
-        return  # problems from a user file: its sha256 is in the manifest's sources
+    user = release.manifest.get("build_notes", {}).get("user_sources", {}).get("base_file")
+    if user:
+        yield from _user_provenance(release, user)
+        return
     if release.store is None:
         yield Failure(BASE, None, f"provenance needs the source snapshots {gsm8k.POOL} and {gsm8k.TRAIN}: set SOURCES_MIRROR to a folder holding them")
         return
@@ -406,3 +416,21 @@ def template_mix(release) -> Iterable[Failure]:
     for base_id, distance in sorted(template_mix_distance(release.rows(VARIANTS)).items()):
         if distance > 0.05:
             yield Failure(BASE, base_id, f"template mixes of in-range and out-of-range variants differ by {distance:.3f} (total variation; at most 0.05)")
+
+
+def _user_provenance(release, user: dict) -> Iterable[Failure]:
+    """A build from the user's base_file: when the configured file is at hand with the recorded sha256, every base
+    problem is re-read from the line its id names; otherwise the recorded sha256 is all there is to check against."""
+    from pathlib import Path
+
+    from ctxrobust.canonical import sha256_file
+    from ctxrobust.sources import gsm8k
+
+    path = Path(release.config_as(GsmIcConfig).base_file or "").expanduser()
+    if not path.is_file() or sha256_file(path) != user["sha256"]:
+        return
+    problems = {p.id: p for p in gsm8k.read_user_file(path).problems}
+    for row in release.rows(BASE):
+        problem = problems.get(row["id"])
+        if problem is None or (row["question"], row["solution"], row["n_steps"]) != (problem.question, problem.solution, problem.n_steps):
+            yield Failure(BASE, row["id"], f"question, solution or n_steps differs from line {row['pool_line']} of {user['file']}")

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from pathlib import Path
 
 import numpy as np
 from pydantic import model_validator
@@ -12,6 +13,7 @@ from ctxrobust.builders.gsm_ic.lexicon import Lexicon, Reviewed, Templates, load
 from ctxrobust.builders.gsm_ic.numbers import known_numbers
 from ctxrobust.builders.gsm_ic.selection import paper_step_mix, select_default, select_listed
 from ctxrobust.builders.gsm_ic.variants import CELLS, NUMBER_LABELS, Slots, cell_key, make_variants, shortfalls, slots_for
+from ctxrobust.canonical import sha256_file
 from ctxrobust.errors import CtxRobustError
 from ctxrobust.sources import gsm8k
 
@@ -31,6 +33,9 @@ class GsmIcConfig(BuildConfig):
     # longer base problems by steps; None: the mix the paper's variant counts imply [app. A] (selection.paper_step_mix)
     step_mix: dict[int, int] | None = None
     base_ids: list[str] | None = None  # use these pool ids ("pool-0042") instead of a seeded draw
+    # a GSM8K-format JSONL file of the user's problems ({question, answer}); every usable one (or those of base_ids,
+    # "user-0007" for line 7) becomes a base problem, steps counted from its solution; its sha256 goes to the manifest
+    base_file: str | None = None
     n_variants: int = 58052  # the size of GSM-IC [§3.1]; spread evenly over base problems and the 8 cells
     numbers_per_label: int = 20  # distinct inserted numbers per base problem and number label
     relations: list[str] = PAPER_RELATIONS  # overlapped roles: "<person>'s <relation>"
@@ -44,6 +49,10 @@ class GsmIcConfig(BuildConfig):
             raise ValueError("seed and eval_seed must be >= 0")
         if self.max_steps < 3 or self.n_two_step < 0 or self.n_more_steps < 0 or self.numbers_per_label < 1:
             raise ValueError("max_steps must be >= 3 and counts >= 0 (numbers_per_label >= 1)")
+        if self.base_file is not None and not self.base_file.strip():
+            raise ValueError("base_file must name a file")
+        if self.base_file is not None and self.base_ids is None:
+            return self  # the number of base problems is known once the file is read (checked by the build)
         n_base = len(self.base_ids) if self.base_ids is not None else self.n_two_step + self.n_more_steps
         if n_base < 1:
             raise ValueError("at least one base problem is needed")
@@ -108,9 +117,16 @@ class GsmIcBuilder(Builder):
     Config = GsmIcConfig
 
     def required_snapshots(self) -> list[str]:
-        return [gsm8k.POOL, gsm8k.TRAIN]
+        return [] if self.config.base_file else [gsm8k.POOL, gsm8k.TRAIN]
 
     def build(self) -> BuildOutput:
+        if self.config.base_file:
+            path = Path(self.config.base_file).expanduser()
+            if not path.is_file():
+                raise CtxRobustError(f"gsm-ic: base_file {path} is not a file; give a GSM8K-format JSONL file (question, answer ending in '#### N')")
+            output = build_from_pool(gsm8k.read_user_file(path), self.config)
+            output.notes["user_sources"] = {"base_file": {"file": path.name, "sha256": sha256_file(path), "problems": output.notes["pool"]["problems"]}}
+            return output
         if self.store is None:
             raise CtxRobustError("gsm-ic needs the GSM8K snapshots; no source store was given")
         return build_from_pool(gsm8k.load(self.store), self.config)
@@ -122,7 +138,7 @@ def usability(pool: gsm8k.GsmPool, analyses: dict[str, Analysis], config: GsmIcC
     Besides the analysis: 2..max_steps reasoning steps, and enough distinct sentences for the largest cell
     quota the configuration asks for, with templates shared by both number levels.
     """
-    n_base = len(config.base_ids) if config.base_ids is not None else config.n_two_step + config.n_more_steps
+    n_base = _n_base(config, pool)
     largest_quota = -(-config.n_variants // (n_base * len(CELLS)))
     reasons: dict[str, list[tuple[str, str]]] = {}
     prepared: dict[str, tuple[Slots, np.random.Generator]] = {}
@@ -143,6 +159,14 @@ def usability(pool: gsm8k.GsmPool, analyses: dict[str, Analysis], config: GsmIcC
     return reasons, prepared
 
 
+def _n_base(config: GsmIcConfig, pool: gsm8k.GsmPool) -> int:
+    if config.base_ids is not None:
+        return len(config.base_ids)
+    if config.base_file:
+        return max(1, len(pool.problems))  # all usable ones; an upper bound for the quota check
+    return config.n_two_step + config.n_more_steps
+
+
 def build_from_pool(pool: gsm8k.GsmPool, config: GsmIcConfig) -> BuildOutput:
     lexicon, templates, reviewed = load_lexicon(), load_templates(), load_reviewed()
     analyses = {p.id: analyse(p.question, p.solution, p.answer, lexicon, templates, reviewed, p.id, config.relations) for p in pool.problems}
@@ -150,6 +174,9 @@ def build_from_pool(pool: gsm8k.GsmPool, config: GsmIcConfig) -> BuildOutput:
     mix_note = None
     if config.base_ids is not None:
         chosen = select_listed(pool.problems, reasons, config.base_ids, {u.id: u.reason for u in pool.unjoined})
+    elif config.base_file:
+        chosen = [p for p in pool.problems if not reasons[p.id]]
+        _check_user_counts(chosen, pool, reasons, config)
     else:
         mix = config.step_mix or paper_step_mix(config.n_more_steps, config.max_steps)
         chosen, mix_note = select_default(pool.problems, reasons, config.n_two_step, mix, _rng(config.seed, SELECTION_STREAM))
@@ -171,6 +198,17 @@ def build_from_pool(pool: gsm8k.GsmPool, config: GsmIcConfig) -> BuildOutput:
         ],
         notes=notes,
     )
+
+
+def _check_user_counts(chosen, pool, reasons, config: GsmIcConfig) -> None:
+    if not chosen:
+        first = next(iter(reasons.items()), ("", [("", "no problems")]))
+        raise CtxRobustError(f"gsm-ic: no problem of base_file can be a base problem ({first[0]}: {first[1][0][1] if first[1] else 'usable'}); "
+                             "see build_notes.pool.excluded of a build with base_ids, or give problems that name a person")
+    if config.n_variants < len(CELLS) * len(chosen):
+        raise CtxRobustError(f"gsm-ic: {len(chosen)} usable problems in base_file need n_variants >= {len(CELLS) * len(chosen)} so every cell is populated")
+    if not len(chosen) <= config.eval_size <= config.n_variants:
+        raise CtxRobustError(f"gsm-ic: eval_size must lie between the number of base problems ({len(chosen)}) and n_variants")
 
 
 def template_mix_distance(variants: list[dict]) -> dict[str, float]:
