@@ -112,7 +112,7 @@ def test_every_topic_has_off_topic_templates_and_every_default_base_its_own_in_t
     # four in-topic templates written for each reviewed base problem (paper, Appendix A), tagged with its topic
     assert len(reviewed.problems) >= 100
     for base_id, entry in reviewed.problems.items():
-        own = reviewed.templates_for(base_id)
+        own = reviewed.templates_of(base_id)
         assert len(own) == 4 and len({t.text for t in own}) == 4, base_id
         assert all(sentence_label(t.topics, entry.topic) == "in_topic" and t.max is None for t in own)
         # written to read as English: "Javier's farm", never "the farm of Javier"; no "it" and no relation words

@@ -105,7 +105,11 @@ class Reviewed(BaseModel):
         return entry
 
     def templates_for(self, base_id: str, question: str) -> list[Template]:
-        entry = self.entry(base_id, question)
+        """The in-topic templates written for this base problem (none when it has no entry for this question)."""
+        return self.templates_of(base_id) if self.entry(base_id, question) is not None else []
+
+    def templates_of(self, base_id: str) -> list[Template]:
+        entry = self.problems.get(base_id)
         if entry is None:
             return []
         return [Template(id=f"{base_id}/{i}", text=text, topics=[entry.topic]) for i, text in enumerate(entry.templates, start=1)]
@@ -177,7 +181,7 @@ def load_reviewed(path: Path = HERE / "reviewed.json") -> Reviewed:
     for base_id, entry in reviewed.problems.items():
         if entry.topic not in names:
             raise ValueError(f"reviewed.json: {base_id}: unknown topic {entry.topic!r}")
-        [Template(id=f"{base_id}/{i}", text=t, topics=[entry.topic]) for i, t in enumerate(entry.templates, start=1)]  # slots
+        reviewed.templates_of(base_id)  # each template has its slots
     for base_id, topic in reviewed.topic_sample.items():
         if topic not in names:
             raise ValueError(f"reviewed.json: topic_sample {base_id}: unknown topic {topic!r}")
