@@ -127,3 +127,19 @@ def test_paper_names_are_not_english_words_of_the_stop_list_and_census_names_are
     # a census name that is a common English word needs evidence of a person
     assert "Will" in LEX.ambiguous and "Will" not in LEX.known_names
     assert names("Charles has 4 boxes. He gives 1 away. How many boxes does he have?") == ["Charles"]
+
+
+def test_keyword_topic_rule_against_the_maintainers_sample_of_the_pool(store):
+    """The keyword rule (topics.py) gives problems without a reviewed entry their topic; reviewed.json's
+    topic_sample holds the maintainers' topics for 100 other pool problems (a uniform draw). The agreement
+    measured here is the figure README and card report (the target is 95%)."""
+    from ctxrobust.sources import gsm8k
+
+    questions = {gsm8k.base_id(r.line): r.question for r in gsm8k.read_pool(store.path(gsm8k.POOL))}
+    sample = load_reviewed().topic_sample
+    assert len(sample) == 100 and not set(sample) & set(load_reviewed().problems)
+    agree = sum(assign_topic(questions[k], load_templates())[0] == topic for k, topic in sample.items())
+    assert agree >= AGREEMENT
+
+
+AGREEMENT = 60  # measured agreement of the keyword rule with the maintainers' sample, in %, of 100
