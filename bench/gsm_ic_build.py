@@ -112,6 +112,8 @@ def figures(release) -> None:
           f" (paper's files: 34,220 and 23,832)")
     print(f"  longer base problems by steps {longer}; base problems with a pronoun edit {len(edited)}")
     print(f"  GSM-IC-4K variants per base problem {min(per_base_4k.values())}-{max(per_base_4k.values())}")
+    print(f"  template mix, in- vs out-of-range, largest total variation per base problem {notes['template_mix_tv_max']} (at most 0.05)")
+    print(f"  out-of-range numbers by where they lie {notes['out_range_spread']}; topics from {notes['base_by_topic_source']}")
 
 
 def main() -> None:
