@@ -12,7 +12,6 @@ release's shape (pool exclusions, base problems, variants, factor cells, GSM-IC-
 from __future__ import annotations
 
 import argparse
-from collections import Counter
 import os
 import resource
 import shutil
@@ -20,6 +19,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -52,10 +52,10 @@ def end_to_end(repeat: int, cache: Path) -> None:
 
 
 def stages(cache: Path) -> None:
+    from ctxrobust.build import build_release
     from ctxrobust.builders.gsm_ic import GsmIcConfig
     from ctxrobust.builders.gsm_ic.builder import build_from_pool
     from ctxrobust.release import Release
-    from ctxrobust.build import build_release
     from ctxrobust.sources import gsm8k
     from ctxrobust.sources.store import SnapshotStore
     from ctxrobust.validators.checks import checks_for
