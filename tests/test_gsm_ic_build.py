@@ -343,3 +343,17 @@ def _with_rows(release, base_rows):
             return release.config_as(model)
 
     return Changed()
+
+
+def test_roles_default_to_the_papers_and_are_configurable(pool, tmp_path):
+    variants = rows_of(build(pool))["variants.jsonl"]
+    relations = {v["role"].split("'s ", 1)[1] for v in variants if v["role_label"] == "overlapped"}
+    assert relations <= {"father", "mother", "brother", "sister", "neighbor"}
+    assert {v["role"] for v in variants if v["role_label"] == "nonoverlapped"} <= {"Ada", "David", "Emma", "Jack", "John", "Mary", "Max", "Tom"}
+    config = GsmIcConfig(**{**SMALL, "numbers_per_label": 8}, relations=["cousin", "uncle", "aunt"], names=["Zora", "Kenji", "Ines", "Malik"])
+    output = build_from_pool(pool, config)
+    variants = rows_of(output)["variants.jsonl"]
+    assert {v["role"].split("'s ", 1)[1] for v in variants if v["role_label"] == "overlapped"} <= {"cousin", "uncle", "aunt"}
+    assert {v["role"] for v in variants if v["role_label"] == "nonoverlapped"} <= {"Zora", "Kenji", "Ines", "Malik"}
+    (tmp_path / "r").mkdir()
+    assert run(make_release(tmp_path / "r", output, config)) == {name: [] for name in GSM_IC_CHECKS}
