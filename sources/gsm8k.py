@@ -71,13 +71,13 @@ def base_id(line: int) -> str:
     return f"pool-{line:04d}"
 
 
-def _require(row: object, path: Path, line: int, fields: dict[str, type]) -> dict:
+def _require(row: object, path: Path, line: int, fields: dict[str, type], what: str = "the snapshot is not in the expected format") -> dict:
     if not isinstance(row, dict):
-        raise CtxRobustError(f"{path}:{line}: expected a JSON object; the snapshot is not in the expected format")
+        raise CtxRobustError(f"{path}:{line}: expected a JSON object; {what}")
     for name, kind in fields.items():
         value = row.get(name)
         if not isinstance(value, kind) or isinstance(value, bool):
-            raise CtxRobustError(f"{path}:{line}: field {name!r} missing or not {kind.__name__}; the snapshot is not in the expected format")
+            raise CtxRobustError(f"{path}:{line}: field {name!r} missing or not {kind.__name__}; {what}")
     return row
 
 
@@ -89,13 +89,13 @@ def read_pool(path: Path) -> list[PoolRecord]:
     return records
 
 
-def read_solutions(path: Path) -> list[SolutionRecord]:
+def read_solutions(path: Path, what: str = "the snapshot is not in the expected format") -> list[SolutionRecord]:
     records = []
     for line, row in iter_jsonl(path):
-        row = _require(row, path, line, {"question": str, "answer": str})
+        row = _require(row, path, line, {"question": str, "answer": str}, what)
         solution = row["answer"]
         if "####" not in solution:
-            raise CtxRobustError(f"{path}:{line}: solution has no '#### <answer>' line; the snapshot is not in the expected format")
+            raise CtxRobustError(f"{path}:{line}: solution has no '#### <answer>' line; {what}")
         final = solution.rsplit("####", 1)[1].strip()
         records.append(SolutionRecord(question=row["question"], solution=solution, final_answer=final, line=line))
     return records
@@ -179,7 +179,7 @@ def read_user_file(path: Path) -> GsmPool:
     A repeated question is reported as unjoined, never used twice."""
     sha = sha256_file(path)
     problems, unjoined, first_line = [], [], {}
-    for record in read_solutions(path):
+    for record in read_solutions(path, "give each line as {\"question\": ..., \"answer\": \"<worked solution>\\n#### <number>\"}"):
         prov = Provenance(snapshot=path.name, sha256=sha, line=record.line, field="answer", value=record.final_answer)
         if record.question in first_line:
             unjoined.append(Unjoined(id=user_id(record.line), question=record.question, reason=f"same question as {user_id(first_line[record.question])} of {path.name}", pool=prov))
