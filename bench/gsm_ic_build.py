@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import json
-from collections import Counter
 import os
 import resource
 import shutil
@@ -24,6 +23,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -60,10 +60,10 @@ def end_to_end(repeat: int, cache: Path, settings: dict) -> None:
 
 
 def stages(cache: Path, settings: dict) -> None:
+    from ctxrobust.build import build_release
     from ctxrobust.builders.gsm_ic import GsmIcConfig
     from ctxrobust.builders.gsm_ic.builder import build_from_pool
     from ctxrobust.release import Release
-    from ctxrobust.build import build_release
     from ctxrobust.sources import gsm8k
     from ctxrobust.sources.store import SnapshotStore
     from ctxrobust.validators.checks import checks_for
@@ -120,6 +120,8 @@ def figures(release) -> None:
           f" (paper's files: 34,220 and 23,832)")
     print(f"  longer base problems by steps {longer}; base problems with a pronoun edit {len(edited)}")
     print(f"  GSM-IC-4K variants per base problem {min(per_base_4k.values())}-{max(per_base_4k.values())}")
+    print(f"  template mix, in- vs out-of-range, largest total variation per base problem {notes['template_mix_tv_max']} (at most 0.05)")
+    print(f"  out-of-range numbers by where they lie {notes['out_range_spread']}; topics from {notes['base_by_topic_source']}")
 
 
 def main() -> None:

@@ -71,13 +71,13 @@ def base_id(line: int) -> str:
     return f"pool-{line:04d}"
 
 
-def _require(row: object, path: Path, line: int, fields: dict[str, type]) -> dict:
+def _require(row: object, path: Path, line: int, fields: dict[str, type], what: str = "the snapshot is not in the expected format") -> dict:
     if not isinstance(row, dict):
-        raise CtxRobustError(f"{path}:{line}: expected a JSON object; the snapshot is not in the expected format")
+        raise CtxRobustError(f"{path}:{line}: expected a JSON object; {what}")
     for name, kind in fields.items():
         value = row.get(name)
         if not isinstance(value, kind) or isinstance(value, bool):
-            raise CtxRobustError(f"{path}:{line}: field {name!r} missing or not {kind.__name__}; the snapshot is not in the expected format")
+            raise CtxRobustError(f"{path}:{line}: field {name!r} missing or not {kind.__name__}; {what}")
     return row
 
 
@@ -89,13 +89,13 @@ def read_pool(path: Path) -> list[PoolRecord]:
     return records
 
 
-def read_solutions(path: Path) -> list[SolutionRecord]:
+def read_solutions(path: Path, what: str = "the snapshot is not in the expected format") -> list[SolutionRecord]:
     records = []
     for line, row in iter_jsonl(path):
-        row = _require(row, path, line, {"question": str, "answer": str})
+        row = _require(row, path, line, {"question": str, "answer": str}, what)
         solution = row["answer"]
         if "####" not in solution:
-            raise CtxRobustError(f"{path}:{line}: solution has no '#### <answer>' line; the snapshot is not in the expected format")
+            raise CtxRobustError(f"{path}:{line}: solution has no '#### <answer>' line; {what}")
         final = solution.rsplit("####", 1)[1].strip()
         records.append(SolutionRecord(question=row["question"], solution=solution, final_answer=final, line=line))
     return records
@@ -158,3 +158,39 @@ def load_files(pool_path: Path, train_path: Path) -> GsmPool:
         read_pool(pool_path), read_solutions(train_path),
         POOL, sha256_file(pool_path), TRAIN, sha256_file(train_path),
     )
+
+
+USER_PREFIX = "user"
+
+
+def user_id(line: int) -> str:
+    return f"{USER_PREFIX}-{line:04d}"
+
+
+def solution_steps(solution: str) -> int:
+    """Reasoning steps of a GSM8K worked solution: its non-empty lines before the '#### answer' line."""
+    worked = solution.rsplit("####", 1)[0]
+    return sum(1 for line in worked.splitlines() if line.strip())
+
+
+def read_user_file(path: Path) -> GsmPool:
+    """Problems from a user's GSM8K-format JSONL file ({question, answer: worked solution ending in '#### N'}), as a
+    pool: ids user-NNNN (the 1-based line), steps counted from each solution, provenance the file's name and sha256.
+    A repeated question is reported as unjoined, never used twice."""
+    sha = sha256_file(path)
+    problems, unjoined, first_line = [], [], {}
+    for record in read_solutions(path, "give each line as {\"question\": ..., \"answer\": \"<worked solution>\\n#### <number>\"}"):
+        prov = Provenance(snapshot=path.name, sha256=sha, line=record.line, field="answer", value=record.final_answer)
+        if record.question in first_line:
+            unjoined.append(Unjoined(id=user_id(record.line), question=record.question, reason=f"same question as {user_id(first_line[record.question])} of {path.name}", pool=prov))
+            continue
+        first_line[record.question] = record.line
+        problems.append(
+            BaseProblem(
+                id=user_id(record.line), question=record.question, answer=record.final_answer,
+                n_steps=solution_steps(record.solution), solution=record.solution, pool=prov, source=prov,
+            )
+        )
+    if not problems:
+        raise CtxRobustError(f"{path}: no problems; give one JSON object per line with 'question' and 'answer' (the worked solution ending in '#### N')")
+    return GsmPool(problems=problems, unjoined=unjoined)

@@ -103,7 +103,8 @@ def test_build_selects_usable_problems_and_crosses_all_factors(pool):
     output = build(pool)
     files = rows_of(output)
     bases = files["base.jsonl"]
-    assert sorted(b["n_steps"] for b in bases) == [2, 2, 2, 3, 3] or sorted(b["n_steps"] for b in bases) == [2, 2, 2, 3, 4]
+    # the paper's step mix for 2 longer problems is one 3-step and one 4-step; the only 4-step one is not usable
+    assert sorted(b["n_steps"] for b in bases) == [2, 2, 2, 3, 3]
     assert {b["id"] for b in bases} >= {"pool-0001", "pool-0002", "pool-0003"}
     variants = files["variants.jsonl"]
     assert len(variants) == 80 and len({v["new_question"] for v in variants}) == 80
@@ -113,10 +114,12 @@ def test_build_selects_usable_problems_and_crosses_all_factors(pool):
         assert all(v["answer"] == base["answer"] and v["original_question"] == base["question"] for v in own)
     notes = output.notes
     assert notes["pool"]["skipped_unjoined"][0]["id"] == "pool-0008"
-    assert notes["pool"]["excluded_by_reason"] == {"group_reference": 1, "no_person": 1}
+    assert notes["pool"]["excluded_by_reason"] == {"few_sentences": 1, "group_reference": 1, "no_person": 1}
+    # pool-0009 asks about money and its topic's shared templates all give money: no in-topic sentence is left
     assert [(e["id"], [r.split(":")[0] for r in e["reasons"]]) for e in notes["pool"]["excluded"]] == [
-        ("pool-0006", ["no_person"]), ("pool-0007", ["group_reference"])
+        ("pool-0006", ["no_person"]), ("pool-0007", ["group_reference"]), ("pool-0009", ["few_sentences"])
     ]
+    assert notes["step_mix_note"] == "the usable pool allows no step mix {3: 1, 4: 1, 5: 0, 6: 0, 7: 0} for the longer base problems; drew the closest, {3: 2, 4: 0, 5: 0, 6: 0, 7: 0}"
     assert sum(notes["cells"].values()) == 80 and notes["gsm_ic_4k"]["bases_covered"] == 5
     assert len(files["gsm-ic-4k.jsonl"]) == 10
 
@@ -175,7 +178,7 @@ def test_listed_base_ids(pool):
 
 
 def test_too_few_usable_problems_is_one_clear_error(pool):
-    with pytest.raises(CtxRobustError, match="only 3 usable pool problems with two steps, 4 requested"):
+    with pytest.raises(CtxRobustError, match="only 3 usable pool problems with two steps and 2 with 3 to 7, 4 and 2 requested"):
         build(pool, n_two_step=4, n_variants=96)
 
 
@@ -206,12 +209,16 @@ def make_release(tmp_path, output, config) -> Release:
     for data in output.files:
         write_jsonl(tmp_path / data.name, data.rows)
         entries.append({"name": data.name, "schema": data.schema, "rows": len(data.rows)})
-    manifest = {"dataset": "gsm-ic", "version": "test", "config": config.model_dump(mode="json"), "files": entries}
+    manifest = {"dataset": "gsm-ic", "version": "test", "config": config.model_dump(mode="json"), "files": entries, "build_notes": output.notes}
     (tmp_path / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
     return Release(tmp_path, manifest=manifest)
 
 
-GSM_IC_CHECKS = ["answer_matches_base", "base_selection", "cell_coverage", "distinct_text", "factor_replay", "gsm_ic_4k", "inserted_number", "span_replay"]
+GSM_IC_CHECKS = [
+    "answer_matches_base", "base_selection", "cell_coverage", "distinct_text", "factor_replay", "gsm_ic_4k", "inserted_number", "span_replay",
+    "target_not_named", "no_money_in_money_question", "role_not_in_problem", "no_ambiguous_reference", "number_format", "out_range_outside",
+    "template_mix",
+]
 
 
 def run(release):
@@ -248,3 +255,105 @@ def test_validators_pass_on_a_fixture_build_and_catch_tampering(pool, tmp_path):
     assert any(f.item == wrong_number["id"] and "not the template filled" in f.message for f in found["span_replay"])
     assert any(f.item == stranger_edit["id"] and "does not replace a pronoun by a person" in f.message for f in found["span_replay"])
     assert [f.item for f in found["distinct_text"]] == [clone["id"]]
+
+
+def test_each_irrelevance_and_number_rule_names_the_variant_that_breaks_it(pool, tmp_path):
+    config = GsmIcConfig(**SMALL)
+    output = build_from_pool(pool, config)
+    variants = [dict(v) for v in rows_of(output)["variants.jsonl"]]
+    by_base = {}
+    for v in variants:
+        by_base.setdefault(v["base_id"], []).append(v)
+    lena, hugo, olivia = by_base["pool-0001"], by_base["pool-0005"], by_base["pool-0003"]
+    # Olivia's question asks "How old", Lena's about money ("How much does she spend?")
+    target, money = olivia[-1], lena[1]
+    target.update(sentence_template="{role} has {number} years of practice.", sentence=f"{target['role']} has {int(target['number']):,} years of practice.")
+    money.update(sentence_template="{role} has {money}.", sentence=f"{money['role']} has $5.")
+    # Hugo gives marbles to his sister: "Hugo's sister" is a person of the problem already
+    sister = next(v for v in hugo if v["role_label"] == "overlapped")
+    sister["role"] = "Hugo's sister"
+    # without the recorded edit, Lena's question says "she": a female role could be read as her
+    pronoun = next(v for v in lena[2:] if v["role"] in ("Ada", "Emma", "Mary") or v["role"].endswith(("mother", "sister", "neighbor")))
+    pronoun["edits"] = []
+    # a 5-digit number written without separators; an out-of-range label on an in-range number
+    digits = next(v for v in olivia if v["sentence_label"] == "off_topic" and "{number}" in v["sentence_template"])
+    digits.update(number="24000", sentence=digits["sentence_template"].format(role=digits["role"], number="24000"))
+    inside = next(v for v in olivia if v["number_label"] == "in_range" and v is not digits)
+    inside["number_label"] = "out_range"
+    output.files[1].rows = variants
+    (tmp_path / "bad").mkdir()
+    found = run(make_release(tmp_path / "bad", output, config))
+    named = {name: {f.item for f in failures} for name, failures in found.items()}
+    assert named["target_not_named"] == {target["id"], money["id"]}  # "$5" names the money Lena's question asks about
+    assert named["no_money_in_money_question"] == {money["id"]}
+    assert named["role_not_in_problem"] == {sister["id"]}
+    assert named["no_ambiguous_reference"] == {pronoun["id"]}
+    assert named["number_format"] == {digits["id"]}
+    assert named["out_range_outside"] == {inside["id"]}
+    # the template mix of one base problem's out-of-range variants pulled away from its in-range ones
+    variants = [dict(v) for v in rows_of(build_from_pool(pool, config))["variants.jsonl"]]
+    for v in variants:
+        if v["base_id"] == "pool-0002" and v["number_label"] == "out_range":
+            v["template_id"] = "off-7"
+    output.files[1].rows = variants
+    (tmp_path / "mix").mkdir()
+    assert [f.item for f in run(make_release(tmp_path / "mix", output, config))["template_mix"]] == ["pool-0002"]
+
+
+USER_PROBLEMS = [
+    ("Marisol has 14 pencils. She buys 3 packs of 6 pencils. How many pencils does Marisol have now?",
+     "The packs hold 3 * 6 = <<3*6=18>>18 pencils.\nMarisol has 14 + 18 = <<14+18=32>>32 pencils.\n#### 32"),
+    ("Dmitri runs 5 kilometers every morning and 3 kilometers every evening. How many kilometers does Dmitri run in 7 days?",
+     "Each day he runs 5 + 3 = <<5+3=8>>8 kilometers.\nIn 7 days he runs 8 * 7 = <<8*7=56>>56 kilometers.\n#### 56"),
+    ("Priscilla bakes 48 muffins. She gives 12 muffins to her class and packs the rest into boxes of 6. How many boxes does "
+     "Priscilla fill after she bakes 12 more muffins and packs those too?",
+     "She keeps 48 - 12 = <<48-12=36>>36 muffins.\nShe then has 36 + 12 = <<36+12=48>>48 muffins.\nShe fills 48 / 6 = <<48/6=8>>8 boxes.\n#### 8"),
+]
+
+
+def test_a_gsm8k_format_file_of_the_users_problems_builds_and_validates(tmp_path):
+    from ctxrobust.build import build_release
+
+    path = tmp_path / "mine.jsonl"
+    path.write_text("".join(json.dumps({"question": q, "answer": a}) + "\n" for q, a in USER_PROBLEMS), encoding="utf-8")
+    result = build_release("gsm-ic", "0.1-own", {"base_file": str(path), "n_variants": 240, "eval_size": 30}, tmp_path / "out", None)
+    release = Release(result.path)
+    assert all(v["passed"] for v in release.manifest["validators"].values())
+    bases = release.rows("base.jsonl")
+    assert [(b["id"], b["n_steps"]) for b in bases] == [("user-0001", 2), ("user-0002", 2), ("user-0003", 3)]  # steps from the solutions
+    assert release.manifest["build_notes"]["user_sources"]["base_file"] == {
+        "file": "mine.jsonl", "sha256": hashlib.sha256(path.read_bytes()).hexdigest(), "problems": 3}
+    assert len(release.rows("variants.jsonl")) == 240
+    # the file is at hand with the recorded sha256: every base problem is re-read from its line
+    rows = release.rows("base.jsonl")
+    rows[1] = dict(rows[1], solution=rows[1]["solution"].replace("56", "57"))
+    assert [f.item for f in checks_for("gsm-ic")["provenance"](_with_rows(release, rows))] == ["user-0002"]
+    with pytest.raises(CtxRobustError, match="base_file .* is not a file"):
+        build_release("gsm-ic", "0.1-own", {"base_file": str(tmp_path / "missing.jsonl")}, tmp_path / "out2", None)
+
+
+def _with_rows(release, base_rows):
+    class Changed:
+        manifest, store = release.manifest, None
+
+        def rows(self, name):
+            return base_rows if name == "base.jsonl" else release.rows(name)
+
+        def config_as(self, model):
+            return release.config_as(model)
+
+    return Changed()
+
+
+def test_roles_default_to_the_papers_and_are_configurable(pool, tmp_path):
+    variants = rows_of(build(pool))["variants.jsonl"]
+    relations = {v["role"].split("'s ", 1)[1] for v in variants if v["role_label"] == "overlapped"}
+    assert relations <= {"father", "mother", "brother", "sister", "neighbor"}
+    assert {v["role"] for v in variants if v["role_label"] == "nonoverlapped"} <= {"Ada", "David", "Emma", "Jack", "John", "Mary", "Max", "Tom"}
+    config = GsmIcConfig(**{**SMALL, "numbers_per_label": 8}, relations=["cousin", "uncle", "aunt"], names=["Zora", "Kenji", "Ines", "Malik"])
+    output = build_from_pool(pool, config)
+    variants = rows_of(output)["variants.jsonl"]
+    assert {v["role"].split("'s ", 1)[1] for v in variants if v["role_label"] == "overlapped"} <= {"cousin", "uncle", "aunt"}
+    assert {v["role"] for v in variants if v["role_label"] == "nonoverlapped"} <= {"Zora", "Kenji", "Ines", "Malik"}
+    (tmp_path / "r").mkdir()
+    assert run(make_release(tmp_path / "r", output, config)) == {name: [] for name in GSM_IC_CHECKS}

@@ -7,12 +7,16 @@ import pytest
 from ctxrobust.builders.gsm_ic.numbers import (
     candidate_intervals,
     find_numbers,
+    format_money,
+    format_number,
     is_in_range,
     known_numbers,
     number_label,
+    number_style,
     numbers_in,
     parse_answer,
     pick_numbers,
+    problem_numbers,
     readable,
     solution_text,
 )
@@ -65,7 +69,9 @@ def test_percent_and_ordinal_kinds_are_recorded():
 def test_solution_annotations_are_removed_before_reading():
     worked = "He sold 48/2 = <<48/2=24>>24 clips.\n#### 24"
     assert solution_text(worked) == "He sold 48/2 = 24 clips.\n#### 24"
-    assert known_numbers("Natalie sold 48 clips.", worked) == [Fraction(24), Fraction(48)]
+    # both numbers of an a/b of the solution count, as well as its value (and the annotations' numbers)
+    assert known_numbers("Natalie sold 48 clips.", worked) == [Fraction(2), Fraction(24), Fraction(48)]
+    assert Fraction(2) in problem_numbers("Natalie sold 48 clips.", "She sold 60/2 clips.\n#### 30")
 
 
 def test_answer_strings_parse():
@@ -102,8 +108,9 @@ def test_candidate_intervals_respect_the_rule():
         for lo, hi in candidate_intervals(known, label):
             for a in {lo, hi, (lo + hi) // 2}:
                 assert number_label(a, known) == label, (label, lo, hi, a)
-    # out of range: the gap between the two clusters, then just past ten times the largest b
-    assert candidate_intervals(known, "out_range") == [(21, 99), (10001, 20000)]
+    # out of range: outside the whole range [l/10, 10r], never in the gap between clusters; above it two decades
+    assert candidate_intervals(known, "out_range") == [(10001, 1000100)]
+    assert candidate_intervals([Fraction(50), Fraction(70)], "out_range") == [(2, 4), (701, 70100)]
 
 
 def test_readable_rounds_to_two_or_three_significant_digits_inside_the_interval():
@@ -123,7 +130,19 @@ def test_pick_numbers_excludes_forbidden_and_is_seeded():
     assert all(Fraction(a) not in forbidden and a >= 2 and is_in_range(a, known) for a in first)
     out = pick_numbers(known, "out_range", forbidden, 10, np.random.default_rng(5))
     assert len(out) == 10 and all(not is_in_range(a, known) for a in out)
-    assert all(a < 10 * 96 * 2 for a in out)  # just past the range: (10 max b, 20 max b]
+    assert all(a > 10 * 96 for a in out)  # above the whole range (8/10 < 2: nothing below it)
+    # over several magnitudes: log-uniform draws fill every decade of (10r, 1000r] = (960, 96,000]
+    many = pick_numbers(known, "out_range", forbidden, 300, np.random.default_rng(1))
+    decades = {len(str(a)) for a in many}
+    assert decades == {3, 4, 5} and sum(a <= 20 * 96 for a in many) < 0.3 * len(many)
+
+
+def test_numbers_are_written_as_the_problem_writes_them():
+    plain, commas = {"separators": False, "dollar_sign": False}, {"separators": True, "dollar_sign": True}
+    assert format_number(24000, plain) == "24,000" and format_number(2400, plain) == "2400" and format_number(2400, commas) == "2,400"
+    assert format_money(40, plain) == "40 dollars" and format_money(12500, commas) == "$12,500"
+    assert number_style("Tom pays $1,200 for 3 bikes.", "1200 / 3 = 400\n#### 400") == {"separators": True, "dollar_sign": True}
+    assert number_style("Tom has 1200 pens.", "#### 1200") == {"separators": False, "dollar_sign": False}
 
 
 def test_numbers_in_a_question_with_money_and_time():

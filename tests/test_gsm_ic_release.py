@@ -1,15 +1,19 @@
 """GSM-IC from the real GSM8K snapshots (read through the source store): size, balance, and tamper detection."""
+import re
 import shutil
 from collections import Counter
 
 import pytest
 
+from ctxrobust.build import build_release
 from ctxrobust.builders.gsm_ic import GsmIcBuilder, GsmIcConfig
+from ctxrobust.builders.gsm_ic.builder import template_mix_distance
+from ctxrobust.builders.gsm_ic.irrelevance import names_target, template_gives_money
 from ctxrobust.builders.gsm_ic.lexicon import load_templates
+from ctxrobust.builders.gsm_ic.numbers import known_numbers
 from ctxrobust.builders.gsm_ic.variants import CELLS
 from ctxrobust.canonical import read_jsonl, write_jsonl
 from ctxrobust.release import Release
-from ctxrobust.build import build_release
 from ctxrobust.validators.checks import run_checks
 
 
@@ -26,8 +30,9 @@ def test_default_build_has_the_papers_shape(store):
     files = {f.name: f.rows for f in output.files}
     bases, variants, eval_rows = files["base.jsonl"], files["variants.jsonl"], files["gsm-ic-4k.jsonl"]
     assert len(bases) == 100
-    steps = Counter("two" if b["n_steps"] == 2 else "more" for b in bases)
-    assert steps == {"two": 60, "more": 40} and all(b["n_steps"] <= 7 for b in bases)
+    # the paper's step mix: 60 two-step; for 3 to 7 steps the mix its variant counts imply
+    assert Counter(b["n_steps"] for b in bases) == {2: 60, 3: 15, 4: 12, 5: 9, 6: 3, 7: 1}
+    assert "step_mix_note" not in output.notes
     assert len(variants) == 58052 >= 50000
     cells = Counter((v["sentence_label"], v["role_label"], v["number_label"]) for v in variants)
     assert set(cells) == set(CELLS) and min(cells.values()) >= 0.05 * len(variants)
@@ -38,17 +43,46 @@ def test_default_build_has_the_papers_shape(store):
     assert pool["skipped_unjoined"] == [{"id": "pool-0577", "reason": "question not found verbatim in gsm8k/train.jsonl"}]
     assert pool["joined"] == 999 and pool["usable"] + len(pool["excluded"]) == 999
     assert all(e["reasons"] for e in pool["excluded"])
+    # every base problem has a reviewed topic and its own four in-topic templates
+    assert all(b["topic_source"] == "reviewed" for b in bases)
+    in_topic = [v for v in variants if v["sentence_label"] == "in_topic"]
+    assert all(v["template_id"].startswith(v["base_id"] + "/") for v in in_topic)
+    assert {b["id"]: len({v["template_id"] for v in in_topic if v["base_id"] == b["id"]}) for b in bases} == {b["id"]: 4 for b in bases}
     # overlapping roles derive from a person of the problem; every number reads naturally in its template
     people = {b["id"]: set(b["people"]) for b in bases}
     assert all(v["role"].partition("'s ")[0] in people[v["base_id"]] for v in variants if v["role_label"] == "overlapped")
     templates = {t.id: t for t in load_templates().in_topic + load_templates().off_topic}
-    assert all(templates[v["template_id"]].min <= int(v["number"]) <= (templates[v["template_id"]].max or 10**15) for v in variants)
+    assert all(templates[v["template_id"]].min <= int(v["number"]) <= (templates[v["template_id"]].max or 10**15) for v in variants if v["template_id"] in templates)
+    scans(bases, variants)
+
+
+def scans(bases, variants):
+    """The scans over every variant that the release promises."""
+    by_id = {b["id"]: b for b in bases}
+    # none names the question's target object or unit
+    assert not [v["id"] for v in variants if names_target(v["sentence"], by_id[v["base_id"]]["targets"])]
+    # none writes a number of 10,000 or more without separators
+    assert not [v["id"] for v in variants if re.search(r"(?<![\d,])\d{5,}", v["sentence"])]
+    # no overlapped role names a relation the problem already has, nor a person of it
+    for v in variants:
+        owner, _, relation = v["role"].partition("'s ")
+        assert relation not in by_id[v["base_id"]]["relations_present"] and v["role"] not in by_id[v["base_id"]]["people"], v["id"]
+    # no money given in a money question
+    assert not [v["id"] for v in variants if by_id[v["base_id"]]["money_question"] and template_gives_money(v["sentence_template"])]
+    # per base problem, in-range and out-of-range variants share the template mix
+    assert max(template_mix_distance(variants).values()) <= 0.05
+    # out-of-range numbers spread over magnitudes above 10r, not bunched just past it
+    top = {b["id"]: max(known_numbers(b["question"], b["solution"])) for b in bases}
+    out = [int(v["number"]) / top[v["base_id"]] for v in variants if v["number_label"] == "out_range"]
+    assert sum(r <= 20 for r in out) < 0.4 * len(out) and sum(r > 100 for r in out) > 0.25 * len(out)
 
 
 def test_release_builds_and_every_check_passes(small_release):
     release = Release(small_release)
     assert all(v["passed"] for v in release.manifest["validators"].values())
-    assert {"span_replay", "factor_replay", "answer_matches_base", "inserted_number", "distinct_text", "cell_coverage"} <= set(release.manifest["validators"])
+    assert {"span_replay", "factor_replay", "answer_matches_base", "inserted_number", "distinct_text", "cell_coverage", "target_not_named",
+            "no_money_in_money_question", "role_not_in_problem", "no_ambiguous_reference", "number_format", "out_range_outside",
+            "template_mix"} <= set(release.manifest["validators"])
     assert [f["rows"] for f in release.files] == [100, 400, 1600]
     assert release.manifest["build_notes"]["base_by_steps"]["2"] == 60
 

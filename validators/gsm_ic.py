@@ -5,14 +5,18 @@ before the question), Appendix A (pronoun rewording), Section 5 (GSM-IC-4K).
 """
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from fractions import Fraction
 from typing import Iterable
 
-from ctxrobust.builders.gsm_ic.builder import GsmIcConfig
+from ctxrobust.builders.gsm_ic import irrelevance
+from ctxrobust.builders.gsm_ic.builder import GsmIcConfig, template_mix_distance
 from ctxrobust.builders.gsm_ic.insertion import PRONOUNS, apply_edits, insert_sentence, possessive, question_sentence_start
-from ctxrobust.builders.gsm_ic.numbers import known_numbers, number_label, numbers_in, parse_answer, solution_text
+from ctxrobust.builders.gsm_ic.lexicon import load_lexicon
+from ctxrobust.builders.gsm_ic.numbers import known_numbers, number_label, number_style, parse_answer, problem_numbers, solution_text
 from ctxrobust.builders.gsm_ic.roles import role_label
+from ctxrobust.builders.gsm_ic.selection import paper_step_mix
 from ctxrobust.builders.gsm_ic.topics import sentence_label
 from ctxrobust.builders.gsm_ic.variants import CELLS, cell_key, render
 from ctxrobust.validators.checks import Failure, check
@@ -31,7 +35,8 @@ def span_replay(release) -> Iterable[Failure]:
     """Edits (each a he/she/him/his/her replaced by the name of a person of the problem [app. A]) applied to
     original_question, then sentence + ' ' inserted at insert_offset, give new_question byte for byte; the
     offset is the start of the question sentence [tab. 1]."""
-    names = {base_id: {form for name in base["people"] for form in (name, possessive(name))} for base_id, base in _bases(release).items()}
+    bases = _bases(release)
+    names = {base_id: {form for name in base["people"] for form in (name, possessive(name))} for base_id, base in bases.items()}
     question_start: dict[str, int] = {}
     for row in release.rows(VARIANTS):
         for edit in row["edits"]:
@@ -43,7 +48,8 @@ def span_replay(release) -> Iterable[Failure]:
             yield Failure(VARIANTS, row["id"], f"edits do not apply to original_question: {exc}")
             continue
         try:
-            expected_sentence = render(row["sentence_template"], row["role"], row["number"])
+            style = bases[row["base_id"]]["number_style"] if row["base_id"] in bases else {}
+            expected_sentence = render(row["sentence_template"], row["role"], row["number"], style)
         except (KeyError, IndexError, ValueError) as exc:
             expected_sentence = f"<sentence_template does not format: {exc!r}>"
         if row["sentence"] != expected_sentence:
@@ -71,6 +77,7 @@ def _number(row: dict) -> Fraction | None:
 def factor_replay(release) -> Iterable[Failure]:
     """number_label, role_label and sentence_label recomputed from the item and its base problem [§3.1]."""
     bases = _bases(release)
+    config = release.config_as(GsmIcConfig)
     known: dict[str, list[Fraction]] = {}
     number_labels: dict[tuple[str, Fraction], str] = {}
     role_labels: dict[tuple[str, str], str | None] = {}
@@ -90,15 +97,21 @@ def factor_replay(release) -> Iterable[Failure]:
             if row["number_label"] != expected:
                 yield Failure(VARIANTS, row["id"], f"number_label {row['number_label']!r}, but {number} is {expected} for the numbers of the problem and its solution")
         if (base["id"], row["role"]) not in role_labels:
-            role_labels[base["id"], row["role"]] = role_label(row["role"], base["people"], base["question"], base["solution"])
+            found = role_label(row["role"], base["people"], base["question"], base["solution"])
+            owner, sep, relation = row["role"].partition("'s ")
+            if found == "overlapped" and relation not in config.relations or found == "nonoverlapped" and row["role"] not in config.names:
+                found = None
+            role_labels[base["id"], row["role"]] = found
         expected = role_labels[base["id"], row["role"]]
         if expected is None:
-            yield Failure(VARIANTS, row["id"], f"role {row['role']!r} is neither a relation of a person of the problem nor a name absent from it")
+            yield Failure(VARIANTS, row["id"], f"role {row['role']!r} is neither one of the configured relations of a person of the problem nor a configured name absent from it")
         elif row["role_label"] != expected:
             yield Failure(VARIANTS, row["id"], f"role_label {row['role_label']!r}, but role {row['role']!r} is {expected}")
         if row["topic"] != base["topic"]:
             yield Failure(VARIANTS, row["id"], f"topic {row['topic']!r}, but the base problem's topic is {base['topic']!r}")
         expected = sentence_label(row["template_topics"], base["topic"])
+        if "/" in row["template_id"] and row["template_id"].split("/")[0] != base["id"]:
+            expected = "off_topic"  # a template written for another problem is never in-topic here
         if row["sentence_label"] != expected:
             yield Failure(VARIANTS, row["id"], f"sentence_label {row['sentence_label']!r}, but the template is {expected} for topic {base['topic']!r}")
 
@@ -122,14 +135,14 @@ def inserted_number(release) -> Iterable[Failure]:
     """The inserted number is not the answer and not a number of the problem or its solution (it is in the
     sentence: span_replay checks the sentence is its template filled with it)."""
     bases = _bases(release)
-    problem_numbers: dict[str, set[Fraction]] = {}
+    numbers_of: dict[str, set[Fraction]] = {}
     answers: dict[str, Fraction | None] = {}
     for row in release.rows(VARIANTS):
         number, base = _number(row), bases.get(row["base_id"])
         if number is None or base is None:
             continue  # reported by factor_replay / answer_matches_base
-        if base["id"] not in problem_numbers:
-            problem_numbers[base["id"]] = numbers_in(base["question"]) | numbers_in(solution_text(base["solution"]))
+        if base["id"] not in numbers_of:
+            numbers_of[base["id"]] = problem_numbers(base["question"], base["solution"])
         if row["answer"] not in answers:
             try:
                 answers[row["answer"]] = parse_answer(row["answer"])
@@ -139,7 +152,7 @@ def inserted_number(release) -> Iterable[Failure]:
             yield Failure(VARIANTS, row["id"], f"answer {row['answer']!r} is not a number")
         elif number == answers[row["answer"]]:
             yield Failure(VARIANTS, row["id"], f"inserted number {row['number']} is the answer")
-        elif number in problem_numbers[base["id"]]:
+        elif number in numbers_of[base["id"]]:
             yield Failure(VARIANTS, row["id"], f"inserted number {row['number']} is a number of the problem or its solution")
 
 
@@ -179,6 +192,14 @@ def base_selection(release) -> Iterable[Failure]:
     for base in bases:
         if not 2 <= base["n_steps"] <= max_steps:
             yield Failure(BASE, base["id"], f"n_steps {base['n_steps']} outside 2..{max_steps}")
+    user = release.manifest.get("build_notes", {}).get("user_sources", {}).get("base_file")
+    if config.base_file and config.base_ids is None:
+        if not user:
+            yield Failure(BASE, None, "built from base_file, but the build notes record no user_sources.base_file (name and sha256)")
+        for base in bases:
+            if not base["id"].startswith("user-"):
+                yield Failure(BASE, base["id"], "built from base_file, but the id is not a user-NNNN line id")
+        return
     if config.base_ids is not None:
         wanted, have = set(config.base_ids), {b["id"] for b in bases}
         for missing in sorted(wanted - have):
@@ -190,6 +211,11 @@ def base_selection(release) -> Iterable[Failure]:
     more = len(bases) - two
     if two != config.n_two_step or more != config.n_more_steps:
         yield Failure(BASE, None, f"{two} two-step and {more} longer base problems; the configuration asks for {config.n_two_step} and {config.n_more_steps}")
+    wanted = config.step_mix or paper_step_mix(config.n_more_steps, config.max_steps)
+    have = {k: sum(1 for b in bases if b["n_steps"] == k) for k in wanted}
+    note = release.manifest.get("build_notes", {}).get("step_mix_note")
+    if have != wanted and not note:
+        yield Failure(BASE, None, f"longer base problems by steps {have}, the configured mix is {wanted}, and no build note says the pool lacked it")
 
 
 @check("gsm-ic", "gsm_ic_4k")
@@ -216,6 +242,10 @@ def provenance(release) -> Iterable[Failure]:
     pool line it names, its worked solution from the GSM8K training line it names [§3.1]."""
     from ctxrobust.sources import gsm8k
 
+    user = release.manifest.get("build_notes", {}).get("user_sources", {}).get("base_file")
+    if user:
+        yield from _user_provenance(release, user)
+        return
     if release.store is None:
         yield Failure(BASE, None, f"provenance needs the source snapshots {gsm8k.POOL} and {gsm8k.TRAIN}: set SOURCES_MIRROR to a folder holding them")
         return
@@ -237,3 +267,170 @@ def provenance(release) -> Iterable[Failure]:
         solution = train.get(row["solution_line"])
         if solution is None or (row["question"], row["solution"]) != (solution.question, solution.solution):
             yield Failure(BASE, row["id"], f"question or solution differs from {gsm8k.TRAIN} line {row['solution_line']}")
+
+
+# --- irrelevance rules (builders/gsm_ic/irrelevance.py), replayed from each base problem ---------------------------
+
+
+def _asked(release) -> Iterable[tuple[dict, dict, str]]:
+    """Each variant with its base row and its question sentence after the variant's recorded pronoun edits."""
+    bases = _bases(release)
+    cache: dict[tuple[str, str], str] = {}
+    for row in release.rows(VARIANTS):
+        base = bases.get(row["base_id"])
+        if base is None:
+            continue
+        key = (base["id"], repr(row["edits"]))
+        if key not in cache:
+            try:
+                edited = apply_edits(base["question"], row["edits"])
+            except ValueError:
+                continue  # reported by span_replay
+            cache[key] = edited[question_sentence_start(edited):]
+        yield row, base, cache[key]
+
+
+@check("gsm-ic", "target_not_named")
+def target_not_named(release) -> Iterable[Failure]:
+    """No inserted sentence names the question's target object or unit; the recorded targets are the rule's."""
+    targets: dict[tuple[str, str], list[str]] = {}
+    for row, base, sentence in _asked(release):
+        if (base["id"], sentence) not in targets:
+            found = irrelevance.target_words(sentence, base["question"] + "\n" + solution_text(base["solution"]))
+            if irrelevance.is_money_question(sentence, base["solution"]):
+                found = sorted(set(found) | irrelevance.MONEY_WORDS)
+            targets[base["id"], sentence] = found
+        found = targets[base["id"], sentence]
+        named = irrelevance.names_target(row["sentence"], found)
+        if named:
+            yield Failure(VARIANTS, row["id"], f"the sentence names {named[0]!r}, a target object or unit of the question")
+    for base_id, base in _bases(release).items():
+        recorded = [t for (b, _), t in targets.items() if b == base_id]
+        if recorded and base["targets"] not in recorded:
+            yield Failure(BASE, base_id, f"targets {base['targets']} differ from the rule's {recorded[0]}")
+
+
+@check("gsm-ic", "no_money_in_money_question")
+def no_money_in_money_question(release) -> Iterable[Failure]:
+    """In a question about money, no inserted sentence gives anyone money."""
+    money: dict[tuple[str, str], bool] = {}
+    for row, base, sentence in _asked(release):
+        if (base["id"], sentence) not in money:
+            money[base["id"], sentence] = irrelevance.is_money_question(sentence, base["solution"])
+        if money[base["id"], sentence] and irrelevance.template_gives_money(row["sentence_template"]):
+            yield Failure(VARIANTS, row["id"], "the sentence gives money in a question about money")
+    for base_id, base in _bases(release).items():
+        found = [m for (b, _), m in money.items() if b == base_id]
+        if found and base["money_question"] not in found:
+            yield Failure(BASE, base_id, f"money_question {base['money_question']}, but the rule says {found[0]}")
+
+
+@check("gsm-ic", "role_not_in_problem")
+def role_not_in_problem(release) -> Iterable[Failure]:
+    """No overlapped role names a relation the problem already has ("Mike's sister" beside Mike's sister Barbara),
+    and no role is a person of the problem."""
+    config = release.config_as(GsmIcConfig)
+    present: dict[str, list[str]] = {}
+    for base_id, base in _bases(release).items():
+        present[base_id] = irrelevance.relations_in_problem(base["question"] + "\n" + solution_text(base["solution"]), config.relations)
+        if present[base_id] != base["relations_present"]:
+            yield Failure(BASE, base_id, f"relations_present {base['relations_present']}, but the rule finds {present[base_id]}")
+    people = {base_id: set(base["people"]) for base_id, base in _bases(release).items()}
+    for row in release.rows(VARIANTS):
+        owner, sep, relation = row["role"].partition("'s ")
+        if sep and relation in present.get(row["base_id"], ()):
+            yield Failure(VARIANTS, row["id"], f"role {row['role']!r}: the problem already names a {relation}")
+        if row["role"] in people.get(row["base_id"], ()):
+            yield Failure(VARIANTS, row["id"], f"role {row['role']!r} is a person of the problem")
+
+
+@check("gsm-ic", "no_ambiguous_reference")
+def no_ambiguous_reference(release) -> Iterable[Failure]:
+    """The question sentence has no "it" the sentence could take over, and no he/she/him/his/her that no earlier
+    name of that sentence carries and that the role could be read as [app. A]."""
+    lexicon = load_lexicon()
+    config = release.config_as(GsmIcConfig)
+    genders = {name: lexicon.gender_of(name) for name in config.names}
+    state: dict[tuple[str, str], tuple[str | None, list[str]]] = {}
+    for row, base, sentence in _asked(release):
+        if (base["id"], sentence) not in state:
+            people = [(name, _gender(name, lexicon)) for name in base["people"]]
+            state[base["id"], sentence] = (irrelevance.ambiguous_it(sentence), irrelevance.open_pronoun_genders(sentence, people))
+        it, open_ = state[base["id"], sentence]
+        if it:
+            yield Failure(VARIANTS, row["id"], f"the question's {it!r} could be read as the inserted sentence's subject")
+        if open_:
+            gender = irrelevance.role_gender(row["role"], genders)
+            if gender is None or gender in open_:
+                yield Failure(VARIANTS, row["id"], f"role {row['role']!r} could be read as the question's {'/'.join(open_)} pronoun")
+
+
+def _gender(name: str, lexicon) -> str | None:
+    """A person's gender as the person finder gives it: a title's ("Mrs. Boyden"), else the name's."""
+    title = name.split()[0].rstrip(".")
+    return lexicon.titles[title] if " " in name and title in lexicon.titles else lexicon.gender_of(name)
+
+
+@check("gsm-ic", "number_format")
+def number_format(release) -> Iterable[Failure]:
+    """Inserted numbers are written as the problem writes numbers: 10,000 and more always with separators,
+    1,000 and more with them when the problem uses them; money with "$" when the problem writes "$"."""
+    bases = _bases(release)
+    styles = {base_id: number_style(base["question"], base["solution"]) for base_id, base in bases.items()}
+    for base_id, base in bases.items():
+        if base["number_style"] != styles[base_id]:
+            yield Failure(BASE, base_id, f"number_style {base['number_style']} is not the rule's {styles[base_id]}")
+    for row in release.rows(VARIANTS):
+        style = styles.get(row["base_id"])
+        if style is None or not row["number"].isdigit():
+            continue
+        value = int(row["number"])
+        plain = re.search(r"(?<![\d,])\d{5,}(?![\d,])", row["sentence"])
+        if plain:
+            yield Failure(VARIANTS, row["id"], f"{plain.group()} is written without thousands separators")
+        if value >= 1000 and style["separators"] and f"{value:,}" not in row["sentence"]:
+            yield Failure(VARIANTS, row["id"], f"{value} is not written with separators as the problem writes numbers")
+        if "{money}" in row["sentence_template"] and style["dollar_sign"] != ("$" in row["sentence"]):
+            yield Failure(VARIANTS, row["id"], "money is not written the way the problem writes it ($ or dollars)")
+
+
+@check("gsm-ic", "out_range_outside")
+def out_range_outside(release) -> Iterable[Failure]:
+    """[§3.1] An out-of-range number lies outside the problem's whole range [l/10, 10r], never in a gap inside it."""
+    bounds = {}
+    for base_id, base in _bases(release).items():
+        known = known_numbers(base["question"], base["solution"])
+        if known:
+            bounds[base_id] = (min(known) / 10, max(known) * 10)
+    for row in release.rows(VARIANTS):
+        if row["number_label"] != "out_range" or row["base_id"] not in bounds or not row["number"].isdigit():
+            continue
+        low, high = bounds[row["base_id"]]
+        if low <= int(row["number"]) <= high:
+            yield Failure(VARIANTS, row["id"], f"out-of-range number {row['number']} lies inside [{float(low):g}, {float(high):g}]")
+
+
+@check("gsm-ic", "template_mix")
+def template_mix(release) -> Iterable[Failure]:
+    """Per base problem, in-range and out-of-range variants share the template mix (total-variation distance <= 0.05)."""
+    for base_id, distance in sorted(template_mix_distance(release.rows(VARIANTS)).items()):
+        if distance > 0.05:
+            yield Failure(BASE, base_id, f"template mixes of in-range and out-of-range variants differ by {distance:.3f} (total variation; at most 0.05)")
+
+
+def _user_provenance(release, user: dict) -> Iterable[Failure]:
+    """A build from the user's base_file: when the configured file is at hand with the recorded sha256, every base
+    problem is re-read from the line its id names; otherwise the recorded sha256 is all there is to check against."""
+    from pathlib import Path
+
+    from ctxrobust.canonical import sha256_file
+    from ctxrobust.sources import gsm8k
+
+    path = Path(release.config_as(GsmIcConfig).base_file or "").expanduser()
+    if not path.is_file() or sha256_file(path) != user["sha256"]:
+        return
+    problems = {p.id: p for p in gsm8k.read_user_file(path).problems}
+    for row in release.rows(BASE):
+        problem = problems.get(row["id"])
+        if problem is None or (row["question"], row["solution"], row["n_steps"]) != (problem.question, problem.solution, problem.n_steps):
+            yield Failure(BASE, row["id"], f"question, solution or n_steps differs from line {row['pool_line']} of {user['file']}")

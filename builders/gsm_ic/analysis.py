@@ -9,7 +9,11 @@ only problems where its automatic steps are safe. A pool problem is usable when
 - a he/she/him/his/her opening the question sentence can be tied to one person
   (insertion.pronoun_edits);
 - the final answer is a number, and some whole number >= 2 is in range and some is
-  out of range (numbers.py).
+  out of range (numbers.py);
+- the question sentence has no "it" the inserted sentence could take over
+  (irrelevance.ambiguous_it).
+The topic of a problem with a reviewed entry (reviewed.json) is that entry's; other
+problems take the keyword rule (topics.py).
 """
 from __future__ import annotations
 
@@ -17,9 +21,10 @@ import re
 from dataclasses import dataclass, field
 from fractions import Fraction
 
+from ctxrobust.builders.gsm_ic import irrelevance
 from ctxrobust.builders.gsm_ic.insertion import Edit, Unresolved, apply_edits, pronoun_edits, question_sentence_start
-from ctxrobust.builders.gsm_ic.lexicon import Lexicon, Templates
-from ctxrobust.builders.gsm_ic.numbers import candidate_intervals, known_numbers, parse_answer, solution_text
+from ctxrobust.builders.gsm_ic.lexicon import Lexicon, Reviewed, Templates
+from ctxrobust.builders.gsm_ic.numbers import candidate_intervals, known_numbers, number_style, parse_answer, solution_text
 from ctxrobust.builders.gsm_ic.roles import Person, find_people
 from ctxrobust.builders.gsm_ic.topics import assign_topic
 
@@ -39,10 +44,19 @@ class Analysis:
     edits: list[Edit] = field(default_factory=list)
     insert_offset: int = 0
     known: list[Fraction] = field(default_factory=list)  # the positive numbers b of the problem and its solution [§3.1]
+    targets: list[str] = field(default_factory=list)  # irrelevance.target_words of the question sentence
+    money_question: bool = False
+    relations_present: list[str] = field(default_factory=list)  # relations the problem already names
+    open_pronouns: list[str] = field(default_factory=list)  # genders a role must not have (irrelevance.open_pronoun_genders)
+    style: dict = field(default_factory=dict)  # numbers.number_style
+    topic_source: str = "keywords"  # "reviewed" or "keywords"
     problems: list[tuple[str, str]] = field(default_factory=list)  # (kind, message): why it cannot be used
 
 
-def analyse(question: str, solution: str, answer: str, lexicon: Lexicon, templates: Templates) -> Analysis:
+def analyse(
+    question: str, solution: str, answer: str, lexicon: Lexicon, templates: Templates,
+    reviewed: Reviewed | None = None, base_id: str | None = None, relations: list[str] = (),
+) -> Analysis:
     worked = solution_text(solution)
     try:
         value = parse_answer(answer)
@@ -53,9 +67,14 @@ def analyse(question: str, solution: str, answer: str, lexicon: Lexicon, templat
         result.problems.append(("answer_not_a_number", f"the final answer {answer!r} is not a number"))
     result.known = known_numbers(question, solution)
     result.people = find_people(question, worked, lexicon)
+    entry = reviewed.entry(base_id, question) if reviewed is not None and base_id is not None else None
+    if entry is not None and entry.people is not None:
+        result.people = [p for p in result.people if p.name in entry.people]
     if not result.people:
         result.problems.append(("no_person", "no person named in the question to derive an overlapping role from"))
     result.topic, result.topic_keywords = assign_topic(question, templates)
+    if entry is not None:
+        result.topic, result.topic_source = entry.topic, "reviewed"
     if result.topic is None:
         result.problems.append(("no_topic", "no topic keyword in the question"))
     start = question_sentence_start(question)
@@ -69,6 +88,17 @@ def analyse(question: str, solution: str, answer: str, lexicon: Lexicon, templat
     both_labels = bool(result.known) and all(candidate_intervals(result.known, label) for label in ("in_range", "out_range"))
     if not both_labels:
         result.problems.append(("no_numbers", "no whole number >= 2 can be in range and out of range for the problem's numbers"))
+    it = irrelevance.ambiguous_it(question[start:])
+    if it:
+        result.problems.append(("it_reference", f"the question sentence's {it!r} could be read as the inserted sentence's subject"))
     edited = apply_edits(question, [e.as_row() for e in result.edits])
     result.insert_offset = question_sentence_start(edited)
+    asked = edited[result.insert_offset:]
+    result.targets = irrelevance.target_words(asked, question + "\n" + worked)
+    result.money_question = irrelevance.is_money_question(asked, solution)
+    if result.money_question:
+        result.targets = sorted(set(result.targets) | irrelevance.MONEY_WORDS)
+    result.relations_present = irrelevance.relations_in_problem(question + "\n" + worked, list(relations))
+    result.open_pronouns = irrelevance.open_pronoun_genders(asked, [(p.name, p.gender) for p in result.people])
+    result.style = number_style(question, solution)
     return result

@@ -2,15 +2,18 @@
 from __future__ import annotations
 
 from collections import Counter
+from pathlib import Path
 
 import numpy as np
 from pydantic import Field, model_validator
 
-from ctxrobust.builders.base import Builder, BuildConfig, BuildOutput, DataFile
+from ctxrobust.builders.base import BuildConfig, Builder, BuildOutput, DataFile
 from ctxrobust.builders.gsm_ic.analysis import Analysis, analyse
-from ctxrobust.builders.gsm_ic.lexicon import Lexicon, Templates, load_lexicon, load_templates
-from ctxrobust.builders.gsm_ic.selection import select_default, select_listed
-from ctxrobust.builders.gsm_ic.variants import CELLS, Slots, cell_key, make_variants, slots_for
+from ctxrobust.builders.gsm_ic.lexicon import Lexicon, Reviewed, Templates, load_lexicon, load_reviewed, load_templates
+from ctxrobust.builders.gsm_ic.numbers import known_numbers
+from ctxrobust.builders.gsm_ic.selection import paper_step_mix, select_default, select_listed
+from ctxrobust.builders.gsm_ic.variants import CELLS, NUMBER_LABELS, Slots, cell_key, make_variants, shortfalls, slots_for
+from ctxrobust.canonical import sha256_file
 from ctxrobust.errors import CtxRobustError
 from ctxrobust.sources import gsm8k
 
@@ -20,6 +23,9 @@ SELECTION_STREAM, QUOTA_STREAM, VARIANT_STREAM = 1, 2, 3
 
 MAX_BASE = 10_000  # bounds on the work of one build (the paper's: 100 base problems, 58,052 variants)
 MAX_VARIANTS = 1_000_000
+# the paper's relations and names for the {role} slot [app. A]
+PAPER_RELATIONS = ["father", "mother", "brother", "sister", "neighbor"]
+PAPER_NAMES = ["Ada", "David", "Emma", "Jack", "John", "Mary", "Max", "Tom"]
 
 
 class GsmIcConfig(BuildConfig):
@@ -27,21 +33,36 @@ class GsmIcConfig(BuildConfig):
     n_two_step: int = Field(60, ge=0, le=MAX_BASE, description="base problems with two steps [§3.1]")
     n_more_steps: int = Field(40, ge=0, le=MAX_BASE, description="base problems with three to max_steps steps")
     max_steps: int = Field(7, ge=3, le=100, description="the paper's base problems need two to seven steps [§3.1]")
+    step_mix: dict[int, int] | None = Field(
+        None, description="longer base problems by steps; default: the mix the paper's variant counts imply [app. A]")
     base_ids: list[str] | None = Field(None, max_length=MAX_BASE, description='use these pool ids ("pool-0042") instead of a seeded draw')
+    base_file: str | None = Field(
+        None, description="a GSM8K-format JSONL of the user's problems ({question, answer}); every usable one (or those of "
+                          'base_ids, "user-0007" for line 7) becomes a base problem, steps counted from its solution; its sha256 goes to the manifest')
     n_variants: int = Field(58052, ge=8, le=MAX_VARIANTS, description="the size of GSM-IC [§3.1]; spread evenly over base problems and the 8 cells")
-    numbers_per_label: int = Field(10, ge=1, le=1000, description="distinct inserted numbers per base problem and number label")
+    numbers_per_label: int = Field(20, ge=1, le=1000, description="distinct inserted numbers per base problem and number label")
+    relations: list[str] = Field(PAPER_RELATIONS, min_length=1, description="overlapped roles: \"<person>'s <relation>\" [app. A]")
+    names: list[str] = Field(PAPER_NAMES, min_length=1, description="nonoverlapped roles [app. A]")
     eval_size: int = Field(4000, ge=1, le=MAX_VARIANTS, description="GSM-IC-4K [§5]")
     eval_seed: int = Field(0, ge=0, description="seed of the GSM-IC-4K draw")
 
     @model_validator(mode="after")
-    def _check(self) -> "GsmIcConfig":
+    def _check(self) -> GsmIcConfig:
         if self.seed < 0 or self.eval_seed < 0:
             raise ValueError("seed and eval_seed must be >= 0")
         if self.max_steps < 3 or self.n_two_step < 0 or self.n_more_steps < 0 or self.numbers_per_label < 1:
             raise ValueError("max_steps must be >= 3 and counts >= 0 (numbers_per_label >= 1)")
+        if self.base_file is not None and not self.base_file.strip():
+            raise ValueError("base_file must name a file")
+        if self.base_file is not None and self.base_ids is None:
+            return self  # the number of base problems is known once the file is read (checked by the build)
         n_base = len(self.base_ids) if self.base_ids is not None else self.n_two_step + self.n_more_steps
         if n_base < 1:
             raise ValueError("at least one base problem is needed")
+        if self.step_mix is not None and (any(k < 3 or k > self.max_steps or v < 0 for k, v in self.step_mix.items()) or sum(self.step_mix.values()) != self.n_more_steps):
+            raise ValueError(f"step_mix must map steps 3..max_steps to counts >= 0 that add up to n_more_steps ({self.n_more_steps})")
+        if not self.relations or not self.names or any(not r.strip() for r in self.relations) or any(not n.strip() for n in self.names):
+            raise ValueError("relations and names must be non-empty lists of non-empty strings")
         if self.n_variants < len(CELLS) * n_base:
             raise ValueError(f"n_variants must be at least {len(CELLS)} per base problem ({len(CELLS) * n_base}) so every cell is populated")
         if not n_base <= self.eval_size <= self.n_variants:
@@ -61,8 +82,14 @@ def base_row(problem: gsm8k.BaseProblem, analysis: Analysis) -> dict:
         "n_steps": problem.n_steps,
         "solution": problem.solution,
         "topic": analysis.topic,
+        "topic_source": analysis.topic_source,
         "topic_keywords": analysis.topic_keywords,
         "people": [person.name for person in analysis.people],
+        "targets": analysis.targets,
+        "money_question": analysis.money_question,
+        "relations_present": analysis.relations_present,
+        "open_pronouns": analysis.open_pronouns,
+        "number_style": analysis.style,
         "pool_line": problem.pool.line,
         "solution_line": problem.source.line,
     }
@@ -93,21 +120,28 @@ class GsmIcBuilder(Builder):
     Config = GsmIcConfig
 
     def required_snapshots(self) -> list[str]:
-        return [gsm8k.POOL, gsm8k.TRAIN]
+        return [] if self.config.base_file else [gsm8k.POOL, gsm8k.TRAIN]
 
     def build(self) -> BuildOutput:
+        if self.config.base_file:
+            path = Path(self.config.base_file).expanduser()
+            if not path.is_file():
+                raise CtxRobustError(f"gsm-ic: base_file {path} is not a file; give a GSM8K-format JSONL file (question, answer ending in '#### N')")
+            output = build_from_pool(gsm8k.read_user_file(path), self.config)
+            output.notes["user_sources"] = {"base_file": {"file": path.name, "sha256": sha256_file(path), "problems": output.notes["pool"]["problems"]}}
+            return output
         if self.store is None:
             raise CtxRobustError("gsm-ic needs the GSM8K snapshots; no source store was given")
         return build_from_pool(gsm8k.load(self.store), self.config)
 
 
-def usability(pool: gsm8k.GsmPool, analyses: dict[str, Analysis], config: GsmIcConfig, lexicon: Lexicon, templates: Templates):
+def usability(pool: gsm8k.GsmPool, analyses: dict[str, Analysis], config: GsmIcConfig, lexicon: Lexicon, templates: Templates, reviewed: Reviewed):
     """Why each joined pool problem cannot be a base problem (empty: it can), and the slots of those that can.
 
-    Besides the analysis: 2..max_steps reasoning steps, and enough distinct sentences in every cell
-    for the largest cell quota the configuration asks for.
+    Besides the analysis: 2..max_steps reasoning steps, and enough distinct sentences for the largest cell
+    quota the configuration asks for, with templates shared by both number levels.
     """
-    n_base = len(config.base_ids) if config.base_ids is not None else config.n_two_step + config.n_more_steps
+    n_base = _n_base(config, pool)
     largest_quota = -(-config.n_variants // (n_base * len(CELLS)))
     reasons: dict[str, list[tuple[str, str]]] = {}
     prepared: dict[str, tuple[Slots, np.random.Generator]] = {}
@@ -117,25 +151,38 @@ def usability(pool: gsm8k.GsmPool, analyses: dict[str, Analysis], config: GsmIcC
             found.append(("n_steps", f"{problem.n_steps} reasoning steps, outside 2..{config.max_steps}"))
         if not found:
             rng = _rng(config.seed, VARIANT_STREAM, problem.pool.line)
-            slots = slots_for(analyses[problem.id], lexicon, templates, config.numbers_per_label, rng)
-            short = [cell_key(cell) for cell in CELLS if len(slots.candidates(cell)) < largest_quota]
+            slots = slots_for(analyses[problem.id], lexicon, templates, reviewed.templates_for(problem.id, problem.question), config, rng)
+            short = shortfalls(slots, largest_quota)
             if short:
-                found.append(("few_sentences", f"{len(short)} of its cells ({short[0]}, ...) have fewer than {largest_quota} distinct sentences, "
-                              "the variants per cell asked for (lower n_variants or raise numbers_per_label)"))
+                found.append(("few_sentences", f"{len(short)} of its topic/role levels ({short[0]}, ...) cannot give {largest_quota} distinct sentences "
+                              "at both number levels from shared templates (lower n_variants or raise numbers_per_label)"))
             else:
                 prepared[problem.id] = (slots, rng)
         reasons[problem.id] = found
     return reasons, prepared
 
 
+def _n_base(config: GsmIcConfig, pool: gsm8k.GsmPool) -> int:
+    if config.base_ids is not None:
+        return len(config.base_ids)
+    if config.base_file:
+        return max(1, len(pool.problems))  # all usable ones; an upper bound for the quota check
+    return config.n_two_step + config.n_more_steps
+
+
 def build_from_pool(pool: gsm8k.GsmPool, config: GsmIcConfig) -> BuildOutput:
-    lexicon, templates = load_lexicon(), load_templates()
-    analyses = {p.id: analyse(p.question, p.solution, p.answer, lexicon, templates) for p in pool.problems}
-    reasons, prepared = usability(pool, analyses, config, lexicon, templates)
+    lexicon, templates, reviewed = load_lexicon(), load_templates(), load_reviewed()
+    analyses = {p.id: analyse(p.question, p.solution, p.answer, lexicon, templates, reviewed, p.id, config.relations) for p in pool.problems}
+    reasons, prepared = usability(pool, analyses, config, lexicon, templates, reviewed)
+    mix_note = None
     if config.base_ids is not None:
         chosen = select_listed(pool.problems, reasons, config.base_ids, {u.id: u.reason for u in pool.unjoined})
+    elif config.base_file:
+        chosen = [p for p in pool.problems if not reasons[p.id]]
+        _check_user_counts(chosen, pool, reasons, config)
     else:
-        chosen = select_default(pool.problems, reasons, config.n_two_step, config.n_more_steps, config.max_steps, _rng(config.seed, SELECTION_STREAM))
+        mix = config.step_mix or paper_step_mix(config.n_more_steps, config.max_steps)
+        chosen, mix_note = select_default(pool.problems, reasons, config.n_two_step, mix, _rng(config.seed, SELECTION_STREAM))
     bases = [base_row(p, analyses[p.id]) for p in chosen]
     quotas = cell_quotas(len(chosen), config.n_variants, _rng(config.seed, QUOTA_STREAM))
     variants: list[dict] = []
@@ -143,14 +190,52 @@ def build_from_pool(pool: gsm8k.GsmPool, config: GsmIcConfig) -> BuildOutput:
         slots, rng = prepared[problem.id]
         variants.extend(make_variants(base, analyses[problem.id], slots, quota, rng))
     eval_rows, attempt = draw_eval(variants, config.eval_size, config.eval_seed)
+    notes = _notes(pool, reasons, chosen, bases, variants, eval_rows, attempt, config)
+    if mix_note:
+        notes["step_mix_note"] = mix_note
     return BuildOutput(
         files=[
             DataFile("base.jsonl", bases, schema="gsm-ic.base"),
             DataFile("variants.jsonl", variants, schema="gsm-ic.variant"),
             DataFile("gsm-ic-4k.jsonl", eval_rows, schema="gsm-ic.gsm-ic-4k"),
         ],
-        notes=_notes(pool, reasons, chosen, bases, variants, eval_rows, attempt, config),
+        notes=notes,
     )
+
+
+def _check_user_counts(chosen, pool, reasons, config: GsmIcConfig) -> None:
+    if not chosen:
+        first = next(iter(reasons.items()), ("", [("", "no problems")]))
+        raise CtxRobustError(f"gsm-ic: no problem of base_file can be a base problem ({first[0]}: {first[1][0][1] if first[1] else 'usable'}); "
+                             "see build_notes.pool.excluded of a build with base_ids, or give problems that name a person")
+    if config.n_variants < len(CELLS) * len(chosen):
+        raise CtxRobustError(f"gsm-ic: {len(chosen)} usable problems in base_file need n_variants >= {len(CELLS) * len(chosen)} so every cell is populated")
+    if not len(chosen) <= config.eval_size <= config.n_variants:
+        raise CtxRobustError(f"gsm-ic: eval_size must lie between the number of base problems ({len(chosen)}) and n_variants")
+
+
+def template_mix_distance(variants: list[dict]) -> dict[str, float]:
+    """Per base problem, the total-variation distance between the template mixes of its in-range and out-of-range variants."""
+    mixes: dict[str, dict[str, Counter]] = {}
+    for v in variants:
+        mixes.setdefault(v["base_id"], {label: Counter() for label in NUMBER_LABELS})[v["number_label"]][v["template_id"]] += 1
+    out = {}
+    for base_id, (a, b) in ((k, (m["in_range"], m["out_range"])) for k, m in mixes.items()):
+        na, nb = sum(a.values()) or 1, sum(b.values()) or 1
+        out[base_id] = 0.5 * sum(abs(a[t] / na - b[t] / nb) for t in set(a) | set(b))
+    return out
+
+
+def out_range_spread(variants: list[dict], bases: list[dict]) -> dict[str, int]:
+    """Out-of-range numbers by where they lie: below l/10, or in (10r, 20r], (20r, 100r], (100r, 1000r] above the range."""
+    top = {b["id"]: max(known_numbers(b["question"], b["solution"])) for b in bases}
+    spread = Counter()
+    for v in variants:
+        if v["number_label"] != "out_range":
+            continue
+        ratio = int(v["number"]) / top[v["base_id"]]
+        spread["below l/10" if ratio < 1 else "(10r, 20r]" if ratio <= 20 else "(20r, 100r]" if ratio <= 100 else "(100r, 1000r]"] += 1
+    return dict(sorted(spread.items()))
 
 
 def _count(rows: list[dict], key) -> dict[str, int]:
@@ -177,5 +262,8 @@ def _notes(pool, reasons, chosen, bases, variants, eval_rows, attempt, config) -
         "variants": len(variants),
         "cells": _count(variants, lambda v: cell_key((v["sentence_label"], v["role_label"], v["number_label"]))),
         "factors": {label: _count(variants, lambda v, label=label: v[label]) for label in ("sentence_label", "role_label", "number_label")},
+        "base_by_topic_source": _count(bases, lambda b: b["topic_source"]),
+        "template_mix_tv_max": round(max(template_mix_distance(variants).values()), 4),
+        "out_range_spread": out_range_spread(variants, bases),
         "gsm_ic_4k": {"size": len(eval_rows), "seed": config.eval_seed, "attempt": attempt, "bases_covered": len({r["base_id"] for r in eval_rows})},
     }

@@ -1,8 +1,9 @@
 """The project's word lists and templates (lexicon.json, templates.json beside this module), as typed models."""
 from __future__ import annotations
 
+import hashlib
 import json
-from functools import cached_property, lru_cache
+from functools import cache, cached_property
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, model_validator
@@ -15,25 +16,34 @@ class Lexicon(BaseModel):
     about: str
     names: dict[str, list[str]]
     ambiguous_names: dict[str, list[str]]
-    insertable_names: list[str]
     titles: dict[str, str | None]
     not_names: list[str]
-    relations: list[str]
     person_verbs: list[str]
 
     def gender_of(self, name: str) -> str | None:
         for gender in ("f", "m"):
             if name in self.names.get(gender, ()) or name in self.ambiguous_names.get(gender, ()):
                 return gender
-        return None
+        return census_names().get(name)
+
+    @cached_property
+    def own_names(self) -> frozenset[str]:
+        return self._own
+
+    @cached_property
+    def _own(self) -> frozenset[str]:
+        return frozenset(n for group in self.names.values() for n in group)
 
     @cached_property
     def known_names(self) -> frozenset[str]:
-        return frozenset(n for group in self.names.values() for n in group) | frozenset(self.insertable_names)
+        """The lexicon's names and the census first names that are not common English words nor not_names."""
+        census = {n for n in census_names() if n.lower() not in self.stop and n not in common_word_names()}
+        return self._own | (frozenset(census) - self.ambiguous)
 
     @cached_property
     def ambiguous(self) -> frozenset[str]:
-        return frozenset(n for group in self.ambiguous_names.values() for n in group)
+        own = frozenset(n for group in self.ambiguous_names.values() for n in group)
+        return own | (common_word_names() - self._own)
 
     @cached_property
     def verbs(self) -> frozenset[str]:
@@ -49,6 +59,9 @@ class Lexicon(BaseModel):
 
 
 class Template(BaseModel):
+    """One sentence with a {role} slot and a number slot: {number} (a count) or {money} ("$40" or "40 dollars",
+    as the problem writes money)."""
+
     model_config = ConfigDict(frozen=True, extra="forbid")
     id: str
     text: str
@@ -57,12 +70,49 @@ class Template(BaseModel):
     max: int | None = None  # None: no upper bound
 
     @model_validator(mode="after")
-    def _slots(self) -> "Template":
-        if self.text.count("{role}") != 1 or self.text.count("{number}") != 1:
-            raise ValueError(f"template {self.id}: needs exactly one {{role}} and one {{number}} slot")
+    def _slots(self) -> Template:
+        if self.text.count("{role}") != 1 or self.text.count("{number}") + self.text.count("{money}") != 1:
+            raise ValueError(f"template {self.id}: needs exactly one {{role}} and one {{number}} or {{money}} slot")
         if self.min < 2 or (self.max is not None and self.max < self.min):
             raise ValueError(f"template {self.id}: needs 2 <= min <= max")
         return self
+
+
+class ProblemEntry(BaseModel):
+    """A base problem's reviewed topic and the in-topic templates written for it."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    question_sha256: str  # the entry holds only for the problem with this question (ids are per pool file)
+    topic: str
+    templates: list[str]
+    people: list[str] | None = None  # the problem's people, where the person finder also took a place or an animal for one
+
+
+class Reviewed(BaseModel):
+    """reviewed.json: project-authored review data (see its "about" and "review")."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    about: str
+    review: str
+    problems: dict[str, ProblemEntry]
+    topic_sample: dict[str, str]
+
+    def entry(self, base_id: str, question: str) -> ProblemEntry | None:
+        """The reviewed entry of a base problem, if there is one for this very question."""
+        entry = self.problems.get(base_id)
+        if entry is None or entry.question_sha256 != hashlib.sha256(question.encode("utf-8")).hexdigest():
+            return None
+        return entry
+
+    def templates_for(self, base_id: str, question: str) -> list[Template]:
+        """The in-topic templates written for this base problem (none when it has no entry for this question)."""
+        return self.templates_of(base_id) if self.entry(base_id, question) is not None else []
+
+    def templates_of(self, base_id: str) -> list[Template]:
+        entry = self.problems.get(base_id)
+        if entry is None:
+            return []
+        return [Template(id=f"{base_id}/{i}", text=text, topics=[entry.topic]) for i, text in enumerate(entry.templates, start=1)]
 
 
 class Topic(BaseModel):
@@ -79,7 +129,7 @@ class Templates(BaseModel):
     off_topic: list[Template]
 
     @model_validator(mode="after")
-    def _consistent(self) -> "Templates":
+    def _consistent(self) -> Templates:
         names = {t.name for t in self.topics}
         ids = [t.id for t in self.in_topic + self.off_topic]
         if len(ids) != len(set(ids)):
@@ -91,11 +141,53 @@ class Templates(BaseModel):
         return self
 
 
-@lru_cache(maxsize=None)
+@cache
+def census_names() -> dict[str, str | None]:
+    """First names of the US Census Bureau's 1990 lists (the PyPI package `names`), capitalised, with the gender
+    of the list they are on; a name on both lists takes the list where it is at least ten times more frequent."""
+    import names  # the package ships the census files beside its module
+
+    folder = Path(names.__file__).parent
+    frequency: dict[str, dict[str, float]] = {}
+    for gender, file in (("m", "dist.male.first"), ("f", "dist.female.first")):
+        for line in (folder / file).read_text(encoding="ascii").splitlines():
+            parts = line.split()
+            if parts:
+                frequency.setdefault(parts[0].capitalize(), {})[gender] = float(parts[1])
+    out: dict[str, str | None] = {}
+    for name, by_gender in sorted(frequency.items()):
+        m, f = by_gender.get("m", 0.0), by_gender.get("f", 0.0)
+        out[name] = "m" if m >= 10 * f else "f" if f >= 10 * m else None
+    return out
+
+
+@cache
+def common_word_names() -> frozenset[str]:
+    """Census names that are also very common English words (wordfreq Zipf >= 5: "Will", "May", "Mark")."""
+    from wordfreq import zipf_frequency
+
+    return frozenset(n for n in census_names() if zipf_frequency(n.lower(), "en") >= 5.0)
+
+
+@cache
 def load_lexicon(path: Path = HERE / "lexicon.json") -> Lexicon:
     return Lexicon.model_validate(json.loads(Path(path).read_text(encoding="utf-8")))
 
 
-@lru_cache(maxsize=None)
+@cache
+def load_reviewed(path: Path = HERE / "reviewed.json") -> Reviewed:
+    reviewed = Reviewed.model_validate(json.loads(Path(path).read_text(encoding="utf-8")))
+    names = {t.name for t in load_templates().topics}
+    for base_id, entry in reviewed.problems.items():
+        if entry.topic not in names:
+            raise ValueError(f"reviewed.json: {base_id}: unknown topic {entry.topic!r}")
+        reviewed.templates_of(base_id)  # each template has its slots
+    for base_id, topic in reviewed.topic_sample.items():
+        if topic not in names:
+            raise ValueError(f"reviewed.json: topic_sample {base_id}: unknown topic {topic!r}")
+    return reviewed
+
+
+@cache
 def load_templates(path: Path = HERE / "templates.json") -> Templates:
     return Templates.model_validate(json.loads(Path(path).read_text(encoding="utf-8")))

@@ -126,10 +126,22 @@ def numbers_in(text: str) -> set[Fraction]:
     return {mention.value for mention in find_numbers(text)}
 
 
+def _fraction_parts(text: str) -> set[Fraction]:
+    """Both numbers of every "a/b" written in `text` ("60/2" -> 60 and 2) [issue rule: both count]."""
+    return {Fraction(int(n)) for a, b in re.findall(r"(?<![\d.])(\d+)\s*/\s*(\d+)(?![\d])", text) for n in (a, b)}
+
+
+def problem_numbers(question: str, solution: str) -> set[Fraction]:
+    """Every number of the problem and its worked solution (calculator annotations included), with both
+    numbers of each a/b of the solution, as well as its value [§3.1]."""
+    annotations = " ".join(a.replace("=", " = ") for a in _ANNOTATION.findall(solution))
+    worked = solution_text(solution)
+    return numbers_in(question) | numbers_in(worked) | numbers_in(annotations.replace("<<", " ").replace(">>", " ")) | _fraction_parts(worked) | _fraction_parts(annotations)
+
+
 def known_numbers(question: str, solution: str) -> list[Fraction]:
     """The numbers b of the problem and its solution (positive, sorted) [§3.1]."""
-    values = numbers_in(question) | numbers_in(solution_text(solution))
-    return sorted(v for v in values if v > 0)
+    return sorted(v for v in problem_numbers(question, solution) if v > 0)
 
 
 def parse_answer(answer: str) -> Fraction:
@@ -176,13 +188,17 @@ def _ceil(value: Fraction) -> int:
     return -((-value.numerator) // value.denominator)
 
 
+OUT_RANGE_DECADES = 2  # out-of-range numbers above the range reach 10**OUT_RANGE_DECADES times its top (10r)
+
+
 def candidate_intervals(known: list[Fraction], label: str) -> list[tuple[int, int]]:
-    """Integer intervals (>= 2) whose members all have the given number label.
+    """Integer intervals (>= 2) from which numbers of the given label are drawn.
 
     in_range: for each b, [ceil(b/10), b] and [b, 10b] as separate intervals, so that
     draws spread over both sides of every known number.
-    out_range: the gaps between the in-range intervals, plus (10*max b, 20*max b]
-    (just past the range, so the numbers stay as small as the rule allows).
+    out_range: outside the whole range [l/10, 10r] (l, r: the smallest and largest known
+    number), never in a gap between in-range intervals: below it, [2, ceil(l/10) - 1],
+    and above it, (10r, 10r * 10**OUT_RANGE_DECADES].
     """
     if label == "in_range":
         out = []
@@ -192,16 +208,18 @@ def candidate_intervals(known: list[Fraction], label: str) -> list[tuple[int, in
                 if a <= z:
                     out.append((a, z))
         return sorted(set(out))
-    covered = _in_range_intervals(known)
-    gaps, cursor = [], 2
-    for lo, hi in covered:
-        if cursor < lo:
-            gaps.append((cursor, lo - 1))
-        cursor = max(cursor, hi + 1)
-    top = int(max(known) * 20) if known else 1000
-    if cursor <= top:
-        gaps.append((cursor, max(cursor, top)))
-    return gaps
+    if not known:
+        return []
+    low_top, high_bottom = _ceil(min(known) / 10) - 1, int(max(known) * 10) + 1
+    spans = [(2, low_top)] if low_top >= 2 else []
+    spans.append((max(2, high_bottom), max(2, high_bottom) * 10**OUT_RANGE_DECADES))
+    return spans
+
+
+def _log_uniform(lo: int, hi: int, rng: np.random.Generator) -> int:
+    """An integer of [lo, hi] drawn uniformly on a log scale, so draws spread over every magnitude of the span."""
+    value = int(np.floor(np.exp(rng.uniform(np.log(lo), np.log(hi + 1)))))
+    return min(max(value, lo), hi)
 
 
 def readable(value: int, lo: int, hi: int) -> int:
@@ -217,20 +235,52 @@ def readable(value: int, lo: int, hi: int) -> int:
 def pick_numbers(known: list[Fraction], label: str, forbidden: set[Fraction], count: int, rng: np.random.Generator) -> list[int]:
     """Up to `count` distinct integers >= 2 with the given label and not in `forbidden`, sorted.
 
-    Draw: an interval uniformly, then an integer uniformly inside it, made readable; integer arithmetic only.
+    in_range: an interval uniformly, then an integer uniformly inside it; out_range: an integer
+    log-uniformly over the spans outside the range (weighted by their width in magnitudes) [§3.1].
+    Both made readable (2 or 3 significant digits when that keeps the label).
     """
     intervals = candidate_intervals(known, label)
     if not intervals:
         return []
+    if label == "out_range":
+        widths = np.array([np.log(hi + 1) - np.log(lo) for lo, hi in intervals])
+        weights = widths / widths.sum()
     chosen: set[int] = set()
     for _ in range(count * 50):
         if len(chosen) == count:
             break
-        lo, hi = intervals[int(rng.integers(len(intervals)))]
-        value = readable(int(rng.integers(lo, hi + 1)), lo, hi)
+        if label == "in_range":
+            lo, hi = intervals[int(rng.integers(len(intervals)))]
+            value = int(rng.integers(lo, hi + 1))
+        else:
+            lo, hi = intervals[int(rng.choice(len(intervals), p=weights))]
+            value = _log_uniform(lo, hi, rng)
+        value = readable(value, lo, hi)
         if value in forbidden or value in chosen:  # an int equals (and hashes as) the same Fraction
             continue
         if number_label(value, known) != label:  # guard: the rule, not the intervals, decides
             continue
         chosen.add(value)
     return sorted(chosen)
+
+
+def number_style(question: str, solution: str) -> dict:
+    """How the problem writes numbers: thousands separators ("1,500") and a "$" sign for money."""
+    text = question + "\n" + solution_text(solution)
+    return {
+        "separators": bool(re.search(r"\d,\d{3}(?!\d)", text)),
+        "dollar_sign": "$" in question,
+    }
+
+
+def format_number(value: int, style: dict) -> str:
+    """A whole number as the problem would write it: separators from 10,000 on always, from 1,000 on when
+    the problem uses them."""
+    if value >= 10000 or (value >= 1000 and style.get("separators")):
+        return f"{value:,}"
+    return str(value)
+
+
+def format_money(value: int, style: dict) -> str:
+    text = format_number(value, style)
+    return f"${text}" if style.get("dollar_sign") else f"{text} dollars"

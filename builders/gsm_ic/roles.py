@@ -3,8 +3,9 @@
 A person is a capitalised word of the question (Latin-1 letters: "Méliès"), not in the
 lexicon's not_names, that is
 - a title plus a name: "Mr. Smith", "Aunt Sally" (gender from the title); or
-- a first name of the lexicon (gender from the lexicon); an ambiguous name
-  ("Mark", "Bill") only with the evidence below; or
+- a first name of the lexicon (gender from the lexicon), or of the US Census
+  first-name lists (lexicon.census_names: "Charles") never written in lower case
+  in the problem; an ambiguous name ("Mark", "Bill") only with the evidence below; or
 - a word the lexicon does not know (gender unknown), used like a person in the
   question or its worked solution (followed by "'s" and a lower-case word or digit,
   "Teairra's shirts"; by a verb of person_verbs or one ending in -ed, "Grover
@@ -146,8 +147,10 @@ def find_people(question: str, solution: str, lexicon: Lexicon) -> list[Person]:
         seen = evidence.get(word, _Evidence())
         if seen.thing:
             continue
-        if word in lexicon.known_names:
+        if word in lexicon.own_names:
             accepted = True
+        elif word in lexicon.known_names:  # a census name: never also written in lower case in the problem
+            accepted = word.lower() not in lowered
         elif word in lexicon.ambiguous:
             accepted = seen.person
         else:  # a word the lexicon does not know: also needs a he/she pronoun or its possessive in the problem
@@ -164,19 +167,20 @@ def find_people(question: str, solution: str, lexicon: Lexicon) -> list[Person]:
     )
 
 
-def overlapping_roles(people: list[Person], lexicon: Lexicon) -> list[str]:
-    """Roles derived from the problem's people: "Jewel's neighbor" [app. A]."""
-    return sorted(f"{person.name}'s {relation}" for person in people for relation in lexicon.relations)
+def overlapping_roles(people: list[Person], relations: list[str], excluded: list[str]) -> list[str]:
+    """Roles derived from the problem's people: "Jewel's neighbor" [app. A]; never a relation in `excluded`
+    (those the problem already names: irrelevance.relations_in_problem)."""
+    return sorted(f"{person.name}'s {relation}" for person in people for relation in relations if relation not in excluded)
 
 
 def _words(text: str) -> set[str]:
     return {w.lower() for w in re.findall(r"[A-Za-z]+", text)}
 
 
-def nonoverlapping_names(question: str, solution: str, lexicon: Lexicon) -> list[str]:
+def nonoverlapping_names(question: str, solution: str, names: list[str]) -> list[str]:
     """Names that occur nowhere in the problem or its solution (case-insensitive, whole word)."""
     words = _words(question + " " + solution)
-    return sorted(n for n in lexicon.insertable_names if n.lower() not in words)
+    return sorted(n for n in names if n.lower() not in words)
 
 
 def role_label(role: str, people: list[str], question: str, solution: str) -> str | None:

@@ -9,12 +9,12 @@ templates.json. No keyword at all: no topic.
 from __future__ import annotations
 
 import re
-from functools import lru_cache
+from functools import cache
 
 from ctxrobust.builders.gsm_ic.lexicon import Template, Templates
 
 
-@lru_cache(maxsize=None)
+@cache
 def _pattern(keywords: tuple[str, ...]) -> re.Pattern:
     longest_first = sorted(keywords, key=lambda k: (-len(k), k))
     return re.compile(r"(?<![a-z])(?:" + "|".join(re.escape(k) for k in longest_first) + r")(?![a-z])")
