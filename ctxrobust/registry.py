@@ -109,7 +109,7 @@ register(Dataset(
     score_options="ctxrobust.evaluation.misleadqa.options:ScoreOptions",
     renderers={"md": "ctxrobust.evaluation.misleadqa.render:render_markdown", "html": "ctxrobust.evaluation.misleadqa.render:render_html"},
     card="ctxrobust.builders.misleadqa:card.json",
-    schemas=("misleadqa.item", "misleadqa.exclusion", "misleadqa.audit", "predictions.misleadqa"),
+    schemas=("misleadqa.item", "misleadqa.candidate", "misleadqa.exclusion", "misleadqa.audit", "predictions.misleadqa"),
     sources=("fred/", "situatedqa/"),
 ))
 register(Dataset(
