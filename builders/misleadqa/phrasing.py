@@ -21,7 +21,7 @@ from ctxrobust.builders.misleadqa.gazetteer import lookup, places
 JUNK = frozenset({"brainly", "quizlet", "chegg", "wikipedia", "wiki", "quora", "reddit", "yahoo", "google", "tge", "teh", "hte", "thw", "wat", "whos", "wht", "waht", "yhe", "nad", "adn", "fo"})
 REFERRED = frozenset({"we", "our"})  # SituatedQA location questions use them for the place asked about
 FIRST_PERSON = frozenset({"we", "our", "ours", "ourselves", "i", "me", "my", "mine", "myself"})
-UNSTATED_TIME = frozenset({"current", "currently", "now", "present", "presently", "today", "latest", "recent", "recently", "new", "newest", "this", "next", "upcoming"})
+UNSTATED_TIME = frozenset({"last", "power", "ruling", "reigning", "current", "currently", "now", "present", "presently", "today", "latest", "recent", "recently", "new", "newest", "this", "next", "upcoming"})
 OFFICES = ("president", "prime minister", "governor", "mayor", "chief minister", "head of", "leader", "speaker", "ceo",
            "chancellor", "king", "queen", "minister", "senator", "rate", "population", "price", "champion", "coach", "record")
 ACRONYMS = {w: w.upper() for w in ("nba", "nfl", "mlb", "nhl", "nascar", "fifa", "uefa", "ncaa", "wwe", "ufc", "ipl", "bbc", "cnn", "gdp", "usa",
@@ -42,6 +42,7 @@ VERBS = frozenset(IRREGULAR) | frozenset({
     "marry", "retire", "return", "visit", "perform", "record", "air", "premiere", "debut", "compete", "participate", "defeat", "claim",
     "earn", "travel", "arrive", "land", "use", "allow", "approve", "ratify", "grant", "attain", "cross", "sweep", "capture",
 })
+PREPOSITIONS = frozenset({"in", "on", "at", "from", "of", "to", "for", "with", "by", "about", "into"})
 PARTICIPLES = ("ed", "en", "wn", "ught", "ilt", "ung", "eld", "ade", "ost")
 
 
@@ -129,7 +130,7 @@ def truecase(question: str, names: dict[str, str]) -> str:
     while i < len(words):
         for n in (3, 2, 1):  # place names of up to three words
             chunk = " ".join(words[i:i + n])
-            if i + n <= len(words) and chunk.replace(" ", "").isalpha() and len(chunk) > 3 and chunk.lower() in places() and words[i].lower() not in ("the", "of", "and", "in"):
+            if i + n <= len(words) and chunk.replace(" ", "").isalpha() and len(chunk) > 3 and chunk.lower() in places() and words[i].lower() not in ("the", "of", "and", "in") and (n > 1 or _proper(chunk.lower())):
                 for k in range(i, i + n):
                     out[k] = words[k][:1].upper() + words[k][1:] if words[k] not in ("of", "and", "the") else words[k]
                 i += n - 1
@@ -147,6 +148,12 @@ def truecase(question: str, names: dict[str, str]) -> str:
             out[k] = names[low]
     text = " ".join(out)
     return text[:1].upper() + text[1:]
+
+
+def _proper(word: str) -> bool:
+    """A one-word place name to capitalise: a country or subdivision, or a city whose name is not a
+    common English word ('independence', 'mobile' stay lower case)."""
+    return any(p.kind in ("country", "subdivision", "region") for p in places()[word]) or zipf_frequency(word, "en") < 4.0
 
 
 def answer_names(answers: list[str]) -> dict[str, str]:
@@ -209,12 +216,15 @@ def _insert_be(rest: str, be: str) -> str:
 
 
 def _split_verb(rest: str) -> tuple[str, str, str] | None:
-    """'england last get to the semi final' -> ('england last', 'get', 'to the semi final'); None when no known verb follows a subject."""
+    """'england last get to the semi final' -> ('england last', 'get', 'to the semi final'); the last
+    known verb after the subject, so a noun that is also a verb stays in the subject ('the smoking ban
+    come' -> ('the smoking ban', 'come', '')); None when no known verb follows a subject."""
     words = rest.split(" ")
-    for k in range(1, len(words)):
-        if words[k].lower() in VERBS:
-            return " ".join(words[:k]), words[k].lower(), " ".join(words[k + 1:])
-    return None
+    found = [k for k in range(1, len(words)) if words[k].lower() in VERBS]
+    if not found:
+        return None
+    k = found[-1]
+    return " ".join(words[:k]), words[k].lower(), " ".join(words[k + 1:])
 
 
 def restate(question: str, answer: str) -> str:
@@ -256,7 +266,7 @@ def restate(question: str, answer: str) -> str:
         if noun_verb is not None:
             k, verb = noun_verb
             if verb in ("is", "was", "are", "were", "has", "had", "have") or verb in VERBS or verb in IRREGULAR.values() or verb.endswith("ed"):
-                if k > 0:
+                if k > 0 and low.split(" ")[-1] not in PREPOSITIONS:  # 'what region are colorado in' does not restate so
                     return f"{answer} {' '.join(words[1 + k:])}"
     if wh == "how" and aux in ("many", "much"):
         return _how_many(words, answer, question)
