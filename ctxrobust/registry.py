@@ -39,6 +39,7 @@ class Dataset:
     schema_package: str = "ctxrobust.schemas"  # where its `<stem>.schema.json` files are
     sources: tuple[str, ...] = ()  # lock-name prefixes of the snapshots its builder may read
     code: tuple[str, ...] = field(default=())  # packages beyond the builder's whose files shape its bytes
+    screen: str | None = None  # (release, judgments paths, output) -> summary dict: `ctxrobust screen`, if the dataset has a screening stage
 
     def load(self, part: str) -> Any:
         """The object a part names, imported on first use."""
@@ -109,6 +110,7 @@ register(Dataset(
     score_options="ctxrobust.evaluation.misleadqa.options:ScoreOptions",
     renderers={"md": "ctxrobust.evaluation.misleadqa.render:render_markdown", "html": "ctxrobust.evaluation.misleadqa.render:render_html"},
     card="ctxrobust.builders.misleadqa:card.json",
+    screen="ctxrobust.evaluation.misleadqa.screening:main",
     schemas=("misleadqa.item", "misleadqa.candidate", "misleadqa.exclusion", "misleadqa.audit", "predictions.misleadqa"),
     sources=("fred/", "situatedqa/"),
 ))

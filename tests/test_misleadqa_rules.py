@@ -237,3 +237,31 @@ def test_the_default_review_decides_every_situatedqa_candidate_with_a_stated_rea
     assert decisions and all(d.reason and d.reviewer == "the project's maintainers" for d in decisions.values())
     assert all(d.criterion for d in decisions.values() if d.decision != "retain")
     assert any(d.reason.startswith("unverifiable: ") for d in decisions.values())
+
+
+def test_a_build_from_a_project_written_situatedqa_folder_validates(tmp_path, store):
+    from ctxrobust.build import build_release
+    from ctxrobust.canonical import sha256_file
+    from ctxrobust.release import Release
+
+    folder = tmp_path / "qa_data"
+    folder.mkdir()
+    flag = "who designed the harbour board flag"
+    geo_rows = [geo(101, place, name, flag) for place, name in (("chile", "Ann Lee"), ("peru", "Bo Chan"), ("kenya", "Cy Dee"), ("ghana", "Di Fox"))]
+    (folder / "temp.dev.jsonl").write_text("".join(json.dumps(r) + "\n" for r in TIME_ROWS), encoding="utf-8")
+    (folder / "geo.dev.jsonl").write_text("".join(json.dumps(r) + "\n" for r in geo_rows), encoding="utf-8")
+    overrides = {"situatedqa_dir": str(folder), "adjudication": "none", "fred_time_n": 4, "fred_location_n": 4,
+                 "situatedqa_time_n": 2, "situatedqa_location_n": 2}
+    result = build_release("misleadqa", "0.2.0-dir", overrides, tmp_path / "out", store)  # validated before it is written
+    release = Release(result.path, store=store)
+    sources = release.manifest["build_notes"]["user_sources"]["situatedqa"]
+    assert sources["files"] == {"situatedqa_dir/geo.dev.jsonl": sha256_file(folder / "geo.dev.jsonl"),
+                                "situatedqa_dir/temp.dev.jsonl": sha256_file(folder / "temp.dev.jsonl")}
+    items = [i for i in release.rows("main.jsonl") if i["source"] == "situatedqa"]
+    assert len(items) == 4 and all(i["provenance"]["G"]["snapshot"].startswith("situatedqa_dir/") for i in items)
+    assert all(v["passed"] for v in release.manifest["validators"].values())
+
+
+def test_a_situatedqa_folder_without_qa_data_files_is_one_error(tmp_path):
+    with pytest.raises(CtxRobustError, match="holds no temp"):
+        situatedqa.folder_files(tmp_path)
