@@ -188,7 +188,7 @@ def fred_pair_problems(item: dict, max_gap_years: int, first_year: int, last_yea
     return problems
 
 
-# --- natural, explicit and precise items (issue rules; Appendix A.1, B.1 criteria 2, 4, 5, 6) ---------------
+# --- natural, explicit and precise items (Appendix A.1; B.1 criteria 2, 4, 5, 6) ---------------
 
 QUOTED_TEMPLATE = re.compile(r"the answer to the question\s+\"", re.IGNORECASE)
 ODD_SPACE = re.compile(r"[^\S ]|[\u00a0\u2000-\u200b\u202f\u205f\u3000]")  # any space but the plain one
