@@ -380,6 +380,20 @@ def cmd_prompts(args) -> int:
     return 0
 
 
+def cmd_screen(args) -> int:
+    release = _frozen_release(Path(args.release))
+    dataset = registry.get(release.dataset)
+    if dataset.screen is None:
+        raise CtxRobustError(f"{release.path}: dataset {release.dataset} has no screening stage; `screen` is for misleadqa releases")
+    summary = dataset.load("screen")(release, [Path(p) for p in args.judgments], _writable(args.output))
+    for problem in summary["problems"]:
+        print(f"warning: {problem}", file=sys.stderr)
+    sys.stdout.write(dumps({k: v for k, v in summary.items() if k != "problems"}) + "\n")
+    print(f"flagged {summary['flagged']} of {summary['candidates']} candidate(s); {summary['unparseable']} unparseable answer(s); "
+          f"wrote {', '.join(summary['files'])}", file=sys.stderr)
+    return 0
+
+
 def cmd_score(args) -> int:
     release = _frozen_release(_release_path(args.release))
     dataset = registry.get(release.dataset)
@@ -574,6 +588,12 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--input-format", dest="input_format", choices=["native", "openai-batch", "vllm-batch", "lm-eval", "inspect"],
                    help="the predictions file's format (default: detected and named in the report)")
     p.set_defaults(func=cmd_score)
+
+    p = sub.add_parser("screen", help="flag candidates from screening models' judgments (MisleadQA App. B.1)")
+    p.add_argument("release", help="a release folder")
+    p.add_argument("judgments", nargs="+", help="one judgments JSONL file per screening model (answers to `prompts --prompt screen`)")
+    p.add_argument("-o", "--output", required=True, help="the review sheet (.jsonl); its .csv and .table9.md are written beside it")
+    p.set_defaults(func=cmd_screen)
 
     p = sub.add_parser("push", help="upload a release to the Hugging Face Hub")
     p.add_argument("release", help="a release folder")

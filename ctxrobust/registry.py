@@ -41,6 +41,7 @@ class Dataset:
     sources: tuple[str, ...] = ()  # lock-name prefixes of the snapshots its builder may read
     code: tuple[str, ...] = field(default=())  # packages beyond the builder's whose files shape its bytes
     leaderboard: str = ""  # a dict: "headline" [(metric, "higher"|"lower")], "invalid" [metric], "differences" "module:attr" or None
+    screen: str | None = None  # (release, judgments paths, output) -> summary dict: `ctxrobust screen`, if the dataset has a screening stage
 
     def load(self, part: str) -> Any:
         """The object a part names, imported on first use."""
@@ -113,7 +114,8 @@ register(Dataset(
     renderers={"md": "ctxrobust.evaluation.misleadqa.render:render_markdown", "html": "ctxrobust.evaluation.misleadqa.render:render_html"},
     card="ctxrobust.builders.misleadqa:card.json",
     leaderboard="ctxrobust.evaluation.misleadqa.units:LEADERBOARD",
-    schemas=("misleadqa.item", "misleadqa.exclusion", "misleadqa.audit", "predictions.misleadqa"),
+    screen="ctxrobust.evaluation.misleadqa.screening:main",
+    schemas=("misleadqa.item", "misleadqa.candidate", "misleadqa.exclusion", "misleadqa.audit", "predictions.misleadqa"),
     sources=("fred/", "situatedqa/"),
 ))
 register(Dataset(

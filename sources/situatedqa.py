@@ -78,6 +78,22 @@ def read_file(path: Path, snapshot: str, sha256: str) -> list[SituatedQARecord]:
     return records
 
 
+USER_PREFIX = "situatedqa_dir/"  # how records read from a user folder name their file
+
+
+def folder_files(folder: Path) -> list[tuple[str, Path, str]]:
+    """(name, path, sha256) of every SituatedQA qa_data file (temp.*.jsonl, geo.*.jsonl, the upstream
+    file names) in a user-supplied folder, in name order; the names are `situatedqa_dir/<file>`."""
+    from ctxrobust.canonical import sha256_file
+
+    if not folder.is_dir():
+        raise CtxRobustError(f"situatedqa_dir={folder}: not a folder; give the folder holding SituatedQA's qa_data files (temp.dev.jsonl, geo.train.jsonl, ...)")
+    files = sorted(p for p in folder.iterdir() if p.is_file() and p.name.endswith(".jsonl") and p.name.startswith(("temp.", "geo.")))
+    if not files:
+        raise CtxRobustError(f"situatedqa_dir={folder}: holds no temp.*.jsonl or geo.*.jsonl file (SituatedQA's qa_data file names)")
+    return [(USER_PREFIX + p.name, p, sha256_file(p)) for p in files]
+
+
 def fact(record: SituatedQARecord) -> Fact | None:
     """The record's answer at its scope; None when the record gives no answer."""
     if not record.answers:

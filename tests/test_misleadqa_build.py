@@ -114,11 +114,35 @@ def test_the_papers_nebraska_item_is_rebuilt_word_for_word(store):
     assert overlap(candidate.question, candidate.s_text) == (Fraction(10, 17), Fraction(10, 15))
 
 
-def test_situatedqa_has_at_least_150_items_per_scope(main_items):
+def test_situatedqa_groups_hold_the_candidates_the_review_retains(built, main_items):
+    """Appendix A.2, B.1: the pool holds 150+ candidates per SituatedQA group; the release holds exactly those
+    the adjudication file does not exclude, and every excluded one is in exclusions.jsonl with its decision."""
+    from ctxrobust.builders.misleadqa import adjudication
+
+    release = built[1]
+    decisions = adjudication.read(adjudication.DEFAULT)
+    candidates = release.rows("candidates.jsonl")
+    excluded = {r["id"]: r for r in release.rows("exclusions.jsonl") if r["reason"].startswith("adjudication_")}
     for dimension in ("time", "location"):
+        pool = group(candidates, "situatedqa", dimension)
+        assert len(pool) >= 150
         items = group(main_items, "situatedqa", dimension)
-        assert len(items) >= 150
+        assert {i["id"] for i in items} == {c["id"] for c in pool if decisions[c["id"]].decision == "retain"}
         assert max(Counter(i["cluster_id"] for i in items).values()) <= 2
+    for cid, decision in decisions.items():
+        if decision.decision != "retain":
+            assert excluded[cid]["reason"] == f"adjudication_{decision.decision}" and decision.reason in excluded[cid]["detail"]
+    screening = release.manifest["build_notes"]["screening"]
+    assert screening["reviewed"] and screening["excluded"] == len(excluded) and screening["candidates"] == len(candidates)
+    assert release.manifest["build_notes"]["user_sources"]["adjudication"]["sha256"] == sha256_file(adjudication.DEFAULT)
+
+
+def test_a_build_without_adjudication_says_its_items_were_not_reviewed(tmp_path, store):
+    result = build_release("misleadqa", "0.0.2-test", {"adjudication": "none", "fred_time_n": 12, "fred_location_n": 12,
+                                                       "situatedqa_time_n": 12, "situatedqa_location_n": 12}, tmp_path, store)
+    notes = Release(result.path, store=store).manifest["build_notes"]
+    assert notes["screening"]["reviewed"] is False and "not reviewed" in notes["departures_from_paper"]["screening"]
+    assert "not reviewed" in (result.path / "README.md").read_text(encoding="utf-8")
 
 
 def test_situatedqa_items_name_places_and_offer_options_of_the_gold_answers_precision(main_items):
@@ -130,7 +154,10 @@ def test_situatedqa_items_name_places_and_offer_options_of_the_gold_answers_prec
         assert not any(is_garbled(text) for text in options + [item["contexts"][c]["text"] for c in "GSF"]), item["id"]
         if item["scope_dimension"] == "location":
             assert is_place(item["target_scope"]["location"]) and is_place(item["alt_scope"]["location"]), item["id"]
-            assert item["contexts"]["G"]["text"].startswith(f"In {display_location(item['target_scope']['location'])}, "), item["id"]
+            g = item["contexts"]["G"]["text"]
+            shown = display_location(item["target_scope"]["location"])
+            # the place opens G ("In Chile, ...") or, for a question that says "we", is named in it (phrasing.name_referent)
+            assert g.startswith(f"In {shown}, ") or (shown.lower() in g.lower() and shown.lower() in item["question"].lower()), item["id"]
 
 
 def test_each_cluster_lies_in_one_dependency_group(main_items):
@@ -145,7 +172,7 @@ def test_each_cluster_lies_in_one_dependency_group(main_items):
 
 def test_departures_from_the_paper_are_recorded(built):
     departures = built[1].manifest["build_notes"]["departures_from_paper"]
-    assert set(departures) == {"fred_jurisdictions", "situatedqa_answers", "situatedqa_question_types", "screening", "dependency_groups"}
+    assert set(departures) == {"fred_jurisdictions", "situatedqa_answers", "situatedqa_contexts", "situatedqa_question_types", "screening", "dependency_groups"}
     assert departures["fred_jurisdictions"].startswith("46 jurisdictions hold their own series") and "STTMINWGGAM is monthly" in departures["fred_jurisdictions"]
 
 

@@ -17,7 +17,7 @@ def rows_file(tmp_path: Path, name: str, rows: list[dict]) -> list:
     return situatedqa.read_file(path, f"situatedqa/{name}", "c" * 64)
 
 
-def geo(uid, location, answer, question="who is the head of the harbour board"):
+def geo(uid, location, answer, question="who designed the harbour board flag"):
     return {"question": question, "id": uid, "edited_question": f"{question} in {location}", "location": location, "answer": [answer], "any_answer": [answer]}
 
 
@@ -39,12 +39,13 @@ def made(found, target, alt):
 
 def test_location_item_states_each_scope_as_english_names_it(geo_pool):
     candidate = made(specs(geo_pool, seed=0, min_similarity=0.3), 2, 1)  # target: saudi arabia, alternative: us
-    assert candidate.question == "Who is the head of the harbour board in Saudi Arabia?"
-    assert candidate.g_text == 'In Saudi Arabia, the answer to the question "who is the head of the harbour board?" is Omar Said.'
-    assert candidate.s_text == 'In the US, the answer to the question "who is the head of the harbour board?" is Ann Lee.'
+    assert candidate.question == "Who designed the harbour board flag in Saudi Arabia?"
+    assert candidate.g_text == "In Saudi Arabia, Omar Said designed the harbour board flag."  # restated, Table 6
+    assert candidate.s_text == "In the US, Ann Lee designed the harbour board flag."
     f_text, edits = candidate.f_text_and_edits()
-    assert f_text == 'In Saudi Arabia, the answer to the question "who is the head of the harbour board?" is Ann Lee.'
-    assert edits == [{"start": 87, "end": 96, "old": "Omar Said", "new": "Ann Lee"}]
+    assert f_text == "In Saudi Arabia, Ann Lee designed the harbour board flag."
+    assert edits == [{"start": 17, "end": 26, "old": "Omar Said", "new": "Ann Lee"}]
+    assert candidate.construction == {"G": "restatement", "S": "restatement"}
     assert candidate.target_scope.location == "saudi arabia" and candidate.alt_scope.location == "us"  # as the source writes them
     assert sorted(d.text for d in candidate.distractors) == ["Dee Moss", "Eli Park"]  # the question's other contexts
 
@@ -67,5 +68,5 @@ def test_reworded_questions_share_target_facts_and_link_their_clusters(tmp_path)
     assert by_id["situatedqa-time-21-dev1-dev2"].target_key == by_id["situatedqa-time-22-dev5-dev6"].target_key
     assert by_id["situatedqa-time-21-dev1-dev2"].target_key != by_id["situatedqa-time-23-dev7-dev8"].target_key
     candidate = by_id["situatedqa-time-21-dev1-dev2"].build()
-    assert candidate.question == "Who chairs the harbour board as of 2001?"
+    assert candidate.question == "Who chairs the harbour board as of December 31, 2001?"  # a year re-anchored to its last day
     assert "situatedqa-22" in candidate.linked_clusters  # one dependency group with the rewording

@@ -19,7 +19,7 @@ from publish_releases import nested_release, pseudowords_release  # noqa: F401  
 
 EXPECTED_CONFIGS = {
     "gsm-ic": {"variants", "base", "gsm-ic-4k"},
-    "misleadqa": {"main", "condition", "audit_sample", "exclusions"},
+    "misleadqa": {"main", "condition", "audit_sample", "exclusions", "candidates"},
     "pseudowords": {"vocabulary", "contexts"},
 }
 

@@ -29,7 +29,7 @@ MISLEADQA_SMALL = {
 EXPECTED_CONFIGS = {
     "pseudowords": {"vocabulary", "contexts"},
     "gsm-ic": {"variants", "base", "gsm-ic-4k"},
-    "misleadqa": {"main", "condition", "audit_sample", "exclusions"},
+    "misleadqa": {"main", "condition", "audit_sample", "exclusions", "candidates"},
 }
 # the requirement's licences: GSM8K is MIT; MisleadQA with AmbigDocs (Wikipedia text) is CC BY-SA 4.0; pseudowords are generated
 EXPECTED_LICENCE = {"pseudowords": "cc0-1.0", "gsm-ic": "mit", "misleadqa": "cc-by-sa-4.0"}

@@ -12,13 +12,16 @@ from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Iterable
 
-from ctxrobust.errors import CtxRobustError
-from ctxrobust.builders.misleadqa.normalise import answer_key
 from ctxrobust.builders.misleadqa.config import MisleadQAConfig
 from ctxrobust.builders.misleadqa.item_rules import ABSTAIN, ITEM_SCHEMA, SUBSTANTIVE, distractor_letters, item_checks
+from ctxrobust.builders.misleadqa.normalise import answer_key
+from ctxrobust.builders.misleadqa.phrasing import clean_text
+from ctxrobust.builders.misleadqa.scopes import time_interval
+from ctxrobust.errors import CtxRobustError
 from ctxrobust.validators.checks import Failure, check
 
 DATASET = "misleadqa"
+USER_SITUATEDQA = "situatedqa_dir/"  # snapshot-name prefix of files read from config situatedqa_dir
 
 
 # --- release-level checks ----------------------------------------------------
@@ -175,8 +178,9 @@ def _dollars(text: str) -> Decimal | None:
 class _SourceReader:
     """Snapshot files re-read for provenance checks, each once."""
 
-    def __init__(self, store):
+    def __init__(self, store, situatedqa_dir: str | None = None):
         self.store = store
+        self.situatedqa_dir = situatedqa_dir
         self._fred: dict = {}
         self._lines: dict = {}
 
@@ -186,6 +190,12 @@ class _SourceReader:
         if snapshot not in self._fred:
             self._fred[snapshot] = read_series(self.store.path(snapshot), snapshot, sha256)
         return self._fred[snapshot]
+
+    def path(self, snapshot: str) -> Path:
+        """A pinned snapshot's verified path, or a file of the SituatedQA folder the build read."""
+        if snapshot.startswith(USER_SITUATEDQA) and self.situatedqa_dir:
+            return Path(self.situatedqa_dir) / snapshot[len(USER_SITUATEDQA):]
+        return self.store.path(snapshot)
 
     def line(self, path: Path, line: int) -> str | None:
         key = str(path)
@@ -220,21 +230,28 @@ def _fred_problems(reader: _SourceReader, role: str, prov: dict, scope: dict, va
 
 
 def _situatedqa_problems(reader: _SourceReader, role: str, prov: dict, scope: dict | None, value: str) -> list[str]:
-    text = reader.line(reader.store.path(prov["snapshot"]), prov["line"] or 0)
+    text = reader.line(reader.path(prov["snapshot"]), prov["line"] or 0)
     if text is None:
         return [f"{role}: {prov['snapshot']} has no line {prov['line']}"]
     row = json.loads(text)
     if str(row.get("id")) != prov["upstream_id"]:
         return [f"{role}: {prov['snapshot']}:{prov['line']} is question {row.get('id')}, provenance says {prov['upstream_id']}"]
-    answers = row.get("answer", [])
-    if answer_key(value) not in {answer_key(answer) for answer in answers}:
-        return [f"{role}: {value!r} is not an answer at {prov['snapshot']}:{prov['line']} ({answers})"]
+    field_name = prov.get("field") or "answer"
+    answers = row.get(field_name if field_name in ("answer", "any_answer") else "answer", [])
+    if answer_key(value) not in {answer_key(clean_text(answer)) for answer in answers}:
+        return [f"{role}: {value!r} is not an entry of {field_name} at {prov['snapshot']}:{prov['line']} ({answers})"]
     if scope is not None:
         field = "date" if "time" in [k for k, v in scope.items() if v is not None] else "location"
         stated = scope.get("time") if field == "date" else scope.get("location")
-        if str(row.get(field, "")).strip() != stated:
+        if str(row.get(field, "")).strip() != stated and not _reanchored(str(row.get(field, "")), stated or ""):
             return [f"{role}: scope {stated!r} differs from the record's {field} {row.get(field)!r}"]
     return []
+
+
+def _reanchored(recorded: str, stated: str) -> bool:
+    """A year or month re-anchored to its last day ('2014' -> 'December 31, 2014', scope precision)."""
+    span, day = time_interval(recorded.strip()), time_interval(stated)
+    return span is not None and day is not None and day[0] == day[1] == span[1]
 
 
 def _provenances(item: dict) -> list[dict]:
@@ -260,9 +277,12 @@ def check_provenance(release) -> Iterable[Failure]:
         yield Failure(None, None, f"provenance needs the source snapshots, which are unavailable: {exc}")
         return
     user = release.manifest.get("build_notes", {}).get("user_sources", {})
-    user_by_file = {entry["file"]: (source, entry) for source, entry in user.items()}
+    user_by_file = {entry["file"]: (source, entry) for source, entry in user.items() if "file" in entry}
+    folder = user.get("situatedqa", {})
+    for file, sha in folder.get("files", {}).items():  # a SituatedQA folder given as situatedqa_dir
+        user_by_file[file] = ("situatedqa", {"sha256": sha})
     user_readers = {}
-    reader = _SourceReader(store)
+    reader = _SourceReader(store, release.config_as(MisleadQAConfig).situatedqa_dir)
     for name, item in _items(release):
         options = item["options"]
         records = [("G", item["provenance"]["G"], item["target_scope"], options[item["gold"]]),

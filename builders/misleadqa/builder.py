@@ -9,7 +9,6 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
-
 from ctxrobust.builders.base import Builder, BuildOutput, DataFile
 from ctxrobust.builders.misleadqa import condition_items, entity_items, fred_items, situatedqa_items
 from ctxrobust.builders.misleadqa.audit import audit_sample
@@ -75,7 +74,9 @@ class MisleadQABuilder(Builder):
         notes: dict = {"user_sources": {}}
         user_records = self._user_records(notes)  # a missing or malformed user file fails before anything is built
         exclusions: list[dict] = []
-        selections = self._fred(notes, exclusions) | self._situatedqa() | self._user_items(user_records)
+        selections = self._fred(notes, exclusions) | self._situatedqa(notes) | self._user_items(user_records)
+        candidates = self._candidates(selections)
+        self._adjudicate(selections, notes, exclusions)
         main, condition = self._items(selections)
         for selected in selections.values():
             exclusions.extend(selected.exclusions)
@@ -87,6 +88,7 @@ class MisleadQABuilder(Builder):
                 DataFile("condition.jsonl", condition, schema="misleadqa.item"),
                 DataFile("audit_sample.jsonl", audit_sample(main, cfg.audit_seed, cfg.audit_sizes), schema="misleadqa.audit"),
                 DataFile("exclusions.jsonl", exclusions, schema="misleadqa.exclusion"),
+                DataFile("candidates.jsonl", candidates, schema="misleadqa.candidate"),
             ],
             notes=notes,
         )
@@ -117,13 +119,19 @@ class MisleadQABuilder(Builder):
             ("fred", "location"): self._select(fred_items.location_specs(ff, cfg.seed), cfg.fred_location_n, cfg.fred_per_jurisdiction, state),
         }
 
-    def _situatedqa(self) -> dict[tuple[str, str], Selected]:
-        """SituatedQA items: time from temp.*, location from geo.*."""
+    def _situatedqa(self, notes: dict) -> dict[tuple[str, str], Selected]:
+        """SituatedQA items: time from temp.*, location from geo.* (the pinned snapshots, or the
+        qa_data folder `situatedqa_dir`, each file's sha256 noted)."""
         from ctxrobust.sources import situatedqa
 
         cfg = self.config
         records = {"temp": [], "geo": []}
-        for name, path, sha in self._snapshots(SITUATEDQA_PREFIX):
+        if cfg.situatedqa_dir is not None:
+            files = situatedqa.folder_files(Path(cfg.situatedqa_dir))
+            notes["user_sources"]["situatedqa"] = {"folder": Path(cfg.situatedqa_dir).name, "files": {name: sha for name, _, sha in files}}
+        else:
+            files = self._snapshots(SITUATEDQA_PREFIX)
+        for name, path, sha in files:
             for record in situatedqa.read_file(path, name, sha):
                 records[record.kind].append(record)
         state, out = SelectionState(), {}
@@ -157,6 +165,62 @@ class MisleadQABuilder(Builder):
 
     def _select(self, specs, n, per_cluster, state) -> Selected:
         return select(specs, n, per_cluster, self.config.seed, state, self._screen)
+
+    def _candidates(self, selections: dict[tuple[str, str], Selected]) -> list[dict]:
+        """The candidate pool before adjudication (Appendix A.2 "Candidate pool"): every candidate that
+        passed the construction rules, at its provisional option positions, with its construction
+        metadata; the input to screening (`ctxrobust prompts --prompt screen`)."""
+        chosen = [c for _, selected in sorted(selections.items()) for c in selected.accepted]
+        groups = dependency_groups(chosen)
+        rows = []
+        for candidate in chosen:
+            row = candidate.item(*provisional_letters(self.config.seed, candidate.id))
+            row["dependency_group_id"] = groups[candidate.cluster_id]
+            rows.append(row)
+        return sorted(rows, key=lambda r: r["id"])
+
+    def _adjudicate(self, selections: dict[tuple[str, str], Selected], notes: dict, exclusions: list[dict]) -> None:
+        """Human adjudication (Appendix B.1): candidates decided exclude, revise or verify leave the
+        release for exclusions.jsonl with their decision and reason; the counts go to the notes."""
+        from ctxrobust.builders.misleadqa import adjudication
+
+        value = self.config.adjudication
+        screened = sum(len(s.accepted) for s in selections.values())
+        if value == "none":
+            notes["screening"] = {"candidates": screened, "reviewed": False, "flagged": 0, "retained": screened, "excluded": 0,
+                                  "note": "built without adjudication: the items were not reviewed by a person"}
+            return
+        path = adjudication.DEFAULT if value == "default" else Path(value)
+        decisions = adjudication.read(path)
+        notes["user_sources"]["adjudication"] = {"file": path.name if value != "default" else "builders/misleadqa/review/adjudication.jsonl",
+                                                 "sha256": sha256_file(path)}
+        by_decision: Counter = Counter()
+        flagged = 0
+        known = set()
+        for selected in selections.values():
+            kept = []
+            for candidate in selected.accepted:
+                known.add(candidate.id)
+                decision = decisions.get(candidate.id)
+                if decision is not None:
+                    flagged += 1
+                    by_decision[decision.decision] += 1
+                if decision is None or decision.decision == "retain":
+                    kept.append(candidate)
+                    continue
+                exclusions.append({
+                    "id": candidate.id, "source": candidate.source, "scope_dimension": candidate.scope_dimension,
+                    "cluster_id": candidate.cluster_id, "reason": f"adjudication_{decision.decision}",
+                    "detail": adjudication.exclusion_detail(decision),
+                })
+            selected.accepted = kept
+        notes["screening"] = {
+            "candidates": screened, "reviewed": True, "flagged": flagged,
+            "retained": screened - sum(n for d, n in by_decision.items() if d != "retain"),
+            "excluded": sum(n for d, n in by_decision.items() if d != "retain"),
+            "decisions": dict(sorted(by_decision.items())),
+            "rows_for_other_candidates": len(set(decisions) - known),
+        }
 
     def _items(self, selections: dict[tuple[str, str], Selected]) -> tuple[list[dict], list[dict]]:
         """Final option assignment per source-scope group, then dependency groups (Appendix A.4, B.1)."""
@@ -224,11 +288,16 @@ def departures(notes: dict) -> dict[str, str]:
         "fred_jurisdictions": f"{len(fred['jurisdictions'])} jurisdictions hold their own series in the pinned snapshot (the "
         f"{len(fred['excluded_files'])} files holding the federal series are left out{monthly}); the paper used 44 annual series "
         f"(43 states and DC), so FRED has up to {len(fred['jurisdictions'])} clusters, not 44.",
-        "situatedqa_answers": "answers are the qa_data annotations as given; the paper also checked each against archived passages.",
+        "situatedqa_answers": "answers are the qa_data annotations as given; the paper also checked each against archived passages; "
+        "the project's review excludes as unverifiable a fact it cannot check offline.",
+        "situatedqa_contexts": "G and S restate the fact by rule (phrasing.restate: the question turned into a statement, the scope "
+        "first); the paper's restatements were written with model assistance.",
         "situatedqa_question_types": "the cap of twenty items per question type is not applied: the qa_data files carry no question-type labels.",
-        "screening": "the validators' rule-based checks replace the paper's model screening and human adjudication (Appendix B.1), "
-        "so each group is filled to its requested size rather than thinned by screening (paper: 183 SituatedQA time and 184 "
-        "location items).",
+        "screening": "candidates.jsonl is the pool screening reads (`ctxrobust prompts --prompt screen`, `ctxrobust screen`); "
+        + ("no screening model judged this pool; the project's maintainers read every SituatedQA candidate against the six "
+           "criteria and their decisions (the adjudication file) set release membership, so groups are thinned by review "
+           "(paper: 183 SituatedQA time and 184 location items)." if notes.get("screening", {}).get("reviewed")
+           else "this build was not adjudicated: its items were not reviewed by a person, only by the rule-based checks."),
         "dependency_groups": "clusters are merged when they share distractor sources, AmbigDocs documents or reworded SituatedQA "
         "questions; the archived passages behind the paper's groups are not available, so groups are finer than the paper's 132.",
     }

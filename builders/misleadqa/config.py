@@ -20,8 +20,8 @@ class MisleadQAConfig(BuildConfig):
     # caps per cluster (Appendix A.1 "Candidate selection")
     fred_per_jurisdiction: int = Field(6, ge=1)
     situatedqa_per_question: int = Field(2, ge=1)
-    # SituatedQA distractors from other questions: minimum content-word Jaccard between the questions
-    situatedqa_fallback_min_similarity: float = Field(0.3, ge=0.0, le=1.0)
+    # SituatedQA distractors from other questions: minimum content-word Jaccard between their scope-free forms
+    situatedqa_fallback_min_similarity: float = Field(0.5, ge=0.0, le=1.0)
     ambigdocs_per_question: int = Field(1, ge=1)
     condambigqa_per_question: int = Field(3, ge=1)
     # FRED fact pairs (Appendix A.1 "Fact pairs", "Sources")
@@ -36,4 +36,9 @@ class MisleadQAConfig(BuildConfig):
     audit_sizes: dict[str, int] = Field(default_factory=lambda: dict(AUDIT_SIZES))
     # user-supplied sources (not in the pinned mirror)
     ambigdocs_path: str | None = None
+    # human adjudication of the screened candidates (Appendix B.1): "default" is the project's review
+    # file beside the builder (review/adjudication.jsonl), "none" builds without review, else a path
+    adjudication: str = "default"
+    # another SituatedQA qa_data folder (temp.*.jsonl, geo.*.jsonl) instead of the pinned snapshots
+    situatedqa_dir: str | None = None
     condambigqa_path: str | None = None

@@ -20,7 +20,7 @@ import numpy as np
 
 from ctxrobust.builders.misleadqa.answer_types import is_garbled, kind, precision
 from ctxrobust.builders.misleadqa.candidate import Candidate, Distractor, Excluded
-from ctxrobust.builders.misleadqa.normalise import mentions, same_answer
+from ctxrobust.builders.misleadqa.normalise import entity_clash, mentions
 
 
 @dataclass(frozen=True)
@@ -31,7 +31,7 @@ class Pool:
 
 
 def item_rng(seed: int, candidate_id: str, purpose: str) -> np.random.Generator:
-    digest = hashlib.sha256(f"misleadqa-{purpose}:{seed}:{candidate_id}".encode("utf-8")).digest()
+    digest = hashlib.sha256(f"misleadqa-{purpose}:{seed}:{candidate_id}".encode()).digest()
     return np.random.default_rng(int.from_bytes(digest[:8], "big"))
 
 
@@ -43,7 +43,7 @@ def choose(pool: Pool, gold: str, lure: str, texts: list[str], rng: np.random.Ge
     def usable(d: Distractor, form: Callable[[str], str]) -> bool:
         if is_garbled(d.text) or form(d.text) != form(gold):
             return False
-        if any(same_answer(d.text, other) for other in [gold, lure, *(c.text for c in chosen)]):
+        if any(entity_clash(d.text, other) is not None for other in [gold, lure, *(c.text for c in chosen)]):
             return False
         return not any(mentions(text, d.text) for text in texts)
 

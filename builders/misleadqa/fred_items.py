@@ -13,7 +13,7 @@ import datetime as dt
 from decimal import Decimal
 from typing import Callable
 
-from ctxrobust.builders.misleadqa.candidate import Candidate, Distractor, Spec, templates
+from ctxrobust.builders.misleadqa.candidate import Candidate, Distractor, Excluded, Spec, templates
 from ctxrobust.builders.misleadqa.distractors import Pool, with_distractors
 from ctxrobust.sources.facts import Fact
 from ctxrobust.sources.fred import FredSeries, january_facts
@@ -32,6 +32,12 @@ def usd(value: str) -> str:
     if number == number.quantize(Decimal("0.01")):
         return f"${number.quantize(Decimal('0.01'))}"
     return f"${value}"
+
+
+def at_cents(value: str) -> bool:
+    """A rate in whole cents ('12.00', '4.25'); FRED's '12.006' (Nevada, 2024) is not one (criterion 4: options at one precision)."""
+    number = Decimal(value)
+    return number == number.quantize(Decimal("0.01"))
 
 
 def registered_forms(gold: str, lure: str) -> list[tuple[str, str]]:
@@ -64,6 +70,8 @@ def _distinct_values(ff: FredFacts, facts: list[Fact]) -> list[Distractor]:
     """One distractor per distinct value (its earliest fact), in date / jurisdiction order."""
     seen: dict[Decimal, Distractor] = {}
     for fact in facts:
+        if not at_cents(fact.value):
+            continue
         seen.setdefault(Decimal(fact.value), Distractor(text=usd(fact.value), provenance=fact.provenance, cluster_id=ff.cluster(fact)))
     return list(seen.values())
 
@@ -72,6 +80,9 @@ def _spec(ff: FredFacts, seed: int, cid: str, dimension: str, gold: Fact, lure: 
     """A fact pair (gold at the target scope, lure at the alternative) with the facts its distractors come from."""
 
     def make(spec: Spec) -> Candidate:
+        for role, fact in (("gold", gold), ("lure", lure)):
+            if not at_cents(fact.value):
+                raise Excluded("value_not_at_cents", f"the {role} rate {fact.value} ({fact.provenance.snapshot} line {fact.provenance.line}) is not a rate in whole cents")
         t = templates()["fred"]
         date = spoken_date(gold.scope.time)
         candidate = spec.candidate(

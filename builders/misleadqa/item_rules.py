@@ -7,12 +7,14 @@ replay the same functions on the release.
 from __future__ import annotations
 
 import datetime as dt
+import re
 from fractions import Fraction
 from typing import Callable
 
 from ctxrobust.builders.misleadqa.config import MisleadQAConfig
-from ctxrobust.builders.misleadqa.normalise import answer_clash, answer_key, content_tokens, mentions, word_count
-from ctxrobust.builders.misleadqa.scopes import scopes_overlap
+from ctxrobust.builders.misleadqa.normalise import answer_key, content_tokens, entity_clash, mentions, unit_of, word_count
+from ctxrobust.builders.misleadqa.phrasing import FIRST_PERSON, JUNK, future_question, past_question, unstated_time
+from ctxrobust.builders.misleadqa.scopes import scopes_overlap, time_interval
 from ctxrobust.builders.misleadqa.substitution import ReplayError, replay
 
 ITEM_SCHEMA = "misleadqa.item"
@@ -108,7 +110,7 @@ def distinctness_problems(item: dict) -> list[str]:
         problems.append(f"gold and lure are the same option {item['gold']}")
     for i, a in enumerate(SUBSTANTIVE):
         for b in SUBSTANTIVE[i + 1 :]:
-            clash = answer_clash(options[a], options[b])
+            clash = entity_clash(options[a], options[b])
             if clash is not None:
                 problems.append(f"options {a} {options[a]!r} and {b} {options[b]!r} {clash}")
     return problems
@@ -186,6 +188,94 @@ def fred_pair_problems(item: dict, max_gap_years: int, first_year: int, last_yea
     return problems
 
 
+# --- natural, explicit and precise items (Appendix A.1; B.1 criteria 2, 4, 5, 6) ---------------
+
+QUOTED_TEMPLATE = re.compile(r"the answer to the question\s+\"", re.IGNORECASE)
+ODD_SPACE = re.compile(r"[^\S ]|[\u00a0\u2000-\u200b\u202f\u205f\u3000]")  # any space but the plain one
+
+
+def _texts(item: dict) -> list[tuple[str, str]]:
+    out = [("question", item["question"])] + [(f"option {k}", v) for k, v in item["options"].items()]
+    return out + [(f"context {name}", item["contexts"][name]["text"]) for name in CONTEXTS]
+
+
+def natural_text_problems(item: dict) -> list[str]:
+    """Questions and contexts read as English: no quoted-question template, one capitalised question
+    ending in '?', plain spaces only; SituatedQA questions without junk or unresolved first person."""
+    problems = []
+    for where, text in _texts(item):
+        if QUOTED_TEMPLATE.search(text) and item["source"] in ("fred", "situatedqa"):
+            problems.append(f"{where} uses the quoted-question template ('the answer to the question \"...')")
+        if ODD_SPACE.search(text):
+            problems.append(f"{where} {text!r} holds a non-breaking or other non-plain space")
+    question = item["question"]
+    if not question[:1].isupper() or question.count("?") != 1 or not question.endswith(("?", ".")):
+        problems.append(f"question {question!r} must start with a capital letter and hold exactly one question mark")
+    if item["source"] == "situatedqa":
+        words = set(re.findall(r"[a-z']+", question.lower()))
+        bad = sorted(words & (JUNK | (FIRST_PERSON - {"i"})))
+        if bad:
+            problems.append(f"question {question!r} holds {bad[0]!r} (junk, a typo or first person without a referent)")
+        if item["scope_dimension"] == "location":
+            hint = unstated_time(question)
+            if hint is not None:
+                problems.append(f"location question {question!r} asks for something that changes over time ({hint!r}) but names no time")
+    return problems
+
+
+def _day(text: str) -> dt.date | None:
+    span = time_interval(" ".join(text.split()))
+    return span[0] if span else None
+
+
+def scope_precision_problems(item: dict) -> list[str]:
+    """SituatedQA time scopes are days (a year is re-anchored to its last day); no option of a question
+    about the past postdates the as-of date, and no gold or lure of a question about the next
+    occurrence precedes its own scope (F must not contradict its scope)."""
+    if item["source"] != "situatedqa" or item["scope_dimension"] != "time":
+        return []
+    problems = []
+    days = {}
+    for role in ("target_scope", "alt_scope"):
+        span = time_interval(item[role]["time"] or "")
+        if span is None or span[0] != span[1]:
+            problems.append(f"{role} {item[role]['time']!r} is not one day: the answer may change within it")
+        else:
+            days[role] = span[0]
+    target = days.get("target_scope")
+    if target is None:
+        return problems
+    if past_question(item["question"]):
+        for letter in SUBSTANTIVE:
+            when = _day(item["options"][letter])
+            if when is not None and when > target:
+                problems.append(f"option {letter} {item['options'][letter]!r} postdates the as-of date {item['target_scope']['time']} of a question about the past")
+    elif future_question(item["question"]):
+        when = _day(item["options"][item["lure"]])
+        if when is not None and when < target:
+            problems.append(f"lure {item['options'][item['lure']]!r} precedes the as-of date of a question about the next occurrence, so F contradicts its scope")
+    return problems
+
+
+def unit_problems(item: dict) -> list[str]:
+    """Gold, lure and distractors are in one unit (Appendix A.1: comparable type and precision)."""
+    gold = unit_of(item["options"][item["gold"]])
+    return [
+        f"option {letter} {item['options'][letter]!r} is not in the gold answer's unit"
+        for letter in SUBSTANTIVE if letter != item["gold"] and unit_of(item["options"][letter]) != gold
+    ]
+
+
+FRED_RATE = re.compile(r"\$\d+\.\d{2}")
+
+
+def fred_cents_problems(item: dict) -> list[str]:
+    """FRED rates are printed in dollars and whole cents ('$12.00', never '$12.006')."""
+    if item["source"] != "fred":
+        return []
+    return [f"option {k} {item['options'][k]!r} is not a rate in dollars and cents" for k in SUBSTANTIVE if not FRED_RATE.fullmatch(item["options"][k])]
+
+
 def item_checks(cfg: MisleadQAConfig) -> dict[str, Callable[[dict], list[str]]]:
     """Every item-level rule by name, thresholds from the build configuration (the paper's by default)."""
     return {
@@ -197,4 +287,8 @@ def item_checks(cfg: MisleadQAConfig) -> dict[str, Callable[[dict], list[str]]]:
         "scope_design": lambda item: scope_design_problems(item)
         + fred_pair_problems(item, cfg.fred_max_gap_years, cfg.fred_first_year, cfg.fred_last_year),
         "comparability": lambda item: comparability_problems(item, cfg.comparability_max_ratio, cfg.comparability_max_diff),
+        "natural_text": natural_text_problems,
+        "scope_precision": scope_precision_problems,
+        "units": unit_problems,
+        "fred_cents": fred_cents_problems,
     }

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from functools import lru_cache
 from decimal import Decimal, InvalidOperation
+from functools import lru_cache
 
 from rapidfuzz import fuzz
 
@@ -195,3 +195,74 @@ def mentions(haystack: str, needle: str) -> bool:
 
 def word_count(text: str) -> int:
     return len(text.split())
+
+
+# --- entities, not strings (Appendix A.1 "Fact pairs": distinct after normalising aliases, formats and units) ---
+
+ABBREVIATIONS = {
+    "la": "los angeles", "ny": "new york", "nyc": "new york city", "us": "united states", "usa": "united states",
+    "uk": "united kingdom", "st": "saint", "mt": "mount", "ft": "fort", "dr": "doctor", "jr": "junior", "sr": "senior",
+    "utd": "united", "intl": "international", "nz": "new zealand", "uae": "united arab emirates", "dc": "district of columbia",
+}
+# words many distinct entities share: a shared one says nothing about two answers naming one entity
+GENERIC_WORDS = frozenset({
+    "united", "states", "state", "kingdom", "republic", "new", "north", "south", "east", "west", "northern", "southern",
+    "eastern", "western", "city", "county", "national", "university", "college", "saint", "team", "club", "fort", "mount",
+    "great", "royal", "american", "international", "island", "islands", "federal", "central", "football", "league", "party",
+    "democratic", "people", "peoples", "empire", "world", "cup", "series", "award", "awards", "house", "church", "river",
+    "lake", "park", "bowl", "super", "king", "queen", "prince", "first", "second", "third", "year", "years", "day",
+    "january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december",
+})
+STEM = 5  # two words with the same first five letters ('allies' / 'allied') count as one stem
+
+
+def entity_key(text: str) -> str:
+    """The answer's tokens with abbreviations expanded ('LA Lakers' -> 'los angeles lakers'), Unicode
+    spaces and accents folded, articles dropped."""
+    out = []
+    for token in _token_tuple(unicodedata.normalize("NFKC", text)):
+        out.extend(ABBREVIATIONS.get(token, token).split())
+    return " ".join(out)
+
+
+def _stems(key: str) -> set[str]:
+    return {w[:STEM] for w in key.split() if len(w) >= 4 and w not in GENERIC_WORDS and w not in STOP_WORDS and not w.isdigit()}
+
+
+@lru_cache(maxsize=1 << 16)
+def entity_clash(a: str, b: str) -> str | None:
+    """Why two answers name one entity, as a phrase completing "A and B ..."; None when they are distinct.
+    Beyond `answer_clash`: abbreviations ('LA Lakers' / 'Los Angeles Lakers'), a shared word stem that
+    is not generic ('Allies' / 'Allied', 'The Metric System' / 'SI metric units')."""
+    clash = answer_clash(a, b)
+    if clash is not None:
+        return clash
+    ka, kb = entity_key(a), entity_key(b)
+    if not ka or not kb or is_numeric_key(ka) or is_numeric_key(kb):
+        return None
+    if any(ch.isdigit() for ch in ka + kb) and re.sub(r"\D", "", ka) != re.sub(r"\D", "", kb):
+        return None
+    if ka == kb:
+        return f"name one entity once abbreviations are expanded ({ka!r})"
+    wa, wb = set(ka.split()), set(kb.split())
+    if wa <= wb or wb <= wa:
+        return f"name one entity once abbreviations are expanded ({ka!r} / {kb!r})"
+    shared = sorted(_stems(ka) & _stems(kb))
+    if shared:
+        return f"share the word stem {shared[0]!r}, so may name one entity"
+    return None
+
+
+_UNIT_WORDS = re.compile(r"[a-z%$£€]+")
+
+
+@lru_cache(maxsize=1 << 16)
+def unit_of(text: str) -> str | None:
+    """The unit of a numeric answer ('10 grams or less' -> 'gram', '$5.15' -> '$', '21' -> ''); None for
+    an answer without a number."""
+    folded = unicodedata.normalize("NFKC", text).lower()
+    if not re.search(r"\d", folded) or _iso_date(list(_token_tuple(text))) is not None or re.fullmatch(r"\s*\d{4}\s*", folded):
+        return None
+    rest = re.sub(r"\d+(?:[.,]\d+)*", " ", folded)
+    words = [w.rstrip("s") if len(w) > 3 else w for w in _UNIT_WORDS.findall(rest) if w not in STOP_WORDS and w not in ("or", "less", "more", "than", "about", "approximately", "over", "under")]
+    return words[0] if words else ""

@@ -8,17 +8,16 @@ place). Two scopes that are equal or overlap cannot form a fact pair.
 from __future__ import annotations
 
 import datetime as dt
-import json
 import re
 from functools import lru_cache
-from pathlib import Path
 
+from ctxrobust.builders.misleadqa import gazetteer
 from ctxrobust.builders.misleadqa.normalise import MONTHS, tokens
 
-_LOCATIONS = Path(__file__).with_name("locations.json")
 _LOWER_WORDS = frozenset({"and", "of", "the", "upon", "on", "de", "del", "da", "la"})  # inside a place name
 
 
+@lru_cache(maxsize=1 << 16)
 def time_interval(text: str) -> tuple[dt.date, dt.date] | None:
     """'1986' -> the whole year; 'September 29, 2008' -> that day; ISO dates; 'May 2010' -> the month."""
     text = text.strip()
@@ -54,33 +53,21 @@ def times_overlap(a: str, b: str) -> bool | None:
     return ia[0] <= ib[1] and ib[0] <= ia[1]
 
 
-@lru_cache(maxsize=1)
 def _gazetteer() -> dict:
-    return json.loads(_LOCATIONS.read_text(encoding="utf-8"))
+    return gazetteer.extra()
 
 
-def canonical_location(text: str) -> str:
-    """Lower-case tokens without articles, with aliases resolved ('the US' -> 'united states', 'va' -> 'virginia')."""
-    key = " ".join(tokens(text))
-    gaz = _gazetteer()
-    return gaz["aliases"].get(key) or gaz["us_state_abbreviations"].get(key) or key
-
-
-@lru_cache(maxsize=1)
-def _places() -> frozenset[str]:
-    gaz = _gazetteer()
-    named = set(gaz["places"]) | set(gaz["aliases"].values()) | set(gaz["us_state_abbreviations"].values())
-    named |= set(gaz["parents"]) | {region for regions in gaz["parents"].values() for region in regions}
-    return frozenset(named)
+def canonical_location(text: str, peers: tuple[str, ...] = ()) -> str:
+    """The canonical name of the place (gazetteer.resolve), else the folded name with aliases resolved
+    ('the US' -> 'united states', 'va' -> 'virginia')."""
+    place = gazetteer.resolve(text, list(peers))
+    return place.key if place is not None else gazetteer.alias(gazetteer.fold(text))
 
 
 def is_place(text: str) -> bool:
-    """A place the gazetteer knows, or a known place's city written with its US state ('albany ny')."""
-    place = canonical_location(text)
-    if place in _places():
-        return True
-    words = place.split()
-    return len(words) >= 2 and words[-1] in _gazetteer()["us_state_abbreviations"]
+    """A place the gazetteer packages know (countries, first-level subdivisions, cities of 100,000 or
+    more), a historical state or region, or a city written with its US state ('albany ny')."""
+    return bool(gazetteer.lookup(text))
 
 
 def display_location(text: str) -> str:
@@ -108,25 +95,13 @@ def display_location(text: str) -> str:
 
 
 def regions_containing(place: str) -> set[str]:
-    """Every region the canonical place lies within, following parents transitively.
-
-    A multi-word place ending in a US state abbreviation ('charlotte nc') lies
-    within that state.
-    """
-    gaz = _gazetteer()
-    parents, abbreviations = gaz["parents"], gaz["us_state_abbreviations"]
-    start = set(parents.get(place, []))
-    words = place.split()
-    if len(words) >= 2 and words[-1] in abbreviations:
-        start.add(abbreviations[words[-1]])
+    """Every region the place lies within, following parents transitively (the larger place a name
+    names, gazetteer.resolve; every reading of a name that stays ambiguous: 'georgia' lies within
+    the United States)."""
+    resolved = gazetteer.resolve(place, [])
     found: set[str] = set()
-    todo = list(start)
-    while todo:
-        region = todo.pop()
-        if region in found:
-            continue
-        found.add(region)
-        todo.extend(parents.get(region, []))
+    for candidate in (resolved,) if resolved is not None else gazetteer.lookup(place):
+        found |= gazetteer.containing(candidate)
     return found
 
 
@@ -135,7 +110,7 @@ def locations_overlap(a: str, b: str) -> bool:
     ca, cb = canonical_location(a), canonical_location(b)
     if ca == cb:
         return True
-    if ca in regions_containing(cb) or cb in regions_containing(ca):
+    if ca in regions_containing(b) or cb in regions_containing(a):
         return True
     ta, tb = set(ca.split()), set(cb.split())
     return ta < tb or tb < ta  # 'washington' / 'washington state', 'charlotte' / 'charlotte nc'
@@ -149,6 +124,7 @@ def canonical_condition(text: str) -> str:
     return " ".join(tokens(text))
 
 
+@lru_cache(maxsize=1 << 16)
 def scopes_overlap(dimension: str, a: str, b: str) -> bool:
     """Whether two values of one scope dimension are the same scope or overlap; unreadable times count as overlapping."""
     if dimension == "time":

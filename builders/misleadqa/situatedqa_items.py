@@ -17,17 +17,34 @@ in one dependency group (Appendix A.1 "Candidate selection", A.4).
 """
 from __future__ import annotations
 
+import datetime as dt
 from collections import defaultdict
 from itertools import combinations
 
 from ctxrobust.builders.misleadqa.answer_types import is_garbled, kind, precision
 from ctxrobust.builders.misleadqa.candidate import Candidate, Distractor, Excluded, Spec, cluster_id, pair_specs, safe_id, templates
 from ctxrobust.builders.misleadqa.distractors import Pool, item_rng, with_distractors
+from ctxrobust.builders.misleadqa.fred_items import MONTH_NAMES
+from ctxrobust.builders.misleadqa.gazetteer import lookup, resolve
 from ctxrobust.builders.misleadqa.groups import components
+from ctxrobust.builders.misleadqa.normalise import answer_key, content_tokens, entity_clash, same_answer, tokens, unit_of
+from ctxrobust.builders.misleadqa.phrasing import (
+    answer_names,
+    check_english,
+    clean_text,
+    future_question,
+    has_referent_words,
+    name_referent,
+    past_question,
+    relative_time,
+    restate,
+    to_past,
+    truecase,
+    unstated_time,
+)
 from ctxrobust.builders.misleadqa.scopes import canonical_location, display_location, is_place, scopes_overlap, time_interval
 from ctxrobust.sources.facts import Scope
 from ctxrobust.sources.situatedqa import SituatedQARecord
-from ctxrobust.builders.misleadqa.normalise import answer_key, content_tokens, same_answer, tokens
 
 WH_WORDS = ("when", "who", "whom", "whose", "where", "what", "which", "why", "how")
 HOW_WORDS = ("many", "much", "long", "old", "far", "big", "tall", "often")
@@ -66,10 +83,6 @@ def _answer_keys(record: SituatedQARecord) -> frozenset[str]:
     return frozenset(answer_key(a) for a in record.answers)
 
 
-def _shown_scope(record: SituatedQARecord) -> str:
-    return record.scope_value if record.kind == "temp" else display_location(record.scope_value)
-
-
 class SituatedQAPool:
     """All records of one file kind: grouped by upstream question, rewordings found, and the same-type fallback pool."""
 
@@ -78,6 +91,10 @@ class SituatedQAPool:
         for record in sorted(records, key=lambda r: (r.snapshot, r.line)):
             self.groups[record.upstream_id].append(record)
         self.words = {uid: frozenset(content_tokens(group[0].question)) for uid, group in self.groups.items()}
+        self.relations = {uid: relation_key(group[0].question) for uid, group in self.groups.items()}
+        self.by_relation: dict[tuple, list[Distractor]] = defaultdict(list)  # filled below, with by_type
+        self.asked: dict[str, tuple[str, Excluded | None]] = {}
+        self.related: dict[tuple, list[tuple[Distractor, float]]] = {}  # (question type, upstream id) -> same-relation answers  # upstream id -> (cleaned question, its exclusion)
         self.relation = self._rewordings()
         self.rewordings: dict[str, set[str]] = defaultdict(set)
         for uid, rel in self.relation.items():
@@ -90,8 +107,11 @@ class SituatedQAPool:
                     continue
                 answer = record.answers[0]
                 seen.add(answer_key(answer))
+                self.by_relation[(question_type(record, answer), self.relations[upstream_id])].append(
+                    Distractor(text=clean_text(answer), provenance=record.answer_provenance(answer), cluster_id=cluster_id("situatedqa", upstream_id))
+                )
                 self.by_type[question_type(record, answer)].append(
-                    (Distractor(text=answer, provenance=record.answer_provenance(answer), cluster_id=cluster_id("situatedqa", upstream_id)), self.words[upstream_id])
+                    (Distractor(text=clean_text(answer), provenance=record.answer_provenance(answer), cluster_id=cluster_id("situatedqa", upstream_id)), self.words[upstream_id])
                 )
 
     def _rewordings(self) -> dict[str, str]:
@@ -140,30 +160,70 @@ def _comparable_magnitude(gold: str, other: str) -> bool:
     return 0.1 <= o_value / g_value <= 10
 
 
-def _ranked_fallback(pool: SituatedQAPool, t: SituatedQARecord, gold: str, seed: int, cid: str, min_similarity: float) -> list[Distractor]:
-    """Answers of other questions of the same type whose question shares at least `min_similarity` of its
-    content words (Jaccard) with the target's: the nearest available evidence of the same relation
-    (Appendix A.1 "Distractors"); most similar first, ties in seeded order."""
-    words = pool.words[t.upstream_id]
-    entries = [
-        (d, similarity(words, w)) for d, w in pool.by_type.get(question_type(t, gold), [])
-        if d.provenance.upstream_id != t.upstream_id and similarity(words, w) >= min_similarity and _comparable_magnitude(gold, d.text)
-    ]
-    ties = item_rng(seed, cid, "fallback-order").permutation(len(entries))
-    scored = sorted(range(len(entries)), key=lambda i: (-entries[i][1], int(ties[i])))
-    return [entries[i][0] for i in scored]
+def _answer(record: SituatedQARecord, role: str) -> str:
+    """The record's one answer: an answer list whose entries all name one entity (aliases: 'LA Lakers',
+    'Los Angeles Lakers') counts as that answer; different answers exclude the record (criterion 4)."""
+    answers = [clean_text(a) for a in record.answers]
+    first = answers[0]
+    if any(answer_key(a) != answer_key(first) and entity_clash(a, first) is None for a in answers[1:]):
+        raise Excluded("multiple_answers", f"{role} context {record.snapshot}:{record.line} gives {len(set(answers))} different answers {answers}")
+    if is_garbled(first):
+        raise Excluded("garbled_text", f"{role} answer {first!r} is mis-encoded in {record.snapshot}:{record.line}")
+    return first
 
 
-def _check_pair(group: list[SituatedQARecord], t: SituatedQARecord, a: SituatedQARecord, dimension: str) -> None:
-    """Section 3.1: unique answers at both scopes, distinct at the same precision, scopes readable and apart."""
-    for role, record in (("target", t), ("alternative", a)):
-        if len(_answer_keys(record)) > 1:
-            raise Excluded("multiple_answers", f"{role} context {record.snapshot}:{record.line} gives {len(record.answers)} different answers")
-        if is_garbled(record.answers[0]):
-            raise Excluded("garbled_text", f"{role} answer {record.answers[0]!r} is mis-encoded in {record.snapshot}:{record.line}")
-    gold, lure = t.answers[0], a.answers[0]  # distinct: pair_specs pairs only contexts whose answers differ
+def shown_date(day: dt.date) -> str:
+    return f"{MONTH_NAMES[day.month - 1]} {day.day}, {day.year}"
+
+
+def anchored_date(record: SituatedQARecord, group: list[SituatedQARecord], role: str) -> dt.date:
+    """Scope precision (criterion 4, Appendix A.1 "Fact pairs"): the day the record's answer is asked
+    for. A day is kept; a year or month ('2014', sampled or the year an answer started) is re-anchored
+    to its last day, where the answer holds only if every change the question records within that
+    period is a change to this answer; otherwise the answer is not unique in the period and the record
+    is excluded."""
+    interval = time_interval(record.scope_value)
+    if interval is None:
+        raise Excluded("scope_unreadable", f"{role} date {record.scope_value!r} cannot be read")
+    first, last = interval
+    if first == last:
+        return first
+    answer = record.answers[0]
+    for other in group:
+        span = time_interval(other.scope_value) if other.date_type == "start" and other.answers else None
+        if span is not None and first <= span[0] <= last and not any(same_answer(x, answer) for x in other.answers):
+            raise Excluded(
+                "scope_imprecise",
+                f"{role} {record.scope_value!r}: the answer changes within it ({other.snapshot}:{other.line} starts {other.answers[0]!r} in {other.scope_value!r})",
+            )
+    return last
+
+
+def answer_date(text: str) -> dt.date | None:
+    """The earliest day a date answer can name ('2012' -> 2012-01-01, 'May 3, 2010' -> that day)."""
+    interval = time_interval(clean_text(text))
+    return interval[0] if interval else None
+
+
+def relation_key(question: str) -> frozenset[str]:
+    """The question's scope-free form: its content words without years, time words and ordinals; two
+    questions with one key ask the same relation (Appendix A.1 "Distractors")."""
+    return frozenset(w for w in content_tokens(question) if not w.isdigit() and w not in TIME_WORDS)
+
+
+TIME_WORDS = frozenset({"last", "latest", "current", "currently", "now", "recent", "recently", "year", "today", "present", "new", "newest", "ever", "time", "as", "2017", "2018"})
+
+
+def _check_pair(group: list[SituatedQARecord], t: SituatedQARecord, a: SituatedQARecord, dimension: str) -> tuple[str, str]:
+    """Section 3.1: unique answers at both scopes, distinct at the same precision and unit, scopes readable and apart."""
+    gold, lure = _answer(t, "target"), _answer(a, "alternative")
+    clash = entity_clash(gold, lure)
+    if clash is not None:
+        raise Excluded("same_entity", f"gold {gold!r} and lure {lure!r} {clash}")
     if precision(gold) != precision(lure):
         raise Excluded("precision_differs", f"gold {gold!r} is a {precision(gold)}, lure {lure!r} a {precision(lure)}")
+    if unit_of(gold) != unit_of(lure):
+        raise Excluded("unit_differs", f"gold {gold!r} and lure {lure!r} are in different units")
     if dimension == "time" and (time_interval(t.scope_value) is None or time_interval(a.scope_value) is None):
         raise Excluded("scope_unreadable", f"date {t.scope_value!r} or {a.scope_value!r} cannot be read")
     unknown = [r.scope_value for r in (t, a) if dimension == "location" and not is_place(r.scope_value)]
@@ -179,37 +239,169 @@ def _check_pair(group: list[SituatedQARecord], t: SituatedQARecord, a: SituatedQ
                     "conflicting_answers",
                     f"{role} scope {record.scope_value!r}: {other.snapshot}:{other.line} ({other.scope_value!r}) answers {list(other.answers)}",
                 )
+    return gold, lure
+
+
+def _place(record: SituatedQARecord, group: list[SituatedQARecord], role: str) -> str:
+    """How a context names the record's place; an ambiguous name is resolved by the question's other
+    locations ('Georgia' among US states is the US state) or the record excluded."""
+    peers = [r.scope_value for r in group]
+    place = resolve(record.scope_value, peers)
+    if place is None:
+        raise Excluded("ambiguous_place", f"{role} location {record.scope_value!r} names more than one place (or none) the gazetteer knows")
+    shown = display_location(record.scope_value)
+    if len(lookup(record.scope_value)) > 1 and place.kind == "subdivision" and place.country == "US" and any(p.kind == "country" for p in lookup(record.scope_value)):
+        return f"the US state of {shown}"
+    return shown
+
+
+def _sentence(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+def _asked(pool: SituatedQAPool, t: SituatedQARecord, group: list[SituatedQARecord]) -> str:
+    """The upstream question as English (phrasing.check_english, truecase), once per upstream question."""
+    if t.upstream_id not in pool.asked:
+        names = answer_names([x for r in group for x in (*r.answers, *r.any_answer)])
+        try:
+            check_english(t.question, set(names), referent=t.kind == "geo")
+            pool.asked[t.upstream_id] = (truecase(t.question, names), None)
+        except Excluded as excluded:
+            pool.asked[t.upstream_id] = ("", excluded)
+    asked, excluded = pool.asked[t.upstream_id]
+    if excluded is not None:
+        raise Excluded(excluded.reason, excluded.detail)
+    return asked
 
 
 def build(
     spec: Spec, pool: SituatedQAPool, group: list[SituatedQARecord], t: SituatedQARecord, a: SituatedQARecord, seed: int, min_similarity: float
 ) -> Candidate:
     dimension = spec.scope_dimension
-    _check_pair(group, t, a, dimension)
-    gold, lure = t.answers[0], a.answers[0]
+    gold, lure = _check_pair(group, t, a, dimension)
+    asked = _asked(pool, t, group)
     tpl = templates()["situatedqa"]
-    base = t.question.strip().rstrip("?").strip()
-    question = tpl[f"question_{dimension}"].format(question=base[:1].upper() + base[1:], scope=_shown_scope(t))
-    g_text = tpl[f"context_{dimension}"].format(scope=_shown_scope(t), question=base, value=gold)
-    s_text = tpl[f"context_{dimension}"].format(scope=_shown_scope(a), question=base, value=lure)
-    preferred = [
-        Distractor(text=answer, provenance=other.answer_provenance(answer), cluster_id=spec.cluster_id)
-        for other in group if other is not t and other is not a and not scopes_overlap(dimension, other.scope_value, t.scope_value)
-        for answer in other.answers
-    ]
+    if dimension == "time":
+        t_day, a_day = anchored_date(t, group, "target"), anchored_date(a, group, "alternative")
+        asked = to_past(asked)
+        t_scope, a_scope = shown_date(t_day), shown_date(a_day)
+        relative = relative_time(asked)
+        if relative is not None:
+            raise Excluded("relative_time", f"question {asked!r} says {relative!r}, which clashes with an as-of date")
+        if future_question(asked):
+            for role, value, day in (("gold", gold, t_day), ("lure", lure, a_day)):
+                when = answer_date(value)
+                if when is not None and when < day:
+                    raise Excluded("predates_scope", f"the {role} {value!r} precedes the as-of date of a question about the next occurrence")
+        if past_question(asked):
+            for role, value in (("gold", gold), ("lure", lure)):
+                day = answer_date(value)
+                if day is not None and day > t_day:
+                    raise Excluded("postdates_scope", f"the {role} {value!r} postdates the as-of date {t_scope} of a question about the past")
+    else:
+        hint = unstated_time(asked)
+        if hint is not None:
+            raise Excluded("unstated_time", f"question {asked!r} asks for something that changes over time ({hint!r}) but names no time")
+        t_scope, a_scope = _place(t, group, "target"), _place(a, group, "alternative")
+    if dimension == "location" and has_referent_words(asked):  # the place is named in the question itself
+        asked_t, asked_a = name_referent(asked, t_scope), name_referent(asked, a_scope)
+        question = tpl["question_named"].format(question=asked_t)
+        g_text = _sentence(tpl["context_named"].format(statement=restate(asked_t, gold)))
+        s_text = _sentence(tpl["context_named"].format(statement=restate(asked_a, lure)))
+    else:
+        question = tpl[f"question_{dimension}"].format(question=asked, scope=t_scope)
+        g_text = tpl[f"context_{dimension}"].format(scope=t_scope, statement=restate(asked, gold))
+        s_text = tpl[f"context_{dimension}"].format(scope=a_scope, statement=restate(asked, lure))
+    if dimension == "time":
+        t_value, a_value = t_scope, a_scope
+    else:
+        t_value, a_value = t.scope_value, a.scope_value
     candidate = spec.candidate(
         question=question,
-        target_scope=Scope(**{dimension: t.scope_value}),
-        alt_scope=Scope(**{dimension: a.scope_value}),
+        target_scope=Scope(**{dimension: t_value}),
+        alt_scope=Scope(**{dimension: a_value}),
         gold=gold,
         lure=lure,
         g_text=g_text,
         s_text=s_text,
         registered=[(gold, lure)],
-        provenance_g=t.answer_provenance(gold),
-        provenance_s=a.answer_provenance(lure),
-        construction={"G": "template", "S": "template"},
+        provenance_g=t.answer_provenance(t.answers[0]),
+        provenance_s=a.answer_provenance(a.answers[0]),
+        construction={"G": "restatement", "S": "restatement"},
         linked_clusters={cluster_id("situatedqa", uid) for uid in pool.rewordings_of(t.upstream_id)},
     )
-    distractors = Pool(preferred, lambda: _ranked_fallback(pool, t, gold, seed, spec.id, min_similarity), fallback_ranked=True)
+    at_target = [x for r in group if scopes_overlap(dimension, r.scope_value, t.scope_value) for x in r.answers]
+    limit = t_day if dimension == "time" and past_question(asked) else None
+
+    def valid(d: Distractor) -> bool:
+        """Wrong for the whole target scope, of the gold's unit, and not after the as-of date of a past question."""
+        if any(same_answer(d.text, x) or entity_clash(d.text, x) for x in at_target):
+            return False
+        if unit_of(d.text) != unit_of(gold) or not _comparable_magnitude(gold, d.text):
+            return False
+        day = answer_date(d.text) if limit is not None else None
+        return day is None or day <= limit
+
+    own = [r for uid in sorted(pool.rewordings_of(t.upstream_id)) for r in pool.groups[uid]]
+    preferred = [
+        Distractor(text=clean_text(answer), provenance=other.answer_provenance(answer), cluster_id=cluster_id("situatedqa", other.upstream_id))
+        for other in own if other is not t and other is not a and not scopes_overlap(dimension, other.scope_value, t.scope_value)
+        for answer in other.answers
+    ] + [
+        Distractor(text=clean_text(answer), provenance=t.provenance(t.upstream_id, "any_answer", answer), cluster_id=spec.cluster_id)
+        for answer in t.any_answer
+    ]
+    preferred = [d for d in preferred if valid(d)]
+    distractors = Pool(preferred, lambda: [d for d in _same_relation(pool, t, gold, seed, spec.id, min_similarity) if valid(d)], fallback_ranked=True)
     return with_distractors(candidate, distractors, seed)
+
+
+def _same_relation(pool: SituatedQAPool, t: SituatedQARecord, gold: str, seed: int, cid: str, min_similarity: float) -> list[Distractor]:
+    """Answers of other questions of the same type whose scope-free form (`relation_key`) asks the same
+    relation: at least `min_similarity` of their content words shared (Jaccard) and the same domain,
+    league and gender words (DOMAIN_WORDS); most similar first, ties in seeded order."""
+    kind_key = (question_type(t, gold), t.upstream_id)
+    if kind_key not in pool.related:
+        key = pool.relations[t.upstream_id]
+        pool.related[kind_key] = [
+            (d, similarity(key, pool.relations[d.provenance.upstream_id])) for d, _ in pool.by_type.get(kind_key[0], [])
+            if d.provenance.upstream_id != t.upstream_id and _same_relation_words(key, pool.relations[d.provenance.upstream_id])
+        ]
+    entries = pool.related[kind_key]
+    entries = [(d, score) for d, score in entries if score >= min_similarity]
+    ties = item_rng(seed, cid, "fallback-order").permutation(len(entries))
+    ranked = sorted(range(len(entries)), key=lambda i: (-entries[i][1], int(ties[i])))
+    return [entries[i][0] for i in ranked]
+
+
+# the only words in which two questions asking one relation may differ ('when did England last reach the
+# semi final' / 'when was the last time England reached the semi final'); every other content word (a
+# league, a gender, a sport, a record) must be shared, so no distractor comes from another domain
+LOOSE_WORDS = frozenset({
+    "last", "time", "ever", "all", "most", "recent", "recently", "win", "wins", "winner", "reach", "reached", "get", "got",
+    "make", "made", "did", "held", "host", "hosted", "play",
+    "played", "take", "took", "place", "name", "one", "history", "s",
+})
+MAX_OTHER_WORDS = 3  # content words beyond LOOSE_WORDS in which two questions of one relation may differ
+
+
+def _same_relation_words(a: frozenset[str], b: frozenset[str]) -> bool:
+    """Two scope-free forms ask one relation: they differ in LOOSE_WORDS and at most MAX_OTHER_WORDS
+    other words, none of which fixes a domain, league, gender or record type (DOMAIN_WORDS)."""
+    other = (a ^ b) - LOOSE_WORDS
+    return len(other) <= MAX_OTHER_WORDS and not other & DOMAIN_WORDS and not any("'" in w for w in other)
+
+
+# words that fix a relation's domain, league, gender or record type: two questions differing in one ask different relations
+DOMAIN_WORDS = frozenset({
+    "nba", "nfl", "mlb", "nhl", "wnba", "nascar", "ncaa", "fifa", "uefa", "ipl", "afl", "wwe", "ufc", "premier", "champions",
+    "women", "womens", "woman", "men", "mens", "man", "female", "male", "girls", "boys", "ladies", "actress", "actor",
+    "basketball", "football", "baseball", "hockey", "soccer", "tennis", "golf", "cricket", "rugby", "boxing", "olympics",
+    "olympic", "winter", "summer", "singles", "doubles", "world", "super", "bowl", "series", "cup", "open", "grammy", "oscar",
+    "emmy", "album", "song", "movie", "film", "show", "season", "president", "vice", "prime", "minister", "governor", "senate",
+    "house", "court", "justice", "king", "queen", "pope", "college", "university", "state", "city", "country", "team", "player",
+    "single", "career", "game", "games", "tournament", "match", "race", "round", "quarter", "semi", "semifinal", "final",
+    "finals", "first", "second", "third", "oldest", "youngest", "longest", "shortest", "highest", "lowest", "largest", "smallest",
+    "women's", "men's", "girls'", "boys'", "softball", "triples", "homers", "runs", "goals", "points", "assists",
+    "rebounds", "blocks", "steals", "sacks", "yards", "touchdowns", "wickets", "medals", "gold", "silver", "bronze", "won", "lost",
+})

@@ -13,8 +13,9 @@ MIN_CLUSTERS = 20  # App. C.2: a model enters inference if its A_m covers at lea
 class PromptOptions(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    prompt: Literal["original", "cf", "scope"] = Field(
-        "original", description="original (Figure 4), cf: context-faithful (Figure 5b) or scope: scope judgment of G, S, F (Figure 5a)")
+    prompt: Literal["original", "cf", "scope", "screen"] = Field(
+        "original", description="original (Figure 4), cf: context-faithful (Figure 5b), scope: scope judgment of G, S, F (Figure 5a) "
+        "or screen: the six screening criteria for every candidate (App. B.1)")
 
 
 class ScoreOptions(BaseModel):

@@ -4,6 +4,8 @@
 `--prompt cf`: the context-faithful prompt of Figure 5(b) in the seven conditions with context; the
 no-context condition keeps the answering prompt (App. C.1), as in the paper's CF run.
 `--prompt scope`: the scope-judgment prompt of Figure 5(a), one request per context G, S, F (§6.1).
+`--prompt screen`: the screening prompt of App. B.1, one request per candidate of candidates.jsonl
+(evaluation/misleadqa/screening.py).
 """
 from __future__ import annotations
 
@@ -70,6 +72,11 @@ def prompts(release: Release, options: PromptOptions | dict | None = None) -> It
     """Requests sorted by item id, then condition in the paper's order."""
     options = parse_options(PromptOptions, options, "misleadqa prompts")
     prompt = options.prompt
+    if prompt == "screen":
+        from ctxrobust.evaluation.misleadqa.screening import screen_requests
+
+        yield from screen_requests(release)
+        return
     for split, item in sorted(read_items(release), key=lambda pair: pair[1].id):
         if prompt == "scope":
             for label in SCOPE_CONTEXTS:
