@@ -385,7 +385,8 @@ def cmd_screen(args) -> int:
     dataset = registry.get(release.dataset)
     if dataset.screen is None:
         raise CtxRobustError(f"{release.path}: dataset {release.dataset} has no screening stage; `screen` is for misleadqa releases")
-    summary = dataset.load("screen")(release, [Path(p) for p in args.judgments], _writable(args.output))
+    judgments = [Path(p) for p in args.judgments]
+    summary = dataset.load("screen")(release, judgments, check_output(args.output, "-o", judgments))
     for problem in summary["problems"]:
         print(f"warning: {problem}", file=sys.stderr)
     sys.stdout.write(dumps({k: v for k, v in summary.items() if k != "problems"}) + "\n")

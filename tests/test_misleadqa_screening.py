@@ -34,8 +34,9 @@ def test_the_screening_loop_from_prompts_to_a_reviewed_release(unreviewed, tmp_p
     rows = [json.loads(line) for line in requests.read_text().splitlines()]
     candidates = Release(path, store=store).rows("candidates.jsonl")
     assert [r["item"] for r in rows] == sorted(c["id"] for c in candidates) and {r["condition"] for r in rows} == {"screen"}
-    assert all("6. Distractor validity." in r["text"] and '"judgment": "pass"' in r["text"] and r["messages"][0]["content"] == r["text"] for r in rows)
-    ids = [r["id"] for r in rows]
+    assert all("6. Distractor validity." in r["meta"]["text"] and '"judgment": "pass"' in r["meta"]["text"]
+               and r["messages"][0]["content"] == r["meta"]["text"] for r in rows)
+    ids = [r["item"] for r in rows]
     situated = [i for i in ids if i.startswith("situatedqa-")]
 
     # two scripted screening models: A fails criterion 4 on two items, B fails 6 on one of them and 2 on another

@@ -15,7 +15,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-import os
 import re
 from collections import Counter
 from pathlib import Path
@@ -23,6 +22,7 @@ from typing import Iterator
 
 from ctxrobust.errors import CtxRobustError
 from ctxrobust.release import Release
+from ctxrobust.output import write_text
 
 CANDIDATES = "candidates.jsonl"
 CRITERIA = {  # App. B.1, criteria 1-6
@@ -208,13 +208,8 @@ def _csv(sheet: list[dict]) -> str:
 
 
 def _write(path: Path, text: str) -> None:
-    """Atomically: a temp file beside the target, fsync, rename."""
-    partial = path.with_name(path.name + ".part")
-    with open(partial, "w", encoding="utf-8", newline="\n") as out:
-        out.write(text)
-        out.flush()
-        os.fsync(out.fileno())
-    os.replace(partial, path)
+    """Atomically: a temp file beside the target, fsync, rename (a failure leaves the old file)."""
+    write_text(path, text)
 
 
 def main(release: Release, paths: list[Path], output: Path) -> dict:
