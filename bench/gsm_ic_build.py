@@ -12,6 +12,7 @@ imports included; wall and CPU time, the latter unaffected by other work on the 
 a per-stage breakdown of the build and of each check measured in one process, and the
 release's shape (pool exclusions, base problems, variants, factor cells, GSM-IC-4K).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -53,10 +54,16 @@ def end_to_end(repeat: int, cache: Path, settings: dict) -> None:
         finally:
             shutil.rmtree(out)
     (build_wall, build_cpu), (validate_wall, validate_cpu) = min(builds), min(validates)
-    print(f"ctxrobust build gsm-ic (default)  best {build_wall:6.2f} s wall, {build_cpu:6.2f} s CPU  runs {', '.join(f'{w:.2f}' for w, _ in builds)}")
-    print(f"validate                          best {validate_wall:6.2f} s wall, {validate_cpu:6.2f} s CPU  runs {', '.join(f'{w:.2f}' for w, _ in validates)}")
+    print(
+        f"ctxrobust build gsm-ic (default)  best {build_wall:6.2f} s wall, {build_cpu:6.2f} s CPU  runs {', '.join(f'{w:.2f}' for w, _ in builds)}"
+    )
+    print(
+        f"validate                          best {validate_wall:6.2f} s wall, {validate_cpu:6.2f} s CPU  runs {', '.join(f'{w:.2f}' for w, _ in validates)}"
+    )
     total = build_wall + validate_wall
-    print(f"build + validate                       {total:6.2f} s wall, {build_cpu + validate_cpu:6.2f} s CPU  (target < 30 s: {'met' if total < 30 else 'NOT met'})")
+    print(
+        f"build + validate                       {total:6.2f} s wall, {build_cpu + validate_cpu:6.2f} s CPU  (target < 30 s: {'met' if total < 30 else 'NOT met'})"
+    )
 
 
 def stages(cache: Path, settings: dict) -> None:
@@ -102,10 +109,14 @@ def figures(release) -> None:
     steps = notes["base_by_steps"]
     two = steps.get("2", 0)
     print("release:")
-    print(f"  pool: {notes['pool']['problems']} problems, {notes['pool']['joined']} joined with a solution, {notes['pool']['usable']} usable;"
-          f" excluded by reason {notes['pool']['excluded_by_reason']}")
-    print(f"  base problems {notes['base_problems']} ({two} two-step, {notes['base_problems'] - two} more), variants {len(variants)}"
-          f" (paper: 100 (60 + 40), 58,052)")
+    print(
+        f"  pool: {notes['pool']['problems']} problems, {notes['pool']['joined']} joined with a solution, {notes['pool']['usable']} usable;"
+        f" excluded by reason {notes['pool']['excluded_by_reason']}"
+    )
+    print(
+        f"  base problems {notes['base_problems']} ({two} two-step, {notes['base_problems'] - two} more), variants {len(variants)}"
+        f" (paper: 100 (60 + 40), 58,052)"
+    )
     for cell, count in notes["cells"].items():
         print(f"  cell {cell:35s} {count:6d} ({100 * count / len(variants):.1f}%, at least 5% required)")
     four_k = notes["gsm_ic_4k"]
@@ -116,8 +127,10 @@ def figures(release) -> None:
     two_step = sum(1 for row in variants if row["n_steps"] == 2)
     edited = {row["base_id"] for row in variants if row["edits"]}
     longer = {k: v for k, v in sorted(steps.items(), key=lambda kv: int(kv[0])) if k != "2"}
-    print(f"  variants per base problem {min(per_base.values())}-{max(per_base.values())}; two-step {two_step:,}, longer {len(variants) - two_step:,}"
-          f" (paper's files: 34,220 and 23,832)")
+    print(
+        f"  variants per base problem {min(per_base.values())}-{max(per_base.values())}; two-step {two_step:,}, longer {len(variants) - two_step:,}"
+        f" (paper's files: 34,220 and 23,832)"
+    )
     print(f"  longer base problems by steps {longer}; base problems with a pronoun edit {len(edited)}")
     print(f"  GSM-IC-4K variants per base problem {min(per_base_4k.values())}-{max(per_base_4k.values())}")
     print(f"  template mix, in- vs out-of-range, largest total variation per base problem {notes['template_mix_tv_max']} (at most 0.05)")

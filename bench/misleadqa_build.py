@@ -7,6 +7,7 @@ runs, not the figure.
 
 Target: build plus validate under 60 s on a 2-core machine.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -16,9 +17,11 @@ import tempfile
 import time
 from pathlib import Path
 
-
 QUICK = {
-    "fred_time_n": 8, "fred_location_n": 8, "situatedqa_time_n": 8, "situatedqa_location_n": 8,
+    "fred_time_n": 8,
+    "fred_location_n": 8,
+    "situatedqa_time_n": 8,
+    "situatedqa_location_n": 8,
     "audit_sizes": {"fred/time": 2, "fred/location": 2, "situatedqa/time": 2, "situatedqa/location": 2, "ambigdocs/entity": 1},
 }
 
@@ -34,8 +37,8 @@ def main() -> int:
         print("error: set SOURCES_MIRROR (or pass --mirror) to a folder laid out like fred/, situatedqa/", file=sys.stderr)
         return 2
 
-    from ctxrobust.release import Release
     from ctxrobust.build import build_release
+    from ctxrobust.release import Release
     from ctxrobust.sources.store import SnapshotStore
     from ctxrobust.validators.checks import run_checks
 
@@ -68,7 +71,9 @@ def main() -> int:
         for group, counts in notes["groups"].items():
             print(f"  {group:22} {counts['items']:4} items of {counts['requested']:4} requested, {counts['clusters']:4} clusters")
         for split, counts in notes["splits"].items():
-            print(f"  split {split:16} {counts['items']:4} items, {counts['clusters']:4} clusters, {counts['dependency_groups']:4} dependency groups")
+            print(
+                f"  split {split:16} {counts['items']:4} items, {counts['clusters']:4} clusters, {counts['dependency_groups']:4} dependency groups"
+            )
     return 0 if failures == 0 else 1
 
 

@@ -12,6 +12,7 @@ Prints the end-to-end times of the two commands as a user runs them (fresh proce
 imports included; wall time, and the CPU time of the process, which a loaded machine
 inflates less), then a per-stage breakdown measured in one process.
 """
+
 from __future__ import annotations
 
 import argparse

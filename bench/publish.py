@@ -10,6 +10,7 @@ misleadqa need SOURCES_MIRROR). Pushes go to the local Hub stand-in of the test 
 --quick (or BENCH_QUICK=1) builds small releases instead (gsm-ic and misleadqa only with
 SOURCES_MIRROR): it checks that the bench still runs, not the figures.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -27,13 +28,13 @@ sys.path.insert(0, str(ROOT / "tests"))
 import datasets  # noqa: E402
 import huggingface_hub.constants  # noqa: E402
 import mlcroissant as mlc  # noqa: E402
+from hub_server import HubServer  # noqa: E402
 
-from ctxrobust.publish.card import read_manifest  # noqa: E402
+from ctxrobust.build import build_release  # noqa: E402
 from ctxrobust.errors import CtxRobustError  # noqa: E402
+from ctxrobust.publish.card import read_manifest  # noqa: E402
 from ctxrobust.publish.hub import push_release, stage  # noqa: E402
 from ctxrobust.release import Release, find_releases  # noqa: E402
-from ctxrobust.build import build_release  # noqa: E402
-from hub_server import HubServer  # noqa: E402
 
 TOKEN = "bench-token"
 
@@ -41,8 +42,13 @@ TOKEN = "bench-token"
 QUICK = {
     "pseudowords": {"vocabulary_size": 2000, "lengths": [10, 40], "contexts_per_length": 3, "kinds": ["CHA", "TOK"]},
     "gsm-ic": {"n_two_step": 3, "n_more_steps": 2, "n_variants": 80, "eval_size": 20},
-    "misleadqa": {"fred_time_n": 8, "fred_location_n": 8, "situatedqa_time_n": 8, "situatedqa_location_n": 8,
-                  "audit_sizes": {"fred/time": 2, "fred/location": 2, "situatedqa/time": 2, "situatedqa/location": 2, "ambigdocs/entity": 1}},
+    "misleadqa": {
+        "fred_time_n": 8,
+        "fred_location_n": 8,
+        "situatedqa_time_n": 8,
+        "situatedqa_location_n": 8,
+        "audit_sizes": {"fred/time": 2, "fred/location": 2, "situatedqa/time": 2, "situatedqa/location": 2, "ambigdocs/entity": 1},
+    },
 }
 
 
@@ -91,13 +97,15 @@ def measure(path: Path, scratch: Path, server: HubServer) -> list[str]:
         if not entry.rows:
             lines.append(f"  {entry.config}: empty in this build, carried as files, not a configuration")
             continue
-        count, t_load = timed(lambda: load_rows(folder, entry.config, scratch / "cache" / entry.config))
+        count, t_load = timed(lambda entry=entry: load_rows(folder, entry.config, scratch / "cache" / entry.config))
         assert count == entry.rows
-        lines.append(f"  datasets.load_dataset {entry.config}: {entry.rows} rows in {t_load:.2f}s (first load, {entry.rows / t_load:,.0f} rows/s)")
+        lines.append(
+            f"  datasets.load_dataset {entry.config}: {entry.rows} rows in {t_load:.2f}s (first load, {entry.rows / t_load:,.0f} rows/s)"
+        )
     croissant, t_parse = timed(lambda: mlc.Dataset(jsonld=str(folder / "croissant.json")))
     lines.append(f"  mlcroissant: croissant.json validated in {t_parse:.2f}s")
     for entry in manifest.published:
-        count, t_iter = timed(lambda: sum(1 for _ in croissant.records(entry.config)))
+        count, t_iter = timed(lambda entry=entry: sum(1 for _ in croissant.records(entry.config)))
         assert count == entry.rows
         lines.append(f"  mlcroissant records {entry.config}: {count} in {t_iter:.2f}s ({count / t_iter:,.0f} records/s)")
     repo = f"bench/{manifest.dataset}"
@@ -105,7 +113,9 @@ def measure(path: Path, scratch: Path, server: HubServer) -> list[str]:
     _, t_push = timed(lambda: push_release(path, repo, None))
     payload = sum(len(line.get("value", {}).get("content", "")) for batch in server.hub.commit_payloads[before:] for line in batch)
     _, t_again = timed(lambda: push_release(path, repo, None))
-    lines.append(f"  push to local hub: {t_push:.2f}s (one commit, {payload / 1e6:.2f} MB base64); same content again: {t_again:.2f}s (no-op)")
+    lines.append(
+        f"  push to local hub: {t_push:.2f}s (one commit, {payload / 1e6:.2f} MB base64); same content again: {t_again:.2f}s (no-op)"
+    )
     return lines
 
 

@@ -14,6 +14,7 @@ child's peak resident memory (ru_maxrss). Targets: under 20 s and under 1 GB on 
 --quick (or BENCH_QUICK=1) scores 20,000 rows against a release a tenth of the size, in a few seconds:
 it checks that the bench still runs, not the figure.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -38,7 +39,9 @@ SC_MODEL = "sc-model"
 SC_SAMPLES = 16
 
 
-def write_release(folder: Path, rng: np.random.Generator, scale: int = 1) -> tuple[list[tuple[str, str]], list[tuple[str, str, str]], list[str]]:
+def write_release(
+    folder: Path, rng: np.random.Generator, scale: int = 1
+) -> tuple[list[tuple[str, str]], list[tuple[str, str, str]], list[str]]:
     """Returns (base id, answer) pairs, (variant id, base id, answer) triples and the GSM-IC-4K ids.
     `scale` divides every size (the quick mode's smaller release)."""
     two, multi = N_BASE_2STEP // scale, N_BASE_MULTI // scale
@@ -48,9 +51,13 @@ def write_release(folder: Path, rng: np.random.Generator, scale: int = 1) -> tup
     folder.mkdir(parents=True)
     steps = [2] * two + [int(s) for s in rng.choice([3, 4, 5, 6, 7], size=multi, p=[0.37, 0.31, 0.22, 0.07, 0.03])]
     bases = [(f"base-{k:03d}", str(int(rng.integers(2, 2000))), steps[k]) for k in range(len(steps))]
-    write_jsonl(folder / "base.jsonl", [
-        {"id": b, "question": f"Problem {b} has {a} things. How many things?", "answer": a, "n_steps": s, "solution": f"... {a}"} for b, a, s in bases
-    ])
+    write_jsonl(
+        folder / "base.jsonl",
+        [
+            {"id": b, "question": f"Problem {b} has {a} things. How many things?", "answer": a, "n_steps": s, "solution": f"... {a}"}
+            for b, a, s in bases
+        ],
+    )
     owners = np.r_[rng.integers(0, two, v_two), rng.integers(two, two + multi, v_multi)]
     topic = rng.choice(["in_topic", "off_topic"], owners.size)
     role = rng.choice(["overlapped", "nonoverlapped"], owners.size)
@@ -60,17 +67,33 @@ def write_release(folder: Path, rng: np.random.Generator, scale: int = 1) -> tup
         b, a, s = bases[owner]
         vid = f"{b}-v{k:05d}"
         variants.append((vid, b, a))
-        rows.append({
-            "id": vid, "base_id": b, "original_question": f"Problem {b}.", "new_question": f"Problem {b}. Sentence {k}.", "answer": a,
-            "n_steps": s, "role": "Ada", "number": int(k % 97), "sentence_template": "{role} has {number} pens.",
-            "role_label": str(role[k]), "number_label": str(number[k]), "sentence_label": str(topic[k]), "topic": "pens",
-            "sentence": f"Sentence {k}.", "insert_offset": 0, "edits": [],
-        })
+        rows.append(
+            {
+                "id": vid,
+                "base_id": b,
+                "original_question": f"Problem {b}.",
+                "new_question": f"Problem {b}. Sentence {k}.",
+                "answer": a,
+                "n_steps": s,
+                "role": "Ada",
+                "number": int(k % 97),
+                "sentence_template": "{role} has {number} pens.",
+                "role_label": str(role[k]),
+                "number_label": str(number[k]),
+                "sentence_label": str(topic[k]),
+                "topic": "pens",
+                "sentence": f"Sentence {k}.",
+                "insert_offset": 0,
+                "edits": [],
+            }
+        )
     write_jsonl(folder / "variants.jsonl", rows)
     subset = sorted(variants[i][0] for i in rng.choice(len(variants), n_subset, replace=False))
     base_of = {v: b for v, b, _ in variants}
     write_jsonl(folder / "gsm-ic-4k.jsonl", [{"id": v, "base_id": base_of[v]} for v in subset])
-    (folder / "manifest.json").write_text(dumps_pretty({"dataset": "gsm-ic", "version": "bench", "config": {"seed": 0}, "files": []}), encoding="utf-8")
+    (folder / "manifest.json").write_text(
+        dumps_pretty({"dataset": "gsm-ic", "version": "bench", "config": {"seed": 0}, "files": []}), encoding="utf-8"
+    )
     write_sums(folder)  # `score` reads only a release whose files match their SHA256SUMS
     return [(b, a) for b, a, _ in bases], variants, subset
 
@@ -83,8 +106,10 @@ def _row(model: str, item: str, gold: str, right: bool, form: float, noise: int,
     elif form < 0.12:
         row["response"] = f"I am not sure how to solve this one ({noise})."
     else:
-        row["response"] = (f"First, {noise % 50} + {noise % 13} = {noise % 50 + noise % 13} things. Then the rest gives "
-                           f"{value} things in total. The answer is {int(value):,}.")
+        row["response"] = (
+            f"First, {noise % 50} + {noise % 13} = {noise % 50 + noise % 13} things. Then the rest gives "
+            f"{value} things in total. The answer is {int(value):,}."
+        )
     if sample is not None:
         row["sample"] = sample
     return dumps(row)
@@ -101,7 +126,9 @@ def write_predictions(path: Path, rows: int, rng: np.random.Generator, bases, va
         for m in range(n_greedy):
             p_right = 0.5 + 0.4 * m / max(n_greedy - 1, 1)
             right, form, noise = rng.random(len(full)) < p_right, rng.random(len(full)), rng.integers(0, 10**6, len(full))
-            handle.write("\n".join(_row(f"model-{m:02d}", item, gold[item], right[i], form[i], int(noise[i]), None) for i, item in enumerate(full)))
+            handle.write(
+                "\n".join(_row(f"model-{m:02d}", item, gold[item], right[i], form[i], int(noise[i]), None) for i, item in enumerate(full))
+            )
             handle.write("\n")
             written += len(full)
         per_id = np.full(len(small), sc_rows // len(small))
@@ -130,9 +157,11 @@ def main() -> int:
     bases, variants, subset = write_release(out / "release", rng, scale=10 if quick else 1)
     predictions = out / "predictions.jsonl"
     shape = write_predictions(predictions, rows, rng, bases, variants, subset)
-    print(f"generated release ({len(bases)} base problems, {len(variants)} variants, {len(subset)} in GSM-IC-4K) and "
-          f"{shape['rows']:,} prediction rows ({shape['greedy_models']} greedy models, SC model {shape['sc_samples_per_id']} samples/id, "
-          f"{predictions.stat().st_size / 2**20:.0f} MiB) in {time.perf_counter() - started:.1f} s")
+    print(
+        f"generated release ({len(bases)} base problems, {len(variants)} variants, {len(subset)} in GSM-IC-4K) and "
+        f"{shape['rows']:,} prediction rows ({shape['greedy_models']} greedy models, SC model {shape['sc_samples_per_id']} samples/id, "
+        f"{predictions.stat().st_size / 2**20:.0f} MiB) in {time.perf_counter() - started:.1f} s"
+    )
 
     report = out / "report.json"
     command = [sys.executable, "-m", "ctxrobust.cli", "score", str(out / "release"), str(predictions), "-o", str(report)]
@@ -146,10 +175,14 @@ def main() -> int:
         return done.returncode
     scored = json.loads(report.read_text(encoding="utf-8"))
     metrics = scored["models"][SC_MODEL]["metrics"]
-    print(f"scored {scored['predictions']['rows']:,} rows, {len(scored['models'])} models, {scored['parameters']['replicates']:,} bootstrap replicates: "
-          f"wall {wall:.1f} s (cpu {cpu:.1f} s), peak memory {peak:.0f} MiB (targets: < 20 s, < 1024 MiB)")
-    print(f"check: {SC_MODEL} 4k.micro {metrics['4k.micro']['estimate']:.3f} ci {metrics['4k.micro']['ci']}, "
-          f"4k.macro {metrics['4k.macro']['estimate']:.3f}; excluded rows {scored['predictions']['excluded']}")
+    print(
+        f"scored {scored['predictions']['rows']:,} rows, {len(scored['models'])} models, {scored['parameters']['replicates']:,} bootstrap replicates: "
+        f"wall {wall:.1f} s (cpu {cpu:.1f} s), peak memory {peak:.0f} MiB (targets: < 20 s, < 1024 MiB)"
+    )
+    print(
+        f"check: {SC_MODEL} 4k.micro {metrics['4k.micro']['estimate']:.3f} ci {metrics['4k.micro']['ci']}, "
+        f"4k.macro {metrics['4k.macro']['estimate']:.3f}; excluded rows {scored['predictions']['excluded']}"
+    )
     return 0
 
 

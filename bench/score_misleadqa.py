@@ -9,6 +9,7 @@ on a 2-core machine.
 
 --quick (or BENCH_QUICK=1) uses 200 replicates: it checks that the bench still runs, not the figure.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -28,13 +29,18 @@ sys.path.insert(0, str(ROOT))
 
 from ctxrobust.build import write_sums  # noqa: E402
 from ctxrobust.canonical import dumps, dumps_pretty, write_jsonl  # noqa: E402
-from ctxrobust.release import Release  # noqa: E402
-from ctxrobust.evaluation.misleadqa.scorer import score  # noqa: E402
 from ctxrobust.evaluation.misleadqa.responses import CONDITIONS  # noqa: E402
+from ctxrobust.evaluation.misleadqa.scorer import score  # noqa: E402
+from ctxrobust.release import Release  # noqa: E402
 
 # (source, scope, items, clusters) as in the paper's Table 1
-GROUPS = (("fred", "time", 200, 43), ("fred", "location", 200, 44), ("situatedqa", "time", 183, 137),
-          ("situatedqa", "location", 184, 116), ("ambigdocs", "entity", 192, 192))
+GROUPS = (
+    ("fred", "time", 200, 43),
+    ("fred", "location", 200, 44),
+    ("situatedqa", "time", 183, 137),
+    ("situatedqa", "location", 184, 116),
+    ("ambigdocs", "entity", 192, 192),
+)
 MODELS = ("model-a", "model-b", "model-c", "model-d", "model-e", "model-f")
 
 
@@ -53,15 +59,27 @@ def synthetic_items(rng: np.random.Generator) -> list[dict]:
                 dependency = f"g{sqa_groups[sqa_next + local]:03d}"
             gold, lure = rng.choice(4, size=2, replace=False)
             letters = "ABCD"
-            items.append({
-                "id": f"{source}-{scope}-{k:03d}", "split": "main", "source": source, "scope_dimension": scope,
-                "cluster_id": cluster, "dependency_group_id": dependency,
-                "question": f"What was the value for item {k} of {source} {scope}?",
-                "options": {"A": f"a{k}", "B": f"b{k}", "C": f"c{k}", "D": f"d{k}", "E": "Insufficient information"},
-                "gold": letters[gold], "lure": letters[lure], "target_scope": {"t": k}, "alt_scope": {"t": k + 1},
-                "contexts": {c: {"text": f"{c} context {k}.", "scope": {}, "value": "", "true": c != "F", "in_scope": c != "S"} for c in "GSF"},
-                "f_edits": [], "provenance": {},
-            })
+            items.append(
+                {
+                    "id": f"{source}-{scope}-{k:03d}",
+                    "split": "main",
+                    "source": source,
+                    "scope_dimension": scope,
+                    "cluster_id": cluster,
+                    "dependency_group_id": dependency,
+                    "question": f"What was the value for item {k} of {source} {scope}?",
+                    "options": {"A": f"a{k}", "B": f"b{k}", "C": f"c{k}", "D": f"d{k}", "E": "Insufficient information"},
+                    "gold": letters[gold],
+                    "lure": letters[lure],
+                    "target_scope": {"t": k},
+                    "alt_scope": {"t": k + 1},
+                    "contexts": {
+                        c: {"text": f"{c} context {k}.", "scope": {}, "value": "", "true": c != "F", "in_scope": c != "S"} for c in "GSF"
+                    },
+                    "f_edits": [],
+                    "provenance": {},
+                }
+            )
         if source != "fred":
             sqa_next += n_clusters
     return items
@@ -103,7 +121,9 @@ def main() -> None:
         release_dir.mkdir(parents=True, exist_ok=True)
         items = synthetic_items(rng)
         write_jsonl(release_dir / "main.jsonl", items)
-        (release_dir / "manifest.json").write_text(dumps_pretty({"dataset": "misleadqa", "version": "bench", "config": {"seed": 0}, "files": []}), encoding="utf-8")
+        (release_dir / "manifest.json").write_text(
+            dumps_pretty({"dataset": "misleadqa", "version": "bench", "config": {"seed": 0}, "files": []}), encoding="utf-8"
+        )
         write_sums(release_dir)  # `score` reads only a release whose files match their SHA256SUMS
         predictions = folder / "predictions.jsonl"
         rows = synthetic_predictions(items, rng, predictions)
@@ -117,16 +137,37 @@ def main() -> None:
         again = score(Release(release_dir), predictions, {"replicates": args.replicates})
         same = json.dumps(report, sort_keys=True) == json.dumps(again, sort_keys=True)
         s = report["summary"]["metrics"]
-        print(f"score: {len(MODELS)} models x {len(items)} items x {len(CONDITIONS)} conditions, {args.replicates} replicates: {elapsed:.2f} s wall"
-              f" (target < 5 s); rerun identical: {same}")
-        print(f"  mean LR.S {s['LR.S']['estimate']:.4f} CI {s['LR.S']['ci']}, delta.LR {s['delta.LR']['estimate']:.4f} CI {s['delta.LR']['ci']}")
+        print(
+            f"score: {len(MODELS)} models x {len(items)} items x {len(CONDITIONS)} conditions, {args.replicates} replicates: {elapsed:.2f} s wall"
+            f" (target < 5 s); rerun identical: {same}"
+        )
+        print(
+            f"  mean LR.S {s['LR.S']['estimate']:.4f} CI {s['LR.S']['ci']}, delta.LR {s['delta.LR']['estimate']:.4f} CI {s['delta.LR']['ci']}"
+        )
 
         started = time.perf_counter()  # the whole command a user types, interpreter start-up and JSON writing included
-        done = subprocess.run([sys.executable, "-m", "ctxrobust.cli", "score", str(release_dir), str(predictions), "--replicates", str(args.replicates),
-                               "-o", str(folder / "report.json")], cwd=ROOT, capture_output=True, text=True)
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "ctxrobust.cli",
+                "score",
+                str(release_dir),
+                str(predictions),
+                "--replicates",
+                str(args.replicates),
+                "-o",
+                str(folder / "report.json"),
+            ],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+        )
         elapsed = time.perf_counter() - started
-        print(f"ctxrobust score (CLI, JSON report): {elapsed:.2f} s wall, exit {done.returncode}, "
-              f"peak memory {resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024:.0f} MiB")
+        print(
+            f"ctxrobust score (CLI, JSON report): {elapsed:.2f} s wall, exit {done.returncode}, "
+            f"peak memory {resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024:.0f} MiB"
+        )
         if done.returncode:
             sys.exit(done.stderr)
         print(f"peak memory (this process, two in-process scores): {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB")

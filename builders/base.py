@@ -1,9 +1,10 @@
 """The builder contract: one class per dataset, a config object, files of items."""
+
 from __future__ import annotations
 
+import typing
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-import typing
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, model_validator
@@ -27,8 +28,11 @@ class BuildConfig(BaseModel):
             for name, value in data.items():
                 field = cls.model_fields.get(name)
                 if field is not None and _holds_bool(value) and not _admits_bool(field.annotation):
-                    raise PydanticCustomError("bool_for_number", "{name}: {value} is a boolean, not a number; give a number",
-                                              {"name": name, "value": repr(value).lower() if isinstance(value, bool) else repr(value)})
+                    raise PydanticCustomError(
+                        "bool_for_number",
+                        "{name}: {value} is a boolean, not a number; give a number",
+                        {"name": name, "value": repr(value).lower() if isinstance(value, bool) else repr(value)},
+                    )
         return data
 
 
@@ -67,7 +71,7 @@ class Builder(ABC):
     dataset: ClassVar[str]
     Config: ClassVar[type[BuildConfig]] = BuildConfig
 
-    def __init__(self, config: BuildConfig, store: "SnapshotStore | None" = None):
+    def __init__(self, config: BuildConfig, store: SnapshotStore | None = None):
         self.config = config
         self.store = store
 

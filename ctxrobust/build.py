@@ -3,6 +3,7 @@
 A version folder is written once. Its bytes depend on the sources, the configuration and the code
 that shapes them; `code_sha256` records that code.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -20,9 +21,8 @@ import pyarrow.parquet as pq
 from pydantic import ValidationError
 
 import ctxrobust
-from ctxrobust import registry
+from ctxrobust import registry, release_files
 from ctxrobust.builders.base import Builder, BuildOutput
-from ctxrobust import release_files
 from ctxrobust.canonical import dumps, dumps_pretty, iter_jsonl, sha256_file, write_jsonl
 from ctxrobust.errors import CtxRobustError, ValidationFailed
 from ctxrobust.manifest import read_manifest
@@ -36,9 +36,13 @@ VERSION_NAME = re.compile(r"(?!.*\.\.)(?!.*\.lock$)[A-Za-z0-9](?:[A-Za-z0-9._+-]
 def check_version(version: str) -> str:
     """A version usable as a folder name and a git tag; one line naming the rule otherwise."""
     if not isinstance(version, str) or not VERSION_NAME.fullmatch(version):
-        shown = repr(version) if not isinstance(version, str) or len(version) <= 80 else repr(version[:80]) + f"... ({len(version)} characters)"
-        raise CtxRobustError(f"version {shown}: use letters, digits, '.', '_', '+' or '-', starting and ending with a letter or digit, "
-                             "without '..' and at most 64 characters (e.g. 1.0.0); it names a folder and a Hub tag")
+        shown = (
+            repr(version) if not isinstance(version, str) or len(version) <= 80 else repr(version[:80]) + f"... ({len(version)} characters)"
+        )
+        raise CtxRobustError(
+            f"version {shown}: use letters, digits, '.', '_', '+' or '-', starting and ending with a letter or digit, "
+            "without '..' and at most 64 characters (e.g. 1.0.0); it names a folder and a Hub tag"
+        )
     return version
 
 
@@ -79,8 +83,12 @@ def remove_interrupted_builds(dataset_folder: Path) -> list[Path]:
 # modules that shape every release's bytes: the release writer, canonical JSON, the builder contract,
 # the Parquet typing, the source lock and adapters, and the card
 WRITER_MODULES = (
-    "ctxrobust.build", "ctxrobust.canonical", "ctxrobust.manifest", "ctxrobust.builders.base",
-    "ctxrobust.schemas.arrow", "ctxrobust.publish.card",
+    "ctxrobust.build",
+    "ctxrobust.canonical",
+    "ctxrobust.manifest",
+    "ctxrobust.builders.base",
+    "ctxrobust.schemas.arrow",
+    "ctxrobust.publish.card",
 )
 WRITER_PACKAGES = ("ctxrobust.sources",)
 CODE_SUFFIXES = {".py", ".json", ".txt"}
@@ -91,8 +99,11 @@ def _package_files(package: str) -> list[tuple[str, Path]]:
     if origin.name != "__init__.py":  # a single-module builder
         return [(package, origin)]
     root = origin.parent
-    return [(f"{package}/{p.relative_to(root).as_posix()}", p) for p in root.rglob("*")
-            if p.is_file() and p.suffix in CODE_SUFFIXES and "__pycache__" not in p.parts]
+    return [
+        (f"{package}/{p.relative_to(root).as_posix()}", p)
+        for p in root.rglob("*")
+        if p.is_file() and p.suffix in CODE_SUFFIXES and "__pycache__" not in p.parts
+    ]
 
 
 def code_files(dataset: registry.Dataset) -> list[tuple[str, Path]]:
@@ -106,7 +117,9 @@ def code_files(dataset: registry.Dataset) -> list[tuple[str, Path]]:
         named += _package_files(package)
     for module in WRITER_MODULES:
         named.append((module, Path(importlib.import_module(module).__file__)))
-    named.append(("ctxrobust.publish/card_text.json", Path(importlib.import_module("ctxrobust.publish.card").__file__).with_name("card_text.json")))
+    named.append(
+        ("ctxrobust.publish/card_text.json", Path(importlib.import_module("ctxrobust.publish.card").__file__).with_name("card_text.json"))
+    )
     named += [(f"schemas/{stem}", path) for stem in dataset.schemas if (path := schemas.schema_path(stem)).is_file()]
     return sorted(set(named))
 
@@ -140,8 +153,10 @@ def make_config(builder_cls: type[Builder], overrides: dict) -> Any:
     """The builder's Config from the given settings; a wrong key or value is one line naming it."""
     unknown = sorted(set(overrides) - set(builder_cls.Config.model_fields))
     if unknown:
-        raise CtxRobustError(f"build configuration for {builder_cls.dataset}: no setting {', '.join(unknown)}; "
-                             f"its settings are {', '.join(sorted(builder_cls.Config.model_fields))}")
+        raise CtxRobustError(
+            f"build configuration for {builder_cls.dataset}: no setting {', '.join(unknown)}; "
+            f"its settings are {', '.join(sorted(builder_cls.Config.model_fields))}"
+        )
     try:
         return builder_cls.Config(**overrides)
     except ValidationError as exc:
@@ -174,7 +189,9 @@ def build_release(dataset: str, version: str, overrides: dict, out_root: Path, s
     if target.exists():
         existing = Release(target).manifest
         if existing.get("config") != config_json:
-            changed = sorted(k for k in set(existing.get("config", {})) | set(config_json) if existing.get("config", {}).get(k) != config_json.get(k))
+            changed = sorted(
+                k for k in set(existing.get("config", {})) | set(config_json) if existing.get("config", {}).get(k) != config_json.get(k)
+            )
             raise CtxRobustError(
                 f"{target} already exists with a different build configuration ({', '.join(changed)}); "
                 "releases are frozen: choose a new version"
@@ -200,9 +217,7 @@ def build_release(dataset: str, version: str, overrides: dict, out_root: Path, s
         failures = [f for found in results.values() for f in found]
         manifest["validators"] = {name: {"passed": not found, "failures": len(found)} for name, found in results.items()}
         if failures:
-            raise ValidationFailed(
-                f"{dataset} {version}: {len(failures)} validator failure(s); nothing was written to {target}", failures
-            )
+            raise ValidationFailed(f"{dataset} {version}: {len(failures)} validator failure(s); nothing was written to {target}", failures)
         read_manifest(manifest, tmp / MANIFEST)  # the typed model every reader uses accepts what is written
         (tmp / MANIFEST).write_text(dumps_pretty(manifest), encoding="utf-8", newline="\n")
         (tmp / CARD).write_text(render_card(manifest, folder=tmp), encoding="utf-8", newline="\n")
@@ -242,7 +257,9 @@ def _differing_files(new: Path, old: Path) -> list[str]:
     return sorted(name for name in set(a) | set(b) if a.get(name) != b.get(name)) or [SUMS]
 
 
-def _write_files(tmp: Path, declared: registry.Dataset, version: str, config_json: dict, needed: list[str], store, output: BuildOutput) -> dict:
+def _write_files(
+    tmp: Path, declared: registry.Dataset, version: str, config_json: dict, needed: list[str], store, output: BuildOutput
+) -> dict:
     dataset = declared.name
     files, parquet = [], []
     names = [f.name for f in output.files]
@@ -253,10 +270,14 @@ def _write_files(tmp: Path, declared: registry.Dataset, version: str, config_jso
             raise CtxRobustError(f"{dataset}: data file {data_file.name} must be .jsonl")
         path = tmp / data_file.name
         count = write_jsonl(path, data_file.rows)
-        files.append({"name": data_file.name, "sha256": sha256_file(path), "bytes": path.stat().st_size, "rows": count, "schema": data_file.schema})
+        files.append(
+            {"name": data_file.name, "sha256": sha256_file(path), "bytes": path.stat().st_size, "rows": count, "schema": data_file.schema}
+        )
         pq_path = tmp / (data_file.name[: -len(".jsonl")] + ".parquet")
         write_parquet([row for _, row in iter_jsonl(path)], pq_path, data_file.name, data_file.schema)
-        parquet.append({"name": pq_path.name, "sha256": sha256_file(pq_path), "bytes": pq_path.stat().st_size, "rows": count, "from": data_file.name})
+        parquet.append(
+            {"name": pq_path.name, "sha256": sha256_file(pq_path), "bytes": pq_path.stat().st_size, "rows": count, "from": data_file.name}
+        )
     sources = [{"name": name, "sha256": store.snapshot(name).sha256} for name in sorted(needed)] if needed else []
     # round-trip the notes through canonical JSON so only JSON values reach the manifest
     notes = json.loads(dumps(output.notes))

@@ -1,4 +1,5 @@
 """Canonical JSON: the one byte representation every hashed file uses."""
+
 from __future__ import annotations
 
 import hashlib

@@ -3,6 +3,7 @@
 Dataset names and the per-dataset flags of `prompts` and `score` come from the registry: each field
 of a dataset's PromptOptions / ScoreOptions model is one flag, refused for datasets without it.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -10,8 +11,8 @@ import json
 import os
 import signal
 import sys
-import time
 import tempfile
+import time
 import typing
 from pathlib import Path
 
@@ -149,8 +150,9 @@ def _check_release(folder: Path, store) -> tuple[str, str, list, int]:
     try:
         release = Release(folder, store=store)
         if release.dataset not in registry.names():
-            raise CtxRobustError(f"{folder / 'manifest.json'}: unknown dataset {shown(release.dataset)}; "
-                                 f"this ctxrobust knows {', '.join(registry.names())}")
+            raise CtxRobustError(
+                f"{folder / 'manifest.json'}: unknown dataset {shown(release.dataset)}; this ctxrobust knows {', '.join(registry.names())}"
+            )
         if folder.parent.name not in registry.names():  # a downloaded folder, under any name: named by its manifest
             dataset, version = (str(v) if str(v).isprintable() else shown(v) for v in (release.dataset, release.version))
         results = run_checks(release)
@@ -170,9 +172,13 @@ def cmd_validate(args) -> int:
     if not folders and not partial:
         raise CtxRobustError(f"{root}: no release found (no <dataset>/<version>/manifest.json below it)")
     for leftover in find_interrupted_builds(root):
-        print(f"WARN {leftover}: the temporary folder of an interrupted build; the next build of {leftover.parent.name} removes it, or remove it yourself")
+        print(
+            f"WARN {leftover}: the temporary folder of an interrupted build; the next build of {leftover.parent.name} removes it, or remove it yourself"
+        )
     for folder in partial:
-        print(f"FAIL {folder.parent.name} {folder.name} manifest.json - load: {folder} holds no manifest.json; the release is incomplete, rebuild it")
+        print(
+            f"FAIL {folder.parent.name} {folder.name} manifest.json - load: {folder} holds no manifest.json; the release is incomplete, rebuild it"
+        )
     store = _store(args)
     total_failures = len(partial)
     for folder in folders:
@@ -219,8 +225,16 @@ def _add_option_flags(parser: argparse.ArgumentParser, command: str) -> None:
         if choices and len(owners) > 1:
             choices = None  # datasets differ: each model checks its own values
             helps = "; ".join(f"{ds}: {i.description}" for ds, i in owners)
-        parser.add_argument(flag(name), dest=name, type=converter, nargs=nargs, default=None, help=helps,
-                            metavar=name.upper() if not choices else None, choices=choices)
+        parser.add_argument(
+            flag(name),
+            dest=name,
+            type=converter,
+            nargs=nargs,
+            default=None,
+            help=helps,
+            metavar=name.upper() if not choices else None,
+            choices=choices,
+        )
 
 
 def _options(args, dataset: registry.Dataset, command: str) -> BaseModel:
@@ -298,7 +312,9 @@ def _batch_prompts(args, plan_requests, target: Path | None) -> int:
     from ctxrobust.evaluation.formats.openai_batch import write_input
 
     if target is None or not args.model:
-        raise CtxRobustError("--format openai-batch needs -o FILE (parts are split at 50,000 lines or 200 MB) and --model NAME (the body's model)")
+        raise CtxRobustError(
+            "--format openai-batch needs -o FILE (parts are split at 50,000 lines or 200 MB) and --model NAME (the body's model)"
+        )
     parts = write_input(plan_requests, args.model, target)
     for path, lines in parts:
         print(f"wrote {lines} request(s) to {path}", file=sys.stderr)
@@ -320,17 +336,32 @@ def cmd_run(args) -> int:
     if args.concurrency < 1 or args.retries < 0 or args.timeout <= 0 or args.retry_base < 0:
         raise CtxRobustError("--concurrency must be at least 1, --retries and --retry-base at least 0, and --timeout positive")
     record = run(
-        list(requests), module.prediction, dataset=dataset.name, release=str(release.path), model=args.model, base_url=args.base_url,
-        api_key_env=args.api_key_env, output=target, cache_path=Path(args.cache) if args.cache else default_cache(target),
-        concurrency=args.concurrency, policy=RetryPolicy(retries=args.retries, base=args.retry_base, timeout=args.timeout),
-        options=json.loads(options.model_dump_json()), plan=plan,
+        list(requests),
+        module.prediction,
+        dataset=dataset.name,
+        release=str(release.path),
+        model=args.model,
+        base_url=args.base_url,
+        api_key_env=args.api_key_env,
+        output=target,
+        cache_path=Path(args.cache) if args.cache else default_cache(target),
+        concurrency=args.concurrency,
+        policy=RetryPolicy(retries=args.retries, base=args.retry_base, timeout=args.timeout),
+        options=json.loads(options.model_dump_json()),
+        plan=plan,
     )
     counts = record["counts"]
-    print(f"wrote {counts['requests']} prediction(s) to {target} and the run record {record_path(target)} "
-          f"({counts['cached']} cached, {counts['answered']} answered, {counts['failed']} failed)", file=sys.stderr)
+    print(
+        f"wrote {counts['requests']} prediction(s) to {target} and the run record {record_path(target)} "
+        f"({counts['cached']} cached, {counts['answered']} answered, {counts['failed']} failed)",
+        file=sys.stderr,
+    )
     if counts["failed"]:
-        print(f"error: {counts['failed']} request(s) failed after retries (listed in the run record); they are written as invalid "
-              "answers; rerun the same command to retry only them", file=sys.stderr)
+        print(
+            f"error: {counts['failed']} request(s) failed after retries (listed in the run record); they are written as invalid "
+            "answers; rerun the same command to retry only them",
+            file=sys.stderr,
+        )
         return 1
     return 0
 
@@ -348,7 +379,9 @@ def _converted_score(args, release, dataset, predictions: Path, options, form: s
     converted = convert(predictions, form, module.prediction, aliases)
     print(f"{predictions}: read as {form} ({len(converted.rows)} response(s), {converted.failed} failed request(s))", file=sys.stderr)
     with tempfile.TemporaryDirectory(prefix="ctxrobust-") as folder:
-        native = Path(folder) / f"{predictions.name}.as-native-rows.jsonl"  # named in the scorer's messages; the report names the file given
+        native = (
+            Path(folder) / f"{predictions.name}.as-native-rows.jsonl"
+        )  # named in the scorer's messages; the report names the file given
         write_native(converted, native)
         report = dataset.load("scorer")(release, native, options)
     return relabel(report, predictions, form, converted, sha256_file(predictions))
@@ -390,8 +423,11 @@ def cmd_screen(args) -> int:
     for problem in summary["problems"]:
         print(f"warning: {problem}", file=sys.stderr)
     sys.stdout.write(dumps({k: v for k, v in summary.items() if k != "problems"}) + "\n")
-    print(f"flagged {summary['flagged']} of {summary['candidates']} candidate(s); {summary['unparseable']} unparseable answer(s); "
-          f"wrote {', '.join(summary['files'])}", file=sys.stderr)
+    print(
+        f"flagged {summary['flagged']} of {summary['candidates']} candidate(s); {summary['unparseable']} unparseable answer(s); "
+        f"wrote {', '.join(summary['files'])}",
+        file=sys.stderr,
+    )
     return 0
 
 
@@ -405,7 +441,9 @@ def cmd_score(args) -> int:
         if not os.path.lexists(path):
             raise CtxRobustError(f"{path}: no such predictions file")
         if not path.is_dir() and not path.is_file():
-            raise CtxRobustError(f"{path}: is not a regular file (a FIFO, device or standard input cannot be scored); give the predictions JSON Lines file")
+            raise CtxRobustError(
+                f"{path}: is not a regular file (a FIFO, device or standard input cannot be scored); give the predictions JSON Lines file"
+            )
     several = len(named) > 1 or named[0].is_dir()
     from ctxrobust.evaluation import submissions
 
@@ -427,7 +465,9 @@ def cmd_score(args) -> int:
     if form is None:
         form = FORMATS_BY_SUFFIX.get(Path(args.output).suffix.lower(), "json") if args.output else "json"
     if form not in ("json", *TIDY_FORMATS) and form not in dataset.renderers:
-        raise CtxRobustError(f"--format {form}: {dataset.name} reports render as json, csv, parquet or {', '.join(sorted(dataset.renderers))}")
+        raise CtxRobustError(
+            f"--format {form}: {dataset.name} reports render as json, csv, parquet or {', '.join(sorted(dataset.renderers))}"
+        )
     if form == "parquet" and not args.output:
         raise CtxRobustError("--format parquet writes a binary file: give it with -o REPORT.parquet")
     from ctxrobust.evaluation.formats.convert import detect
@@ -446,7 +486,9 @@ def cmd_score(args) -> int:
         files = [_as_native(args, dataset, path, options, Path(folder) / str(k)) for k, path in enumerate(predictions)]
         report = submissions.score_submissions(release, dataset, files, options, strict, lambda line: print(line, file=sys.stderr))
     if args.leaderboard:
-        board = submissions.leaderboard_csv(report) if args.leaderboard.lower().endswith(".csv") else submissions.leaderboard_markdown(report)
+        board = (
+            submissions.leaderboard_csv(report) if args.leaderboard.lower().endswith(".csv") else submissions.leaderboard_markdown(report)
+        )
         write_text(leaderboard, board)
         print(f"wrote {leaderboard}", file=sys.stderr)
     return _write_report(report, form, dataset, target)
@@ -519,16 +561,24 @@ class BuildHelp(argparse.Action):
 
 def parser() -> argparse.ArgumentParser:
     top = argparse.ArgumentParser(prog="ctxrobust", description="Build, validate, publish and score context-robustness datasets.")
-    top.add_argument("--version", action="version", version=f"ctxrobust {ctxrobust.__version__}", help="print the ctxrobust version and exit")
+    top.add_argument(
+        "--version", action="version", version=f"ctxrobust {ctxrobust.__version__}", help="print the ctxrobust version and exit"
+    )
     sub = top.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("build", help="build one dataset release", add_help=False)
-    p.add_argument("-h", "--help", action=BuildHelp, help="show this help and the settings of DATASET (of every dataset without one), then exit")
+    p.add_argument(
+        "-h", "--help", action=BuildHelp, help="show this help and the settings of DATASET (of every dataset without one), then exit"
+    )
     p.add_argument("dataset", choices=registry.names(), help="the dataset to build")
     p.add_argument("--version", required=True, help="the release version; names the folder and the Hub tag (e.g. 1.0.0)")
     p.add_argument("--seed", type=int, help="the build seed, recorded in the manifest (default: the builder's, 0)")
-    p.add_argument("--set", action="append", metavar="KEY=VALUE",
-                   help="override a build setting (VALUE as JSON, or a plain string); `ctxrobust build DATASET --help` lists the settings")
+    p.add_argument(
+        "--set",
+        action="append",
+        metavar="KEY=VALUE",
+        help="override a build setting (VALUE as JSON, or a plain string); `ctxrobust build DATASET --help` lists the settings",
+    )
     p.add_argument("--out", default="releases", help="the releases folder (default: releases)")
     p.add_argument("--mirror", help=MIRROR_HELP)
     p.add_argument("-v", "--verbose", action="store_true", help="list every missing or mismatching source file")
@@ -557,8 +607,12 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("release", help=RELEASE_HELP)
     _add_option_flags(p, "prompts")
     p.add_argument("-o", "--output", help="the JSONL file to write (default: standard output)")
-    p.add_argument("--format", choices=["chat", "openai-batch"], default="chat",
-                   help="chat: one request per line {id, dataset, item, condition, sample, messages, sampling, meta}; openai-batch: OpenAI Batch input lines")
+    p.add_argument(
+        "--format",
+        choices=["chat", "openai-batch"],
+        default="chat",
+        help="chat: one request per line {id, dataset, item, condition, sample, messages, sampling, meta}; openai-batch: OpenAI Batch input lines",
+    )
     _add_sampling_flags(p)
     p.set_defaults(func=cmd_prompts)
 
@@ -571,23 +625,36 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--api-key-env", default="OPENAI_API_KEY", help="the environment variable holding the API key (default: OPENAI_API_KEY)")
     p.add_argument("--concurrency", type=int, default=8, help="requests in flight at once (default: 8)")
     p.add_argument("--retries", type=int, default=6, help="retries of a request after 429, 5xx, timeouts or malformed bodies (default: 6)")
-    p.add_argument("--retry-base", dest="retry_base", type=float, default=1.0, help="seconds before the first retry, doubling after (default: 1)")
+    p.add_argument(
+        "--retry-base", dest="retry_base", type=float, default=1.0, help="seconds before the first retry, doubling after (default: 1)"
+    )
     p.add_argument("--timeout", type=float, default=300.0, help="seconds to wait for one answer (default: 300)")
     p.add_argument("--cache", help="the resumable cache file (default: beside -o, .cache.jsonl)")
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("score", help="score predictions files (one, several, or a folder of submissions) against a release")
     p.add_argument("release", help=RELEASE_HELP)
-    p.add_argument("predictions", nargs="+", metavar="PREDICTIONS",
-                   help="a predictions JSON Lines file; several files or a folder of them are scored together as submissions "
-                        "(the same bootstrap draws for all, differences between models, a leaderboard; --strict refuses each broken file alone)")
+    p.add_argument(
+        "predictions",
+        nargs="+",
+        metavar="PREDICTIONS",
+        help="a predictions JSON Lines file; several files or a folder of them are scored together as submissions "
+        "(the same bootstrap draws for all, differences between models, a leaderboard; --strict refuses each broken file alone)",
+    )
     p.add_argument("--leaderboard", metavar="FILE", help="with several submissions: also write the leaderboard as FILE (.md or .csv)")
     p.add_argument("-o", "--output", help="the report file to write (default: standard output)")
-    p.add_argument("--format", choices=["json", "md", "html", "csv", "parquet"],
-                   help="json (every figure named), md, html, or csv / parquet (one tidy row per figure); default: from the -o file's suffix, else json")
+    p.add_argument(
+        "--format",
+        choices=["json", "md", "html", "csv", "parquet"],
+        help="json (every figure named), md, html, or csv / parquet (one tidy row per figure); default: from the -o file's suffix, else json",
+    )
     _add_option_flags(p, "score")
-    p.add_argument("--input-format", dest="input_format", choices=["native", "openai-batch", "vllm-batch", "lm-eval", "inspect"],
-                   help="the predictions file's format (default: detected and named in the report)")
+    p.add_argument(
+        "--input-format",
+        dest="input_format",
+        choices=["native", "openai-batch", "vllm-batch", "lm-eval", "inspect"],
+        help="the predictions file's format (default: detected and named in the report)",
+    )
     p.set_defaults(func=cmd_score)
 
     p = sub.add_parser("screen", help="flag candidates from screening models' judgments (MisleadQA App. B.1)")

@@ -3,6 +3,7 @@
 Every error a command prints without a traceback is one of these classes; the command line
 prints `error: <message>` and exits 2.
 """
+
 from __future__ import annotations
 
 

@@ -1,5 +1,6 @@
 """The release manifest as one typed model: build writes it, validate, the card, Croissant and the
 Hub code read it. `schemas/manifest.schema.json` is its published contract."""
+
 from __future__ import annotations
 
 from pathlib import Path

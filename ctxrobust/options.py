@@ -1,5 +1,6 @@
 """Options models at the boundary: a dict (Python callers) or the flags given (the command line)
 checked into a dataset's PromptOptions or ScoreOptions, with one line naming the flag at fault."""
+
 from __future__ import annotations
 
 from typing import Any, Mapping, TypeVar

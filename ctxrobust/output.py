@@ -5,6 +5,7 @@ release folder (frozen once built), and never a folder, FIFO or device. It is wr
 file beside it, flushed to disk and renamed over the old file, so a failure midway (a full disk, an
 interrupt) leaves the old file as it was and no partial file behind; the error names the path.
 """
+
 from __future__ import annotations
 
 import os
@@ -46,7 +47,9 @@ def check_output(output: str | Path, flag: str = "-o", inputs: Iterable[str | Pa
         raise CtxRobustError(f"{flag} {target}: is {kind}; give a file name to write")
     for given in inputs:
         if given is not None and _same_file(target, Path(given)):
-            raise CtxRobustError(f"{flag} {target}: is also an input of this command ({given}); writing it would destroy that input, write elsewhere")
+            raise CtxRobustError(
+                f"{flag} {target}: is also an input of this command ({given}); writing it would destroy that input, write elsewhere"
+            )
     frozen = release_folder_above(target.resolve().parent) or release_folder_above(target.parent.absolute())
     if frozen is not None:
         raise CtxRobustError(f"{flag} {target}: is inside the release folder {frozen}, which is frozen; write outside it")

@@ -6,6 +6,7 @@ dataset module: the core reaches a dataset only through `get(name).load(part)`. 
 means writing its modules and adding one `Dataset(...)` line below (or, for a dataset outside this
 package, an entry point in the `ctxrobust.datasets` group, or `register()` at run time).
 """
+
 from __future__ import annotations
 
 import importlib
@@ -41,11 +42,13 @@ class Dataset:
     sources: tuple[str, ...] = ()  # lock-name prefixes of the snapshots its builder may read
     code: tuple[str, ...] = field(default=())  # packages beyond the builder's whose files shape its bytes
     leaderboard: str = ""  # a dict: "headline" [(metric, "higher"|"lower")], "invalid" [metric], "differences" "module:attr" or None
-    screen: str | None = None  # (release, judgments paths, output) -> summary dict: `ctxrobust screen`, if the dataset has a screening stage
+    screen: str | None = (
+        None  # (release, judgments paths, output) -> summary dict: `ctxrobust screen`, if the dataset has a screening stage
+    )
 
     def load(self, part: str) -> Any:
         """The object a part names, imported on first use."""
-        target = self.renderers[part[len("render_"):]] if part.startswith("render_") else getattr(self, part)
+        target = self.renderers[part[len("render_") :]] if part.startswith("render_") else getattr(self, part)
         module_name, _, attribute = target.partition(":")
         try:
             module = importlib.import_module(module_name)
@@ -89,48 +92,60 @@ def unregister(name: str) -> None:
     _DATASETS.pop(name, None)
 
 
-register(Dataset(
-    name="gsm-ic",
-    builder="ctxrobust.builders.gsm_ic:GsmIcBuilder",
-    checks="ctxrobust.validators.gsm_ic",
-    prompts="ctxrobust.evaluation.gsm_ic.prompts",
-    prompt_options="ctxrobust.evaluation.gsm_ic.options:PromptOptions",
-    scorer="ctxrobust.evaluation.gsm_ic.scorer:score",
-    score_options="ctxrobust.evaluation.gsm_ic.options:ScoreOptions",
-    renderers={"md": "ctxrobust.evaluation.gsm_ic.render:render_markdown", "html": "ctxrobust.evaluation.gsm_ic.render:render_html"},
-    card="ctxrobust.builders.gsm_ic:card.json",
-    leaderboard="ctxrobust.evaluation.gsm_ic.units:LEADERBOARD",
-    schemas=("gsm-ic.base", "gsm-ic.variant", "gsm-ic.gsm-ic-4k", "predictions.gsm-ic"),
-    sources=("gsm_ic/", "gsm8k/"),
-))
-register(Dataset(
-    name="misleadqa",
-    builder="ctxrobust.builders.misleadqa:MisleadQABuilder",
-    checks="ctxrobust.validators.misleadqa",
-    prompts="ctxrobust.evaluation.misleadqa.prompts",
-    prompt_options="ctxrobust.evaluation.misleadqa.options:PromptOptions",
-    scorer="ctxrobust.evaluation.misleadqa.scorer:score",
-    score_options="ctxrobust.evaluation.misleadqa.options:ScoreOptions",
-    renderers={"md": "ctxrobust.evaluation.misleadqa.render:render_markdown", "html": "ctxrobust.evaluation.misleadqa.render:render_html"},
-    card="ctxrobust.builders.misleadqa:card.json",
-    leaderboard="ctxrobust.evaluation.misleadqa.units:LEADERBOARD",
-    screen="ctxrobust.evaluation.misleadqa.screening:main",
-    schemas=("misleadqa.item", "misleadqa.candidate", "misleadqa.exclusion", "misleadqa.audit", "predictions.misleadqa"),
-    sources=("fred/", "situatedqa/"),
-))
-register(Dataset(
-    name="pseudowords",
-    builder="ctxrobust.builders.pseudowords:PseudowordsBuilder",
-    checks="ctxrobust.validators.pseudowords",
-    prompts="ctxrobust.evaluation.pseudowords.prompts",
-    prompt_options="ctxrobust.evaluation.pseudowords.options:PromptOptions",
-    scorer="ctxrobust.evaluation.pseudowords.scorer:score",
-    score_options="ctxrobust.evaluation.pseudowords.options:ScoreOptions",
-    renderers={"md": "ctxrobust.evaluation.pseudowords.render:render_markdown", "html": "ctxrobust.evaluation.pseudowords.render:render_html"},
-    card="ctxrobust.builders.pseudowords:card.json",
-    leaderboard="ctxrobust.evaluation.pseudowords.units:LEADERBOARD",
-    schemas=("pseudowords.vocabulary", "pseudowords.contexts", "predictions.pseudowords"),
-))
+register(
+    Dataset(
+        name="gsm-ic",
+        builder="ctxrobust.builders.gsm_ic:GsmIcBuilder",
+        checks="ctxrobust.validators.gsm_ic",
+        prompts="ctxrobust.evaluation.gsm_ic.prompts",
+        prompt_options="ctxrobust.evaluation.gsm_ic.options:PromptOptions",
+        scorer="ctxrobust.evaluation.gsm_ic.scorer:score",
+        score_options="ctxrobust.evaluation.gsm_ic.options:ScoreOptions",
+        renderers={"md": "ctxrobust.evaluation.gsm_ic.render:render_markdown", "html": "ctxrobust.evaluation.gsm_ic.render:render_html"},
+        card="ctxrobust.builders.gsm_ic:card.json",
+        leaderboard="ctxrobust.evaluation.gsm_ic.units:LEADERBOARD",
+        schemas=("gsm-ic.base", "gsm-ic.variant", "gsm-ic.gsm-ic-4k", "predictions.gsm-ic"),
+        sources=("gsm_ic/", "gsm8k/"),
+    )
+)
+register(
+    Dataset(
+        name="misleadqa",
+        builder="ctxrobust.builders.misleadqa:MisleadQABuilder",
+        checks="ctxrobust.validators.misleadqa",
+        prompts="ctxrobust.evaluation.misleadqa.prompts",
+        prompt_options="ctxrobust.evaluation.misleadqa.options:PromptOptions",
+        scorer="ctxrobust.evaluation.misleadqa.scorer:score",
+        score_options="ctxrobust.evaluation.misleadqa.options:ScoreOptions",
+        renderers={
+            "md": "ctxrobust.evaluation.misleadqa.render:render_markdown",
+            "html": "ctxrobust.evaluation.misleadqa.render:render_html",
+        },
+        card="ctxrobust.builders.misleadqa:card.json",
+        leaderboard="ctxrobust.evaluation.misleadqa.units:LEADERBOARD",
+        screen="ctxrobust.evaluation.misleadqa.screening:main",
+        schemas=("misleadqa.item", "misleadqa.candidate", "misleadqa.exclusion", "misleadqa.audit", "predictions.misleadqa"),
+        sources=("fred/", "situatedqa/"),
+    )
+)
+register(
+    Dataset(
+        name="pseudowords",
+        builder="ctxrobust.builders.pseudowords:PseudowordsBuilder",
+        checks="ctxrobust.validators.pseudowords",
+        prompts="ctxrobust.evaluation.pseudowords.prompts",
+        prompt_options="ctxrobust.evaluation.pseudowords.options:PromptOptions",
+        scorer="ctxrobust.evaluation.pseudowords.scorer:score",
+        score_options="ctxrobust.evaluation.pseudowords.options:ScoreOptions",
+        renderers={
+            "md": "ctxrobust.evaluation.pseudowords.render:render_markdown",
+            "html": "ctxrobust.evaluation.pseudowords.render:render_html",
+        },
+        card="ctxrobust.builders.pseudowords:card.json",
+        leaderboard="ctxrobust.evaluation.pseudowords.units:LEADERBOARD",
+        schemas=("pseudowords.vocabulary", "pseudowords.contexts", "predictions.pseudowords"),
+    )
+)
 
 _plugins_loaded = False
 

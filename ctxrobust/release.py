@@ -1,4 +1,5 @@
 """A read-only view of one release folder: its manifest, its typed build configuration, its rows."""
+
 from __future__ import annotations
 
 import json
@@ -69,8 +70,9 @@ class Release:
             except ValidationError as exc:
                 error = exc.errors()[0]
                 field = ".".join(str(p) for p in error["loc"]) or "(config)"
-                raise CtxRobustError(f"config {field}: {error['msg']} ({self.path / MANIFEST}); the release was not built by this "
-                                     "version of its builder") from None
+                raise CtxRobustError(
+                    f"config {field}: {error['msg']} ({self.path / MANIFEST}); the release was not built by this version of its builder"
+                ) from None
             self._configs[config_cls] = cached
         return cached
 
@@ -124,8 +126,13 @@ def find_folders_without_manifest(root: Path) -> list[Path]:
     root = Path(root)
     if os.path.lexists(root / MANIFEST):
         return []
-    return [version for dataset in _subfolders(root) if not os.path.lexists(dataset / MANIFEST)
-            for version in _subfolders(dataset) if not os.path.lexists(version / MANIFEST)]
+    return [
+        version
+        for dataset in _subfolders(root)
+        if not os.path.lexists(dataset / MANIFEST)
+        for version in _subfolders(dataset)
+        if not os.path.lexists(version / MANIFEST)
+    ]
 
 
 def find_releases(root: Path) -> list[Path]:

@@ -6,6 +6,7 @@ or folder. Both are checked before the file is opened, and the open itself refus
 link or to wait on a FIFO, so a hostile release cannot make a command read outside its folder or
 hang. `validate`, `prompts`, `score`, `push` and the build read release files through here only.
 """
+
 from __future__ import annotations
 
 import hashlib

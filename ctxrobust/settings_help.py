@@ -1,5 +1,6 @@
 """The settings of a builder's Config, described for `ctxrobust build DATASET --help`: each field's
 name, type, default and bounds, read from the pydantic model itself so the help cannot drift."""
+
 from __future__ import annotations
 
 import json

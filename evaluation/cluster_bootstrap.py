@@ -6,6 +6,7 @@ was drawn. One (replicates x units) multiplicity matrix serves every model and c
 comparisons stay paired. A rate whose weighted denominator is empty is undefined (NaN), not zero;
 undefined replicates are left out of that metric's interval only, and counted.
 """
+
 from __future__ import annotations
 
 from typing import Hashable, Sequence

@@ -1,6 +1,7 @@
 """Interval plots every report shares: one row per model, the estimate as a point and its interval as a
 bar, one panel per figure. Model names label the rows (no legend to cover anything), and the height
 grows with the number of models, so 10 or 30 models stay legible."""
+
 from __future__ import annotations
 
 import math
@@ -59,5 +60,7 @@ def interval_section(report: dict, metrics: list[str], units: dict | None = None
     figure = interval_figure(report, metrics, percent, title)
     if figure is None:
         return ""
-    return (f'<img alt="{title or "estimates and intervals"}" src="{figure_data_uri(figure)}">'
-            "<p>Each row a model: the point is the estimate, the bar its interval (where the report has one).</p>")
+    return (
+        f'<img alt="{title or "estimates and intervals"}" src="{figure_data_uri(figure)}">'
+        "<p>Each row a model: the point is the estimate, the bar its interval (where the report has one).</p>"
+    )

@@ -1,4 +1,5 @@
 """Streaming predictions reader: every bad line reported by number, nothing silently dropped."""
+
 from __future__ import annotations
 
 import hashlib
@@ -143,7 +144,11 @@ class PredictionsReader(Generic[Row]):
                     continue
                 repeated = duplicate_key(raw, len(row.model_fields_set))
                 if repeated is not None:
-                    self.problems.append(Problem(number, f"key {plain(repeated, 60)!r} occurs twice in the object; which value is meant is ambiguous, keep one"))
+                    self.problems.append(
+                        Problem(
+                            number, f"key {plain(repeated, 60)!r} occurs twice in the object; which value is meant is ambiguous, keep one"
+                        )
+                    )
                     continue
                 name = getattr(row, "model", None)
                 odd = model_name_problem(name) if isinstance(name, str) else None
@@ -172,7 +177,9 @@ class PredictionsReader(Generic[Row]):
             raise PredictionsError(f"{self.path}: cannot read ({exc.strerror})") from None
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             os.close(fd)
-            raise PredictionsError(f"{self.path}: is not a regular file (a FIFO, device or standard input cannot be scored); give the predictions JSON Lines file")
+            raise PredictionsError(
+                f"{self.path}: is not a regular file (a FIFO, device or standard input cannot be scored); give the predictions JSON Lines file"
+            )
         os.set_blocking(fd, True)
         return os.fdopen(fd, "rb")
 
@@ -189,14 +196,18 @@ class PredictionsReader(Generic[Row]):
         if self.valid == 0:
             for problem in problems[:MAX_LISTED]:
                 print(problem.render(self.path), file=sys.stderr)
-            raise PredictionsError(f"{self.path}: none of its {self.rows} row(s) is a valid prediction (problems listed above); nothing to score")
+            raise PredictionsError(
+                f"{self.path}: none of its {self.rows} row(s) is a valid prediction (problems listed above); nothing to score"
+            )
         listed = [p.render(self.path) for p in problems[:MAX_LISTED]]
         if len(problems) > MAX_LISTED:
             listed.append(f"{self.path}: ... and {len(problems) - MAX_LISTED} more problem(s)")
         for line in listed:
             print(line, file=sys.stderr)
         if strict and problems:
-            raise PredictionsError(f"{self.path}: {len(problems)} problem(s) listed above; --strict refuses to score it (fix the rows, or drop --strict to score the valid ones)")
+            raise PredictionsError(
+                f"{self.path}: {len(problems)} problem(s) listed above; --strict refuses to score it (fix the rows, or drop --strict to score the valid ones)"
+            )
         if problems:
             print(f"{self.path}: scored {self.valid} valid row(s); {self.excluded} excluded, see 'problems' in the report", file=sys.stderr)
         return {

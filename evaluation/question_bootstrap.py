@@ -4,6 +4,7 @@ trial of each drawn question, recompute the complete statistic; 95% percentile i
 A replicate is stored as question multiplicities: row b of a (B, N) matrix says how many times each
 question was drawn, so a statistic linear in the questions is one matrix product for all replicates.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -19,7 +20,7 @@ LEVEL = 0.95
 def stream(seed: int, purpose: str, name: str = "") -> np.random.Generator:
     """An independent generator for one purpose and one model: the same seed, purpose and name always
     give the same stream (no Python hash, no dependence on which other models are in the file)."""
-    digest = hashlib.sha256(f"{purpose}\x00{name}".encode("utf-8")).digest()
+    digest = hashlib.sha256(f"{purpose}\x00{name}".encode()).digest()
     words = [int.from_bytes(digest[i : i + 4], "little") for i in range(0, 16, 4)]
     return np.random.default_rng([int(seed), *words])
 

@@ -1,4 +1,5 @@
 """The report shape every scorer returns, and the pieces its Markdown and HTML renderings share."""
+
 from __future__ import annotations
 
 import base64
@@ -79,7 +80,9 @@ def mean_over_models(models: dict[str, dict]) -> dict[str, dict]:
     names = sorted({name for m in models.values() for name in m["metrics"]})
     summary = {}
     for name in names:
-        values = [m["metrics"][name]["estimate"] for m in models.values() if name in m["metrics"] and m["metrics"][name]["estimate"] is not None]
+        values = [
+            m["metrics"][name]["estimate"] for m in models.values() if name in m["metrics"] and m["metrics"][name]["estimate"] is not None
+        ]
         summary[name] = metric(sum(values) / len(values) if values else None, None, len(values))
     return summary
 
@@ -131,7 +134,7 @@ def html_page(title: str, sections: Iterable[tuple[str, str]]) -> str:
         "th:first-child,td:first-child{text-align:left}img{max-width:100%}"
     )
     body = "".join(f"<h2>{html.escape(h)}</h2>{inner}" for h, inner in sections)
-    return f"<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>{html.escape(title)}</title><style>{style}</style></head><body><h1>{html.escape(title)}</h1>{body}</body></html>\n"
+    return f'<!DOCTYPE html><html><head><meta charset="utf-8"><title>{html.escape(title)}</title><style>{style}</style></head><body><h1>{html.escape(title)}</h1>{body}</body></html>\n'
 
 
 # units of figures: every report carries `units`, metric name -> one of these

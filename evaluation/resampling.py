@@ -1,6 +1,7 @@
 """Resampling with replacement, stored as draw counts: row b of a (replicates, units) matrix says how many
 times each unit (question, cluster, base problem) was drawn in replicate b, so a statistic that is a sum
 over units is one matrix product for every replicate at once."""
+
 from __future__ import annotations
 
 import warnings

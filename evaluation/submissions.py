@@ -9,6 +9,7 @@ and the others are scored without it. Each dataset's leaderboard spec (its regis
 headline figures, whether higher or lower is better, its invalid-response rate and, where its scorer
 shares draws across models, the paired differences between models.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -40,8 +41,16 @@ class Submission:
     reason: str = ""
 
     def as_dict(self) -> dict:
-        return {"file": str(self.path), "label": self.label, "sha256": self.sha256, "rows": self.rows, "status": self.status,
-                "reason": self.reason, "models": dict(sorted(self.models.items())), "problems": self.problems}
+        return {
+            "file": str(self.path),
+            "label": self.label,
+            "sha256": self.sha256,
+            "rows": self.rows,
+            "status": self.status,
+            "reason": self.reason,
+            "models": dict(sorted(self.models.items())),
+            "problems": self.problems,
+        }
 
 
 def expand(paths: list[Path]) -> list[Path]:
@@ -157,7 +166,7 @@ def _notices(held: str, combined: Path, report: dict) -> list[str]:
     prefix = f"{combined}:"
     out = []
     for line in held.splitlines():
-        rest = line[len(prefix):].strip() if line.startswith(prefix) else None
+        rest = line[len(prefix) :].strip() if line.startswith(prefix) else None
         if rest is not None and (re.match(r"\d+:", rest) or rest in messages or rest.startswith("scored ") or rest.startswith("...")):
             continue
         out.append(line.replace(str(combined), "submissions"))
@@ -178,19 +187,22 @@ def score_submissions(release, dataset, paths: list[Path], options, strict: bool
     subs, contents = read(expand(paths))
     for name in sorted({n for s in subs for n, r in s.models.items() if n != r}):
         holders = [s.label for s in subs if name in s.models]
-        log(f"model name {name!r} is in {len(holders)} submissions ({', '.join(holders)}): kept apart as "
-            + ", ".join(repr(f"{name} [{h}]") for h in holders))
+        log(
+            f"model name {name!r} is in {len(holders)} submissions ({', '.join(holders)}): kept apart as "
+            + ", ".join(repr(f"{name} [{h}]") for h in holders)
+        )
     with tempfile.TemporaryDirectory(prefix="ctxrobust-submissions-") as tmp:
         combined = Path(tmp) / "submissions.jsonl"
         keep = [k for k, s in enumerate(subs) if s.rows]
-        for k, s in enumerate(subs):
+        for s in subs:
             if not s.rows:
                 s.status, s.reason = "refused", "no prediction rows (the file is empty)"
         report, general = None, []
         for _ in range(len(subs) + 1):  # each pass finds every file's problems; a refused file leaves the next pass
             if not keep:
-                raise PredictionsError(f"none of the {len(subs)} submission(s) can be scored: "
-                                       + "; ".join(f"{s.label}: {s.reason}" for s in subs))
+                raise PredictionsError(
+                    f"none of the {len(subs)} submission(s) can be scored: " + "; ".join(f"{s.label}: {s.reason}" for s in subs)
+                )
             for k in keep:
                 subs[k].problems = []
             where = _combined(subs, contents, keep, combined)
@@ -238,16 +250,27 @@ def score_submissions(release, dataset, paths: list[Path], options, strict: bool
         "sha256": combined_sha,
         "rows": sum(s.rows for s in scored),
         "excluded": block["excluded"],
-        "problems": [{"line": None, "message": f"{s.label}" + (f" line {p['line']}" if p["line"] is not None else "") + f": {p['message']}"}
-                     for s in subs for p in s.problems] + [{"line": None, "message": m} for m in general],
+        "problems": [
+            {"line": None, "message": f"{s.label}" + (f" line {p['line']}" if p["line"] is not None else "") + f": {p['message']}"}
+            for s in subs
+            for p in s.problems
+        ]
+        + [{"line": None, "message": m} for m in general],
     }
     report["submissions"] = [s.as_dict() for s in subs]
     report["leaderboard"] = leaderboard(report, spec, subs)
     if differences is not None:
         report["differences"] = differences
         prefix = differences.get("metric_prefix", "difference.")
-        report.setdefault("units", {}).update({name: DIFFERENCE for pair in differences["by_pair"].values()
-                                               for figures in pair.values() for name in figures if name.startswith(prefix)})
+        report.setdefault("units", {}).update(
+            {
+                name: DIFFERENCE
+                for pair in differences["by_pair"].values()
+                for figures in pair.values()
+                for name in figures
+                if name.startswith(prefix)
+            }
+        )
         report["units"] = dict(sorted(report["units"].items()))
     return report
 
@@ -262,8 +285,14 @@ def leaderboard(report: dict, spec: dict, subs: list[Submission]) -> dict:
     for name, block in models.items():
         metrics = block.get("metrics", {})
         invalid = next((metrics[i] for i in invalid_names if i in metrics), None)
-        rows.append({"model": name, "submission": owner.get(name, ""), "metrics": {m: metrics[m] for m, _ in headline if m in metrics},
-                     "invalid": invalid})
+        rows.append(
+            {
+                "model": name,
+                "submission": owner.get(name, ""),
+                "metrics": {m: metrics[m] for m, _ in headline if m in metrics},
+                "invalid": invalid,
+            }
+        )
     if headline:
         first, better = headline[0]
 
@@ -279,9 +308,14 @@ def leaderboard(report: dict, spec: dict, subs: list[Submission]) -> dict:
         rows.sort(key=lambda r: r["model"])
     for rank, row in enumerate(rows, start=1):
         row["rank"] = rank
-    return {"ranked_by": first, "better": better, "columns": [m for m, _ in headline], "shared_draws": bool(spec.get("shared_draws")),
-            "invalid_metric": next((i for i in invalid_names if any(i in m.get("metrics", {}) for m in models.values())), None),
-            "rows": rows}
+    return {
+        "ranked_by": first,
+        "better": better,
+        "columns": [m for m, _ in headline],
+        "shared_draws": bool(spec.get("shared_draws")),
+        "invalid_metric": next((i for i in invalid_names if any(i in m.get("metrics", {}) for m in models.values())), None),
+        "rows": rows,
+    }
 
 
 # -- renderings --------------------------------------------------------------------------------------
@@ -293,7 +327,9 @@ def _percent(units: dict, name: str) -> bool:
 
 def leaderboard_markdown(report: dict) -> str:
     board, units = report["leaderboard"], report.get("units", {})
-    headers = ["Rank", "Model", "Submission"] + [f"{m} [95% CI]" for m in board["columns"]] + (["Invalid"] if board["invalid_metric"] else [])
+    headers = (
+        ["Rank", "Model", "Submission"] + [f"{m} [95% CI]" for m in board["columns"]] + (["Invalid"] if board["invalid_metric"] else [])
+    )
     rows = []
     for row in board["rows"]:
         cells = [row["rank"], row["model"].replace("|", "\\|"), row["submission"].replace("|", "\\|")]
@@ -302,9 +338,16 @@ def leaderboard_markdown(report: dict) -> str:
             cells.append(fmt_metric(row["invalid"], True, 1) if row["invalid"] else "n/a")
         rows.append(cells)
     better = f"; {board['better']} is better" if board["better"] else ""
-    draws = ("Intervals use the same resamples for every model." if board["shared_draws"]
-             else "Each model's intervals come from its own resamples, so they are not paired across models.")
-    note = (f"Ranked by {board['ranked_by']}{better}. Percentages ×100 for fractions. {draws}" if board["ranked_by"] else "No headline figure to rank by.")
+    draws = (
+        "Intervals use the same resamples for every model."
+        if board["shared_draws"]
+        else "Each model's intervals come from its own resamples, so they are not paired across models."
+    )
+    note = (
+        f"Ranked by {board['ranked_by']}{better}. Percentages ×100 for fractions. {draws}"
+        if board["ranked_by"]
+        else "No headline figure to rank by."
+    )
     return markdown_table(headers, rows) + "\n" + note + "\n"
 
 
@@ -342,16 +385,34 @@ def submissions_markdown(report: dict) -> str:
         for a, pairs in sorted(differences["by_pair"].items()):
             for b, figures in sorted(pairs.items()):
                 for name, figure in sorted(figures.items()):
-                    rows.append([f"{a} − {b}".replace("|", "\\|"), name.removeprefix(differences.get("metric_prefix", "")), fmt_metric(figure)])
-        parts.append("## Differences between models\n\n" + markdown_table(["Pair (A − B)", "Metric", "Difference ×100 [95% CI]"], rows)
-                     + f"\nPaired: {differences['resampled']}.\n")
+                    rows.append(
+                        [f"{a} − {b}".replace("|", "\\|"), name.removeprefix(differences.get("metric_prefix", "")), fmt_metric(figure)]
+                    )
+        parts.append(
+            "## Differences between models\n\n"
+            + markdown_table(["Pair (A − B)", "Metric", "Difference ×100 [95% CI]"], rows)
+            + f"\nPaired: {differences['resampled']}.\n"
+        )
     rows, problems = [], []
     for sub in report["submissions"]:
         renamed = [f"{a} → {b}" for a, b in sub["models"].items() if a != b]
-        rows.append([sub["label"].replace("|", "\\|"), sub["status"] + (f" ({sub['reason']})" if sub["reason"] else ""), sub["rows"],
-                     len(sub["problems"]), ", ".join(sub["models"].values()).replace("|", "\\|"), "; ".join(renamed).replace("|", "\\|") or "none"])
-        problems += [f"- {sub['label']}" + (f" line {p['line']}" if p["line"] is not None else "") + f": {p['message']}" for p in sub["problems"][:50]]
-    parts.append("## Submissions\n\n" + markdown_table(["File", "Status", "Rows", "Problems", "Models", "Renamed (name in several files)"], rows))
+        rows.append(
+            [
+                sub["label"].replace("|", "\\|"),
+                sub["status"] + (f" ({sub['reason']})" if sub["reason"] else ""),
+                sub["rows"],
+                len(sub["problems"]),
+                ", ".join(sub["models"].values()).replace("|", "\\|"),
+                "; ".join(renamed).replace("|", "\\|") or "none",
+            ]
+        )
+        problems += [
+            f"- {sub['label']}" + (f" line {p['line']}" if p["line"] is not None else "") + f": {p['message']}"
+            for p in sub["problems"][:50]
+        ]
+    parts.append(
+        "## Submissions\n\n" + markdown_table(["File", "Status", "Rows", "Problems", "Models", "Renamed (name in several files)"], rows)
+    )
     if problems:
         parts.append("### Problems by file\n\n" + "\n".join(problems) + "\n")
     return "\n".join(parts)
@@ -368,4 +429,3 @@ def with_submissions(text: str, report: dict, form: str) -> str:
 
     block = "<h2>Submissions</h2><pre>" + html.escape(sections) + "</pre>"
     return re.sub(r"</body>", lambda _: block + "</body>", text, count=1) if "</body>" in text else text + block
-

@@ -4,6 +4,7 @@ ci_low, ci_high, n, unit), written as CSV that one `pandas.read_csv` call loads,
 Generic over datasets: a figure is any {"estimate", "ci", "n"} dict in the report; where it sits names
 its section and model, and the report's `units` table (metric name -> unit) its unit.
 """
+
 from __future__ import annotations
 
 import csv
@@ -58,10 +59,19 @@ def tidy_rows(report: dict) -> list[dict]:
             if not is_figure(figure):
                 continue
             ci = figure.get("ci") or [None, None]
-            rows.append({
-                "dataset": report.get("dataset", ""), "section": section, "model": model, "metric": name,
-                "estimate": figure["estimate"], "ci_low": ci[0], "ci_high": ci[1], "n": figure["n"], "unit": units.get(name, ""),
-            })
+            rows.append(
+                {
+                    "dataset": report.get("dataset", ""),
+                    "section": section,
+                    "model": model,
+                    "metric": name,
+                    "estimate": figure["estimate"],
+                    "ci_low": ci[0],
+                    "ci_high": ci[1],
+                    "n": figure["n"],
+                    "unit": units.get(name, ""),
+                }
+            )
     return rows
 
 
@@ -88,8 +98,10 @@ def parquet_bytes(report: dict) -> bytes:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    schema = pa.schema([(c, pa.string()) for c in COLUMNS[:4]] + [("estimate", pa.float64()), ("ci_low", pa.float64()),
-                       ("ci_high", pa.float64()), ("n", pa.int64()), ("unit", pa.string())])
+    schema = pa.schema(
+        [(c, pa.string()) for c in COLUMNS[:4]]
+        + [("estimate", pa.float64()), ("ci_low", pa.float64()), ("ci_high", pa.float64()), ("n", pa.int64()), ("unit", pa.string())]
+    )
     rows = tidy_rows(report)
     table = pa.Table.from_pylist(rows, schema=schema)
     sink = io.BytesIO()

@@ -1,9 +1,10 @@
 """The published JSON Schema files, and compiled validators for them."""
+
 from __future__ import annotations
 
 import importlib
 import json
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import jsonschema_rs
@@ -27,7 +28,7 @@ def schema_path(name: str) -> Path:
     return path
 
 
-@lru_cache(maxsize=None)
+@cache
 def load_schema(name: str) -> dict:
     path = schema_path(name)
     if not path.exists():
@@ -35,14 +36,14 @@ def load_schema(name: str) -> dict:
     return json.loads(path.read_text(encoding="utf-8"))
 
 
-@lru_cache(maxsize=None)
+@cache
 def validator_for(name: str) -> Draft202012Validator:
     schema = load_schema(name)
     Draft202012Validator.check_schema(schema)
     return Draft202012Validator(schema)
 
 
-@lru_cache(maxsize=None)
+@cache
 def fast_validator_for(name: str):
     """A compiled validator for the same schema: answers valid or not quickly; `validator_for` explains why not."""
     validator_for(name)  # the schema itself must be valid draft 2020-12

@@ -5,6 +5,7 @@ row still gets its type, and a file with no rows still has its columns (Parquet 
 `datasets` reject a file without any). Struct fields are sorted by name, as canonical JSON sorts
 the keys of every row.
 """
+
 from __future__ import annotations
 
 import pyarrow as pa

@@ -8,6 +8,7 @@ sharing the name `ambiguous_entity`; `title` is the disambiguated entity and
 
 AmbigDocs is not in the pinned mirror: the user supplies the file.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -55,7 +56,9 @@ def read_file(path: Path, snapshot: str | None = None, sha256: str | None = None
                     pid=text_field(doc, "pid", doc_where),
                     answer=text_field(doc, "answer", doc_where),
                 )
-                for position, doc_where, doc in object_list(obj, "documents", where, "{title, text, pid, answer} (not an AmbigDocs record?)")
+                for position, doc_where, doc in object_list(
+                    obj, "documents", where, "{title, text, pid, answer} (not an AmbigDocs record?)"
+                )
             ),
         )
         for located, where, obj in read_records(path, snapshot, sha256, EXPECTED)

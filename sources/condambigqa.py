@@ -7,6 +7,7 @@ answer (groundtruth). Citations are kept as given.
 
 CondAmbigQA is not in the pinned mirror: the user supplies the file.
 """
+
 from __future__ import annotations
 
 import json
@@ -72,7 +73,9 @@ def read_file(path: Path, snapshot: str | None = None, sha256: str | None = None
                     condition_citations=json.dumps(prop.get("condition_citations"), sort_keys=True),
                     answer_citations=json.dumps(prop.get("answer_citations"), sort_keys=True),
                 )
-                for position, prop_where, prop in object_list(obj, "properties", where, "{condition, groundtruth, ...} (not a CondAmbigQA record?)")
+                for position, prop_where, prop in object_list(
+                    obj, "properties", where, "{condition, groundtruth, ...} (not a CondAmbigQA record?)"
+                )
             ),
             ctxs=tuple(
                 Passage(title=str(ctx.get("title", "")), text=str(ctx.get("text", "")))

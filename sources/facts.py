@@ -4,6 +4,7 @@ A scope is a set of qualifiers (entity, time, location, condition) that
 determine the answer (MisleadQA paper, Section 3.1). Every fact names the
 snapshot file it came from, that file's sha256, and the record inside it.
 """
+
 from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
@@ -41,7 +42,7 @@ class Scope(BaseModel):
     def as_dict(self) -> dict[str, str | None]:
         return {key: getattr(self, key) for key in SCOPE_KEYS}
 
-    def differing(self, other: "Scope") -> list[str]:
+    def differing(self, other: Scope) -> list[str]:
         """The qualifiers whose values differ (compared as written; builders normalise first)."""
         return [key for key in SCOPE_KEYS if getattr(self, key) != getattr(other, key)]
 
@@ -61,4 +62,3 @@ class Fact(BaseModel):
     value: str
     alternatives: tuple[str, ...] = ()
     provenance: Provenance
-

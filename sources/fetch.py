@@ -11,6 +11,7 @@ line naming the snapshot and what to do.
 - HTTPS: streamed with requests (timeout) into the target file.
 - Hugging Face Hub: `huggingface_hub.hf_hub_download` (HF_ENDPOINT honoured).
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -49,8 +50,9 @@ def _socket_timeout(seconds: float):
             socket.setdefaulttimeout(before)
 
 
-def fred_observations(series_id: str, vintage: dt.date, *, api_key: str, root_url: str | None = None,
-                      timeout: float = FRED_TIMEOUT) -> list[tuple[dt.date, Decimal | None]]:
+def fred_observations(
+    series_id: str, vintage: dt.date, *, api_key: str, root_url: str | None = None, timeout: float = FRED_TIMEOUT
+) -> list[tuple[dt.date, Decimal | None]]:
     """The observations of `series_id` as FRED published them on `vintage` (ALFRED).
 
     fredapi's `get_series_all_releases` with realtime_start = realtime_end = vintage asks the
@@ -76,7 +78,9 @@ def fred_observations(series_id: str, vintage: dt.date, *, api_key: str, root_ur
             raise SourceError(f"FRED series {series_id} at vintage {day}: FRED answered two values for {date}; expected one vintage")
         rows[date] = _fred_value(record["value"])
     if not rows:
-        raise SourceError(f"FRED series {series_id} at vintage {day}: FRED returned no observations (the series has no vintage that early?)")
+        raise SourceError(
+            f"FRED series {series_id} at vintage {day}: FRED returned no observations (the series has no vintage that early?)"
+        )
     return sorted(rows.items())
 
 
@@ -89,8 +93,9 @@ def _fred_value(value) -> Decimal | None:
     return Decimal(repr(float(value)))  # the shortest decimal that reads back as fredapi's float
 
 
-def fetch_fred(series_id: str, vintage: dt.date, dest: Path, *, api_key: str | None = None, root_url: str | None = None,
-               timeout: float = FRED_TIMEOUT) -> None:
+def fetch_fred(
+    series_id: str, vintage: dt.date, dest: Path, *, api_key: str | None = None, root_url: str | None = None, timeout: float = FRED_TIMEOUT
+) -> None:
     """Download a FRED series at an ALFRED vintage and write it to `dest` in the canonical CSV form."""
     api_key = api_key or os.environ.get("FRED_API_KEY") or None
     if not api_key:

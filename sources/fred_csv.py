@@ -11,6 +11,7 @@ at the lock's ALFRED vintage. Both are converted to one form before hashing:
 so the same observations give the same bytes whichever way they came. A value with a fraction
 of a cent (Nevada's 12.006) keeps all its digits: the form is never lossy.
 """
+
 from __future__ import annotations
 
 import csv

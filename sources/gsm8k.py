@@ -10,6 +10,7 @@ byte for byte. A pool question with no such line, with several, whose solution's
 final answer differs from the pool's answer, or that repeats an earlier pool
 question is reported as unjoined (never guessed) and is not a base problem.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -105,7 +106,9 @@ def _same_answer(a: str, b: str) -> bool:
     return a.replace(",", "").strip() == b.replace(",", "").strip()
 
 
-def join(pool: list[PoolRecord], solutions: list[SolutionRecord], pool_name: str, pool_sha: str, train_name: str, train_sha: str) -> GsmPool:
+def join(
+    pool: list[PoolRecord], solutions: list[SolutionRecord], pool_name: str, pool_sha: str, train_name: str, train_sha: str
+) -> GsmPool:
     """Join each pool problem to its worked solution by exact question text."""
     by_question: dict[str, list[SolutionRecord]] = {}
     for record in solutions:
@@ -147,16 +150,24 @@ def load(store) -> GsmPool:
     """The pool joined with its solutions, from verified snapshots of a SnapshotStore."""
     pool_path, train_path = store.path(POOL), store.path(TRAIN)
     return join(
-        read_pool(pool_path), read_solutions(train_path),
-        POOL, store.snapshot(POOL).sha256, TRAIN, store.snapshot(TRAIN).sha256,
+        read_pool(pool_path),
+        read_solutions(train_path),
+        POOL,
+        store.snapshot(POOL).sha256,
+        TRAIN,
+        store.snapshot(TRAIN).sha256,
     )
 
 
 def load_files(pool_path: Path, train_path: Path) -> GsmPool:
     """The same, from two files named by path (their sha256 computed here)."""
     return join(
-        read_pool(pool_path), read_solutions(train_path),
-        POOL, sha256_file(pool_path), TRAIN, sha256_file(train_path),
+        read_pool(pool_path),
+        read_solutions(train_path),
+        POOL,
+        sha256_file(pool_path),
+        TRAIN,
+        sha256_file(train_path),
     )
 
 
@@ -179,18 +190,32 @@ def read_user_file(path: Path) -> GsmPool:
     A repeated question is reported as unjoined, never used twice."""
     sha = sha256_file(path)
     problems, unjoined, first_line = [], [], {}
-    for record in read_solutions(path, "give each line as {\"question\": ..., \"answer\": \"<worked solution>\\n#### <number>\"}"):
+    for record in read_solutions(path, 'give each line as {"question": ..., "answer": "<worked solution>\\n#### <number>"}'):
         prov = Provenance(snapshot=path.name, sha256=sha, line=record.line, field="answer", value=record.final_answer)
         if record.question in first_line:
-            unjoined.append(Unjoined(id=user_id(record.line), question=record.question, reason=f"same question as {user_id(first_line[record.question])} of {path.name}", pool=prov))
+            unjoined.append(
+                Unjoined(
+                    id=user_id(record.line),
+                    question=record.question,
+                    reason=f"same question as {user_id(first_line[record.question])} of {path.name}",
+                    pool=prov,
+                )
+            )
             continue
         first_line[record.question] = record.line
         problems.append(
             BaseProblem(
-                id=user_id(record.line), question=record.question, answer=record.final_answer,
-                n_steps=solution_steps(record.solution), solution=record.solution, pool=prov, source=prov,
+                id=user_id(record.line),
+                question=record.question,
+                answer=record.final_answer,
+                n_steps=solution_steps(record.solution),
+                solution=record.solution,
+                pool=prov,
+                source=prov,
             )
         )
     if not problems:
-        raise CtxRobustError(f"{path}: no problems; give one JSON object per line with 'question' and 'answer' (the worked solution ending in '#### N')")
+        raise CtxRobustError(
+            f"{path}: no problems; give one JSON object per line with 'question' and 'answer' (the worked solution ending in '#### N')"
+        )
     return GsmPool(problems=problems, unjoined=unjoined)

@@ -3,6 +3,7 @@
 `sources/lock.json` is the committed source of truth; `regenerate_lock.py` rebuilds it from a
 mirror. This module holds the lock's model and reads and writes it.
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -70,7 +71,7 @@ class Snapshot(BaseModel):
     raw_bytes: int | None = Field(None, ge=0)
 
     @model_validator(mode="after")
-    def _raw_only_for_converted_files(self) -> "Snapshot":
+    def _raw_only_for_converted_files(self) -> Snapshot:
         if (self.raw_sha256 is None) != (self.raw_bytes is None):
             raise ValueError(f"{self.name}: give raw_sha256 and raw_bytes together")
         if self.raw_sha256 is not None and self.upstream.kind != "fred":
@@ -97,7 +98,7 @@ class Lock(BaseModel):
     snapshots: list[Snapshot]
 
     @model_validator(mode="after")
-    def _unique_and_sorted(self) -> "Lock":
+    def _unique_and_sorted(self) -> Lock:
         names = [s.name for s in self.snapshots]
         duplicates = sorted({n for n in names if names.count(n) > 1})
         if duplicates:

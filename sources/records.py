@@ -8,6 +8,7 @@ locator a Provenance names. A user-supplied file is named by its file name
 and its sha256 is recorded with every fact read from it. Every error is one
 line naming the file and the record.
 """
+
 from __future__ import annotations
 
 import json
@@ -31,8 +32,14 @@ class Located(BaseModel):
 
     def provenance(self, upstream_id: str, field: str, value: str, pid: str | None = None) -> Provenance:
         return Provenance(
-            snapshot=self.snapshot, sha256=self.sha256, line=self.line, index=self.index,
-            upstream_id=upstream_id, pid=pid, field=field, value=value,
+            snapshot=self.snapshot,
+            sha256=self.sha256,
+            line=self.line,
+            index=self.index,
+            upstream_id=upstream_id,
+            pid=pid,
+            field=field,
+            value=value,
         )
 
 

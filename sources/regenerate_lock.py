@@ -9,6 +9,7 @@ date already in the lock. A FRED file is pinned in its canonical CSV form (fred_
 mirror file's own hash is kept as raw_sha256) at an ALFRED vintage: the one already in the
 lock for that series, else --fred-vintage, else the file's date.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -36,8 +37,7 @@ HTTPS_CATALOGUE: dict[str, tuple[str, str, str | None]] = {
         "redistributing. URL pinned to the commit whose qa_data file matches these bytes.",
     ),
     "gsm_ic": (
-        "Not stated: the google-research-datasets/GSM-IC README names no licence; the problems are drawn "
-        "from GSM8K (MIT)",
+        "Not stated: the google-research-datasets/GSM-IC README names no licence; the problems are drawn from GSM8K (MIT)",
         f"https://raw.githubusercontent.com/google-research-datasets/GSM-IC/{GSM_IC_COMMIT}/{{file}}",
         "Repository is archived with a single commit; URL pinned to it.",
     ),
@@ -100,9 +100,7 @@ def describe(mirror: Path, name: str, vintage: dt.date | None = None) -> tuple[s
 
 def _mirror_files(mirror: Path) -> list[str]:
     names = [
-        p.relative_to(mirror).as_posix()
-        for p in mirror.rglob("*")
-        if p.is_file() and p.relative_to(mirror).as_posix() not in SKIP_FILES
+        p.relative_to(mirror).as_posix() for p in mirror.rglob("*") if p.is_file() and p.relative_to(mirror).as_posix() not in SKIP_FILES
     ]
     return sorted(names)
 
@@ -141,8 +139,10 @@ def _pin(mirror: Path, name: str, old: Snapshot | None, fred_vintage: dt.date | 
     series_id = _fred_series_id(path)
     data = fred_csv.canonical(raw, series_id, str(path))
     return {
-        "sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data),
-        "raw_sha256": hashlib.sha256(raw).hexdigest(), "raw_bytes": len(raw),
+        "sha256": hashlib.sha256(data).hexdigest(),
+        "bytes": len(data),
+        "raw_sha256": hashlib.sha256(raw).hexdigest(),
+        "raw_bytes": len(raw),
         "vintage": _fred_vintage(old, series_id, fred_vintage, path),
     }
 
@@ -174,11 +174,17 @@ def regenerate(mirror: Path, previous: dict[str, Snapshot] | None = None, fred_v
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m ctxrobust.sources.regenerate_lock", description="Regenerate the source lock from a mirror.")
+    parser = argparse.ArgumentParser(
+        prog="python -m ctxrobust.sources.regenerate_lock", description="Regenerate the source lock from a mirror."
+    )
     parser.add_argument("--regenerate-from", metavar="DIR", required=True, type=Path)
     parser.add_argument("--out", metavar="PATH", type=Path, default=DEFAULT_LOCK_PATH)
-    parser.add_argument("--fred-vintage", metavar="YYYY-MM-DD", type=dt.date.fromisoformat,
-                        help="ALFRED vintage for FRED series the lock does not pin yet (default: the file's date)")
+    parser.add_argument(
+        "--fred-vintage",
+        metavar="YYYY-MM-DD",
+        type=dt.date.fromisoformat,
+        help="ALFRED vintage for FRED series the lock does not pin yet (default: the file's date)",
+    )
     args = parser.parse_args(argv)
     try:
         previous = load_lock(args.out) if args.out.exists() else {}

@@ -4,6 +4,7 @@ temp rows: question, id, edited_question, date, date_type, answer, any_answer.
 geo rows:  question, id, edited_question, location, answer, any_answer.
 All rows sharing `id` are contexts of one upstream question.
 """
+
 from __future__ import annotations
 
 from pathlib import Path, PurePosixPath
@@ -87,7 +88,9 @@ def folder_files(folder: Path) -> list[tuple[str, Path, str]]:
     from ctxrobust.canonical import sha256_file
 
     if not folder.is_dir():
-        raise CtxRobustError(f"situatedqa_dir={folder}: not a folder; give the folder holding SituatedQA's qa_data files (temp.dev.jsonl, geo.train.jsonl, ...)")
+        raise CtxRobustError(
+            f"situatedqa_dir={folder}: not a folder; give the folder holding SituatedQA's qa_data files (temp.dev.jsonl, geo.train.jsonl, ...)"
+        )
     files = sorted(p for p in folder.iterdir() if p.is_file() and p.name.endswith(".jsonl") and p.name.startswith(("temp.", "geo.")))
     if not files:
         raise CtxRobustError(f"situatedqa_dir={folder}: holds no temp.*.jsonl or geo.*.jsonl file (SituatedQA's qa_data file names)")

@@ -9,6 +9,7 @@ file that no longer matches is discarded and obtained again, never trusted.
 Files enter the cache atomically (temporary file in the same directory, then
 rename), so a reader never sees a partial or unverified file.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -169,9 +170,7 @@ class SnapshotStore:
             raise _error(failures)
         return paths
 
-    def fill(
-        self, names: Iterable[str] | None = None, report: Callable[[str, str], None] | None = None
-    ) -> list[tuple[str, str]]:
+    def fill(self, names: Iterable[str] | None = None, report: Callable[[str, str], None] | None = None) -> list[tuple[str, str]]:
         """Obtain and verify every named snapshot (all by default): [(name, "cache"|"mirror"|"upstream")].
 
         `report(name, how)` is called as each one is ready. Snapshots that cannot be

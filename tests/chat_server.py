@@ -1,5 +1,6 @@
 """A stand-in OpenAI-compatible chat-completions endpoint on 127.0.0.1 for the tests: scripted
 answers, and scripted faults (429, 500, slow replies, malformed bodies) served before them."""
+
 from __future__ import annotations
 
 import json
@@ -16,7 +17,9 @@ class ChatServer:
     `slow_seconds`, longer than the client's timeout), "malformed" (200, not JSON), "no-choices"
     (200, JSON without choices). `delay` slows every answer."""
 
-    def __init__(self, answer: Callable[[list, int], str], faults=(), delay: float = 0.0, slow_seconds: float = 3.0, model: str = "served-model"):
+    def __init__(
+        self, answer: Callable[[list, int], str], faults=(), delay: float = 0.0, slow_seconds: float = 3.0, model: str = "served-model"
+    ):
         self.answer, self.faults, self.delay, self.slow_seconds, self.model = answer, list(faults), delay, slow_seconds, model
         self.lock = threading.Lock()
         self.seen: Counter = Counter()  # answered requests per messages
@@ -73,7 +76,10 @@ class ChatServer:
                     server.bodies.append(body)
                 text = server.answer(body["messages"], n)
                 payload = {
-                    "id": f"chatcmpl-{server.answered}", "object": "chat.completion", "created": 0, "model": server.model,
+                    "id": f"chatcmpl-{server.answered}",
+                    "object": "chat.completion",
+                    "created": 0,
+                    "model": server.model,
                     "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
                     "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
                 }
@@ -87,7 +93,7 @@ class ChatServer:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
 
-    def __enter__(self) -> "ChatServer":
+    def __enter__(self) -> ChatServer:
         self.thread.start()
         return self
 

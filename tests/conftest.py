@@ -8,6 +8,7 @@ use the `mirror`, `real_mirror` or `store` fixture, or carry `@pytest.mark.sourc
 Otherwise they are skipped, and one line at the end says how many and how to run them.
 With `CTXROBUST_REQUIRE_SOURCES=1` (CI) a source test that is skipped, for any reason, fails the run.
 """
+
 from __future__ import annotations
 
 import os

@@ -1,4 +1,5 @@
 """Reading mlcroissant records back as the release's JSONL values, field by field."""
+
 from __future__ import annotations
 
 

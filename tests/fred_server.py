@@ -7,6 +7,7 @@ overlaps it, with the period clipped to the request's, as XML (fredapi asks for 
 Errors are FRED's: HTTP 400 with `<error code=... message=.../>` for a bad key, an unknown
 series, a malformed date or a period that ends before it starts. Runs on 127.0.0.1 only.
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -55,7 +56,10 @@ class FredStandIn:
         if path != "/fred/series/observations":
             return _error(404, "Not Found.")
         if query.get("api_key", [""])[-1] != self.key:
-            return _error(400, "Bad Request.  The value for variable api_key is not registered.  Read https://fred.stlouisfed.org/docs/api/api_key.html for more information.")
+            return _error(
+                400,
+                "Bad Request.  The value for variable api_key is not registered.  Read https://fred.stlouisfed.org/docs/api/api_key.html for more information.",
+            )
         period = []
         for name, default in (("realtime_start", self.today), ("realtime_end", self.today)):
             text = query.get(name, [default.isoformat()])[-1]  # fredapi may repeat a parameter: the last one counts

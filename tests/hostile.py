@@ -1,5 +1,6 @@
 """Helpers for the hostile-input tests: run the command line in a child process with a time bound, and
 fingerprint a folder tree (without following links or opening special files) to show nothing changed."""
+
 from __future__ import annotations
 
 import hashlib
@@ -12,10 +13,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from publish_releases import build_pseudowords
 
 from ctxrobust.build import write_sums
 from ctxrobust.canonical import dumps_pretty
-from publish_releases import build_pseudowords
 
 REPO = Path(__file__).resolve().parent.parent
 TIMEOUT = 120  # seconds: a command that hangs fails its test instead of the suite
@@ -25,8 +26,15 @@ def run(*args: str, env: dict | None = None, timeout: float = TIMEOUT, cwd: Path
     """`ctxrobust ARGS...` in a child process, bounded by `timeout` (subprocess.TimeoutExpired fails the test)."""
     environment = {**os.environ, "PYTHONPATH": str(REPO / "tests"), **(env or {})}
     environment.pop("CTXROBUST_DEBUG", None)
-    return subprocess.run([sys.executable, "-m", "ctxrobust.cli", *args], capture_output=True, text=True,
-                          timeout=timeout, env=environment, cwd=cwd, stdin=subprocess.DEVNULL)
+    return subprocess.run(
+        [sys.executable, "-m", "ctxrobust.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=environment,
+        cwd=cwd,
+        stdin=subprocess.DEVNULL,
+    )
 
 
 def fingerprint(root: Path) -> dict[str, str]:
@@ -90,7 +98,10 @@ def predictions(tmp_path) -> Path:
 def prediction_rows(model: str = "m") -> list[dict]:
     """Pseudowords predictions for 8 questions: baseline and two contexts of the release's longest length."""
     rows = [{"model": model, "id": f"q{i}", "context": None, "trial": t, "correct": (i + t) % 2} for i in range(8) for t in range(3)]
-    rows += [{"model": model, "id": f"q{i}", "context": c, "trial": t, "correct": (i * t) % 2}
-             for i in range(8) for c in ("CHA-000040-000", "CHA-000040-001") for t in range(2)]
+    rows += [
+        {"model": model, "id": f"q{i}", "context": c, "trial": t, "correct": (i * t) % 2}
+        for i in range(8)
+        for c in ("CHA-000040-000", "CHA-000040-001")
+        for t in range(2)
+    ]
     return rows
-

@@ -24,6 +24,7 @@ route (create, refs, tree, info, preupload, commit, tag, validate-yaml, resolve)
 - action "hang": answer nothing until `server.hub.release_hangs()` or the server stops (the request is
   logged first, and `server.hub.hanging` is set, so a test can act while a request is in flight).
 """
+
 from __future__ import annotations
 
 import base64
@@ -122,7 +123,7 @@ class Hub:
         with self.lock:
             self.faults.setdefault(route, []).extend([None] * skip + [Fault(action, when)] * times)
 
-    def take_fault(self, route: str) -> "Fault | None":
+    def take_fault(self, route: str) -> Fault | None:
         with self.lock:
             queue = self.faults.get(route)
             return queue.pop(0) if queue else None
@@ -147,7 +148,7 @@ class Hub:
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
-    server: "HubServer"
+    server: HubServer
 
     def log_message(self, format, *args):  # keep test output quiet
         pass
@@ -293,22 +294,28 @@ class _Handler(BaseHTTPRequestHandler):
         commit = repo.resolve(revision)
         if commit is None:
             return self._error(404, f"Invalid rev id: {revision}", "RevisionNotFound")
-        return self._json(200, {
-            "id": repo.repo_id,
-            "sha": commit.oid,
-            "private": False,
-            "siblings": [{"rfilename": p} for p in sorted(commit.files)],
-        })
+        return self._json(
+            200,
+            {
+                "id": repo.repo_id,
+                "sha": commit.oid,
+                "private": False,
+                "siblings": [{"rfilename": p} for p in sorted(commit.files)],
+            },
+        )
 
     def _refs(self, repo: Repo):
         def ref(kind: str, name: str, oid: str) -> dict:
             return {"name": name, "ref": f"refs/{kind}/{name}", "targetCommit": oid}
 
-        return self._json(200, {
-            "branches": [ref("heads", n, o) for n, o in sorted(repo.branches.items())],
-            "converts": [],
-            "tags": [ref("tags", n, o) for n, o in sorted(repo.tags.items())],
-        })
+        return self._json(
+            200,
+            {
+                "branches": [ref("heads", n, o) for n, o in sorted(repo.branches.items())],
+                "converts": [],
+                "tags": [ref("tags", n, o) for n, o in sorted(repo.tags.items())],
+            },
+        )
 
     def _tree(self, repo: Repo, revision: str, prefix: str, query: dict):
         commit = repo.resolve(revision)
@@ -335,12 +342,14 @@ class _Handler(BaseHTTPRequestHandler):
         answer = []
         for item in payload.get("files", []):
             existing = files.get(item["path"])
-            answer.append({
-                "path": item["path"],
-                "uploadMode": "regular",
-                "shouldIgnore": False,
-                "oid": git_blob_oid(existing) if existing is not None else None,
-            })
+            answer.append(
+                {
+                    "path": item["path"],
+                    "uploadMode": "regular",
+                    "shouldIgnore": False,
+                    "oid": git_blob_oid(existing) if existing is not None else None,
+                }
+            )
         return self._json(200, {"files": answer})
 
     def _commit(self, repo: Repo, revision: str, body: bytes):
@@ -356,7 +365,9 @@ class _Handler(BaseHTTPRequestHandler):
         head = repo.commits[repo.branches[branch]]
         parent = header.get("parentCommit")
         if parent is not None and parent != head.oid:
-            return self._json(412, {"error": f"A commit has happened since. Please refresh and try again. (parent {parent} is not the head {head.oid})"})
+            return self._json(
+                412, {"error": f"A commit has happened since. Please refresh and try again. (parent {parent} is not the head {head.oid})"}
+            )
         files = dict(head.files)
         for line in lines:
             key, value = line["key"], line.get("value", {})
@@ -379,12 +390,15 @@ class _Handler(BaseHTTPRequestHandler):
         commit = repo.add_commit(head.oid, header.get("summary", ""), header.get("description", ""), files)
         repo.branches[branch] = commit.oid
         prefix = "" if repo.repo_type == "model" else f"{repo.repo_type}s/"
-        return self._json(200, {
-            "success": True,
-            "commitOid": commit.oid,
-            "commitUrl": f"{self.server.url}/{prefix}{repo.repo_id}/commit/{commit.oid}",
-            "pullRequestUrl": None,
-        })
+        return self._json(
+            200,
+            {
+                "success": True,
+                "commitOid": commit.oid,
+                "commitUrl": f"{self.server.url}/{prefix}{repo.repo_id}/commit/{commit.oid}",
+                "pullRequestUrl": None,
+            },
+        )
 
     def _tag(self, repo: Repo, revision: str, payload: dict):
         commit = repo.resolve(revision)
@@ -419,7 +433,7 @@ class HubServer(ThreadingHTTPServer):
         self.url = f"http://127.0.0.1:{self.server_address[1]}"
         self._thread: threading.Thread | None = None
 
-    def __enter__(self) -> "HubServer":
+    def __enter__(self) -> HubServer:
         self._thread = threading.Thread(target=self.serve_forever, name="test-hub", daemon=True)
         self._thread.start()
         return self

@@ -5,6 +5,7 @@ A hand-written release is laid out as `ctxrobust.release.build_release` lays one
 tests write themselves; it lets the publishing code be tested on nested fields, empty files
 and manifests with sources, failed checks and exclusions, independently of any builder.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -13,10 +14,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from ctxrobust.build import build_release, write_sums
 from ctxrobust.canonical import dumps_pretty, sha256_file, write_jsonl
 from ctxrobust.publish.card import render_card
 from ctxrobust.release import CARD, MANIFEST
-from ctxrobust.build import build_release, write_sums
 
 SMALL_PSEUDOWORDS = {"vocabulary_size": 2000, "lengths": [10, 40], "contexts_per_length": 3, "kinds": ["CHA", "TOK"]}
 PARQUET_OPTIONS = {"compression": "zstd", "write_statistics": False, "store_schema": False}
@@ -54,7 +55,9 @@ def write_release(
     for name, rows in sorted(files.items()):
         path = folder / name
         count = write_jsonl(path, rows)
-        entries.append({"name": name, "sha256": sha256_file(path), "bytes": path.stat().st_size, "rows": count, "schema": f"{dataset}.{name[:-6]}"})
+        entries.append(
+            {"name": name, "sha256": sha256_file(path), "bytes": path.stat().st_size, "rows": count, "schema": f"{dataset}.{name[:-6]}"}
+        )
         pq_path = folder / (name[: -len(".jsonl")] + ".parquet")
         write_parquet(sorted(rows, key=lambda row: row["id"]), pq_path, (columns or {}).get(name))
         parquet.append({"name": pq_path.name, "sha256": sha256_file(pq_path), "bytes": pq_path.stat().st_size, "rows": count, "from": name})
@@ -80,25 +83,51 @@ def nested_rows(n: int, salt: str = "") -> list[dict]:
     booleans, lists, structs, lists of structs, unicode and all-null columns."""
     rows = []
     for i in range(n):
-        rows.append({
-            "id": f"item-{i:03d}{salt}",
-            "question": f"What was the value in year {1990 + i}? — “quoted” ünïcode {salt}",
-            "options": {"A": f"${i}.25", "B": f"${i + 1}.50", "C": f"${i + 2}.75", "D": f"${i + 3}.00", "E": "Insufficient information"},
-            "gold": "ABCD"[i % 4],
-            "lure": "BCDA"[i % 4],
-            "contexts": {
-                "G": {"text": f"In {1990 + i} it was ${i}.25.", "scope": {"time": str(1990 + i), "location": None}, "true": True, "cues": ["year"] * (i % 3)},
-                "S": {"text": f"In {1980 + i} it was ${i + 1}.50.", "scope": {"time": str(1980 + i), "location": None}, "true": True, "cues": []},
-                "F": {"text": f"In {1990 + i} it was ${i + 1}.50.", "scope": {"time": str(1990 + i), "location": None}, "true": False, "cues": ["year"]},
-            },
-            "provenance": {"G": {"line": i + 2, "snapshot": "fred/STTMINWGNE.csv"}, "distractors": [{"line": i + 10, "value": "1.00"}, {"line": i + 20, "value": "2.00"}]},
-            "substitutions": [{"start": 17, "end": 17 + len(f"${i}.25"), "gold": f"${i}.25", "lure": f"${i + 1}.50"}] * (1 + i % 2),
-            "tags": ["fred", "time"][: 1 + i % 2],
-            "weight": 0.5 + i,
-            "cluster": i // 3,
-            "audited": i % 2 == 0,
-            "note": None,
-        })
+        rows.append(
+            {
+                "id": f"item-{i:03d}{salt}",
+                "question": f"What was the value in year {1990 + i}? — “quoted” ünïcode {salt}",
+                "options": {
+                    "A": f"${i}.25",
+                    "B": f"${i + 1}.50",
+                    "C": f"${i + 2}.75",
+                    "D": f"${i + 3}.00",
+                    "E": "Insufficient information",
+                },
+                "gold": "ABCD"[i % 4],
+                "lure": "BCDA"[i % 4],
+                "contexts": {
+                    "G": {
+                        "text": f"In {1990 + i} it was ${i}.25.",
+                        "scope": {"time": str(1990 + i), "location": None},
+                        "true": True,
+                        "cues": ["year"] * (i % 3),
+                    },
+                    "S": {
+                        "text": f"In {1980 + i} it was ${i + 1}.50.",
+                        "scope": {"time": str(1980 + i), "location": None},
+                        "true": True,
+                        "cues": [],
+                    },
+                    "F": {
+                        "text": f"In {1990 + i} it was ${i + 1}.50.",
+                        "scope": {"time": str(1990 + i), "location": None},
+                        "true": False,
+                        "cues": ["year"],
+                    },
+                },
+                "provenance": {
+                    "G": {"line": i + 2, "snapshot": "fred/STTMINWGNE.csv"},
+                    "distractors": [{"line": i + 10, "value": "1.00"}, {"line": i + 20, "value": "2.00"}],
+                },
+                "substitutions": [{"start": 17, "end": 17 + len(f"${i}.25"), "gold": f"${i}.25", "lure": f"${i + 1}.50"}] * (1 + i % 2),
+                "tags": ["fred", "time"][: 1 + i % 2],
+                "weight": 0.5 + i,
+                "cluster": i // 3,
+                "audited": i % 2 == 0,
+                "note": None,
+            }
+        )
     return rows
 
 

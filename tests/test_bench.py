@@ -1,4 +1,5 @@
 """The bench scripts cannot rot: each has a quick mode, and CI runs every one of them in it."""
+
 from __future__ import annotations
 
 import os
@@ -28,7 +29,13 @@ def test_the_scoring_benches_run_quickly_against_a_release_with_its_sums(tmp_pat
     """The scoring benches build their synthetic releases with SHA256SUMS, which `score` requires."""
     env = {**os.environ, "BENCH_QUICK": "1"}
     for name in ("score_gsm_ic.py", "score_misleadqa.py"):
-        done = subprocess.run([sys.executable, str(REPO / "bench" / name), *(["--out", str(tmp_path / "gsm")] if "gsm" in name else [])],
-                              cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
+        done = subprocess.run(
+            [sys.executable, str(REPO / "bench" / name), *(["--out", str(tmp_path / "gsm")] if "gsm" in name else [])],
+            cwd=REPO,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         assert done.returncode == 0, done.stderr
         assert "error" not in done.stdout + done.stderr

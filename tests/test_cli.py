@@ -1,4 +1,5 @@
 """The command line on a small pseudowords release: intact releases only, options that apply, one-line errors."""
+
 from __future__ import annotations
 
 import json
@@ -38,7 +39,12 @@ def benchmark(tmp_path):
 def predictions(tmp_path):
     path = tmp_path / "preds.jsonl"
     rows = [{"model": "m", "id": f"q{i}", "context": None, "trial": t, "correct": (i + t) % 2} for i in range(12) for t in range(4)]
-    rows += [{"model": "m", "id": f"q{i}", "context": c, "trial": t, "correct": (i * t) % 2} for i in range(12) for c in ("CHA-000020-000", "CHA-000020-001") for t in range(2)]
+    rows += [
+        {"model": "m", "id": f"q{i}", "context": c, "trial": t, "correct": (i * t) % 2}
+        for i in range(12)
+        for c in ("CHA-000020-000", "CHA-000020-001")
+        for t in range(2)
+    ]
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     return path
 
@@ -50,7 +56,9 @@ def test_prompts_and_score_refuse_a_changed_release(release, benchmark, predicti
     assert cli.main(["prompts", str(release), "--benchmark", str(benchmark)]) == 2
     assert cli.main(["score", str(release), str(predictions)]) == 2
     err = capsys.readouterr().err.splitlines()
-    assert len(err) == 2 and all(line.startswith("error: ") and "contexts.jsonl: sha256 is" in line and "run `validate" in line for line in err)
+    assert len(err) == 2 and all(
+        line.startswith("error: ") and "contexts.jsonl: sha256 is" in line and "run `validate" in line for line in err
+    )
 
 
 def test_an_option_of_another_dataset_is_refused(release, benchmark, predictions, capsys):

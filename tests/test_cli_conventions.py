@@ -1,4 +1,5 @@
 """Command-line conventions: --version, help on every option, build settings listed, wrong --set keys named."""
+
 from __future__ import annotations
 
 import argparse

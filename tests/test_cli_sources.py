@@ -1,4 +1,5 @@
 """`ctxrobust release` / `build` / `sources` without the source snapshots: one short line per dataset, the full list on -v or in a file."""
+
 from __future__ import annotations
 
 import hashlib

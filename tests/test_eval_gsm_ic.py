@@ -1,5 +1,6 @@
 """GSM-IC scoring: hand-computed figures on a miniature release, identities on random predictions,
 self-consistency voting, bad lines, determinism, and the Markdown / HTML renderings."""
+
 from __future__ import annotations
 
 import json
@@ -14,14 +15,14 @@ import numpy as np
 import pytest
 from pydantic import ValidationError
 
+from ctxrobust.build import write_sums
 from ctxrobust.canonical import dumps, dumps_pretty, write_jsonl
 from ctxrobust.cli import main
 from ctxrobust.errors import CtxRobustError
-from ctxrobust.release import Release
-from ctxrobust.build import write_sums
 from ctxrobust.evaluation.gsm_ic import accuracy
 from ctxrobust.evaluation.gsm_ic.render import render_html, render_markdown
 from ctxrobust.evaluation.gsm_ic.scorer import GsmIcPrediction, score
+from ctxrobust.release import Release
 from ctxrobust.schemas import load_schema
 
 # ------------------------------------------------------------------ a miniature release, written here
@@ -46,21 +47,40 @@ def write_release(folder: Path, bases, variants, subset=None) -> Release:
     """bases: (id, answer, n_steps); variants: (id, base_id, topic, role, number)."""
     folder.mkdir(parents=True, exist_ok=True)
     by_id = {b[0]: b for b in bases}
-    write_jsonl(folder / "base.jsonl", [
-        {"id": i, "question": f"Problem {i}. How many?", "answer": a, "n_steps": s, "solution": "..."} for i, a, s in bases
-    ])
-    write_jsonl(folder / "variants.jsonl", [
-        {
-            "id": v, "base_id": b, "original_question": f"Problem {b}. How many?", "new_question": f"Problem {b}. Sentence {v}. How many?",
-            "answer": by_id[b][1], "n_steps": by_id[b][2], "role": "Ada", "number": 3, "sentence_template": "{role} has {number} pens.",
-            "role_label": r, "number_label": n, "sentence_label": t, "topic": "pens", "sentence": f"Sentence {v}.", "insert_offset": 0, "edits": [],
-        }
-        for v, b, t, r, n in variants
-    ])
+    write_jsonl(
+        folder / "base.jsonl",
+        [{"id": i, "question": f"Problem {i}. How many?", "answer": a, "n_steps": s, "solution": "..."} for i, a, s in bases],
+    )
+    write_jsonl(
+        folder / "variants.jsonl",
+        [
+            {
+                "id": v,
+                "base_id": b,
+                "original_question": f"Problem {b}. How many?",
+                "new_question": f"Problem {b}. Sentence {v}. How many?",
+                "answer": by_id[b][1],
+                "n_steps": by_id[b][2],
+                "role": "Ada",
+                "number": 3,
+                "sentence_template": "{role} has {number} pens.",
+                "role_label": r,
+                "number_label": n,
+                "sentence_label": t,
+                "topic": "pens",
+                "sentence": f"Sentence {v}.",
+                "insert_offset": 0,
+                "edits": [],
+            }
+            for v, b, t, r, n in variants
+        ],
+    )
     if subset is not None:
         base_of = {v[0]: v[1] for v in variants}
         write_jsonl(folder / "gsm-ic-4k.jsonl", [{"id": v, "base_id": base_of[v]} for v in subset])
-    (folder / "manifest.json").write_text(dumps_pretty({"dataset": "gsm-ic", "version": "0.0.1", "config": {"seed": 0}, "files": []}), encoding="utf-8")
+    (folder / "manifest.json").write_text(
+        dumps_pretty({"dataset": "gsm-ic", "version": "0.0.1", "config": {"seed": 0}, "files": []}), encoding="utf-8"
+    )
     write_sums(folder)  # frozen: the command line scores intact releases only
     return Release(folder)
 
@@ -125,16 +145,23 @@ def test_alpha_figures_worked_by_hand(mini_report):
     base = F(2, 3)  # b1, b2 right; b3 wrong
     expected = {
         "accuracy.base": base,
-        "micro": F(7, 9), "macro": F(1, 3),
-        "micro.2step": F(4, 5), "micro.multistep": F(3, 4),  # b1+b2: 4 of 5; b3: 3 of 4
-        "macro.2step": F(1, 2), "macro.multistep": F(0, 1),
-        "normalised.micro": F(7, 9) / base, "normalised.macro": F(1, 3) / base,
+        "micro": F(7, 9),
+        "macro": F(1, 3),
+        "micro.2step": F(4, 5),
+        "micro.multistep": F(3, 4),  # b1+b2: 4 of 5; b3: 3 of 4
+        "macro.2step": F(1, 2),
+        "macro.multistep": F(0, 1),
+        "normalised.micro": F(7, 9) / base,
+        "normalised.macro": F(1, 3) / base,
         # topic in: v11 v13 v22x v31 v34 -> 4/5; off: v12 v21 v32 v33x -> 3/4
-        "micro.topic=in": F(4, 5), "micro.topic=off": F(3, 4),
+        "micro.topic=in": F(4, 5),
+        "micro.topic=off": F(3, 4),
         # role overlapped: v11 v21 v22x v32 v34 -> 4/5; nonoverlapped: v12 v13 v31 v33x -> 3/4
-        "micro.role=overlapped": F(4, 5), "micro.role=nonoverlapped": F(3, 4),
+        "micro.role=overlapped": F(4, 5),
+        "micro.role=nonoverlapped": F(3, 4),
         # number in: v11 v13 v22x v32 v33x -> 3/5; out: v12 v21 v31 v34 -> 4/4
-        "micro.number=in_range": F(3, 5), "micro.number=out_range": F(1),
+        "micro.number=in_range": F(3, 5),
+        "micro.number=out_range": F(1),
         # macro by factor: a base problem counts if all its variants at that level are right
         "macro.topic=in": F(2, 3),  # b1 yes, b2 no (v22), b3 yes
         "macro.topic=off": F(2, 3),  # b1 yes, b2 yes, b3 no (v33)
@@ -144,16 +171,26 @@ def test_alpha_figures_worked_by_hand(mini_report):
         "macro.number=out_range": F(1),
         "invalid": F(1, 9),
         # GSM-IC-4K: v11 v21 v22x v31 v32
-        "4k.micro": F(4, 5), "4k.macro": F(2, 3),
-        "4k.micro.2step": F(2, 3), "4k.micro.multistep": F(1),
-        "4k.macro.2step": F(1, 2), "4k.macro.multistep": F(1),
-        "4k.normalised.micro": F(4, 5) / base, "4k.normalised.macro": F(2, 3) / base,
-        "4k.micro.topic=in": F(2, 3), "4k.micro.topic=off": F(1),
-        "4k.micro.role=overlapped": F(3, 4), "4k.micro.role=nonoverlapped": F(1),
-        "4k.micro.number=in_range": F(2, 3), "4k.micro.number=out_range": F(1),
-        "4k.macro.topic=in": F(2, 3), "4k.macro.topic=off": F(1),
-        "4k.macro.role=overlapped": F(2, 3), "4k.macro.role=nonoverlapped": F(1),
-        "4k.macro.number=in_range": F(2, 3), "4k.macro.number=out_range": F(1),
+        "4k.micro": F(4, 5),
+        "4k.macro": F(2, 3),
+        "4k.micro.2step": F(2, 3),
+        "4k.micro.multistep": F(1),
+        "4k.macro.2step": F(1, 2),
+        "4k.macro.multistep": F(1),
+        "4k.normalised.micro": F(4, 5) / base,
+        "4k.normalised.macro": F(2, 3) / base,
+        "4k.micro.topic=in": F(2, 3),
+        "4k.micro.topic=off": F(1),
+        "4k.micro.role=overlapped": F(3, 4),
+        "4k.micro.role=nonoverlapped": F(1),
+        "4k.micro.number=in_range": F(2, 3),
+        "4k.micro.number=out_range": F(1),
+        "4k.macro.topic=in": F(2, 3),
+        "4k.macro.topic=off": F(1),
+        "4k.macro.role=overlapped": F(2, 3),
+        "4k.macro.role=nonoverlapped": F(1),
+        "4k.macro.number=in_range": F(2, 3),
+        "4k.macro.number=out_range": F(1),
         "4k.invalid": F(0),
     }
     assert set(got) == set(expected)
@@ -169,14 +206,20 @@ def test_beta_self_consistency_worked_by_hand(mini_report):
     base = F(2, 3)
     expected = {
         "accuracy.base": base,
-        "4k.micro": F(2, 5), "4k.macro": F(1, 3),  # v11, v21 right; only b1 fully right
-        "4k.micro.2step": F(2, 3), "4k.micro.multistep": F(0),
-        "4k.macro.2step": F(1, 2), "4k.macro.multistep": F(0),
-        "4k.normalised.micro": F(2, 5) / base, "4k.normalised.macro": F(1, 3) / base,
+        "4k.micro": F(2, 5),
+        "4k.macro": F(1, 3),  # v11, v21 right; only b1 fully right
+        "4k.micro.2step": F(2, 3),
+        "4k.micro.multistep": F(0),
+        "4k.macro.2step": F(1, 2),
+        "4k.macro.multistep": F(0),
+        "4k.normalised.micro": F(2, 5) / base,
+        "4k.normalised.macro": F(1, 3) / base,
         "4k.sc.recall": F(3, 5),  # v11, v21, v22 have a correct sample
         "4k.invalid": F(1, 5),  # v32
-        "4k.micro.topic=in": F(1, 3), "4k.micro.topic=off": F(1, 2),  # in: v11 v22x v31x; off: v21 v32x
-        "4k.macro.topic=in": F(1, 3), "4k.macro.topic=off": F(1, 2),  # in: b1 only; off: b2 yes, b3 no
+        "4k.micro.topic=in": F(1, 3),
+        "4k.micro.topic=off": F(1, 2),  # in: v11 v22x v31x; off: v21 v32x
+        "4k.macro.topic=in": F(1, 3),
+        "4k.macro.topic=off": F(1, 2),  # in: b1 only; off: b2 yes, b3 no
     }
     for name, value in expected.items():
         assert got[name] == pytest.approx(float(value), abs=1e-12), name
@@ -215,8 +258,20 @@ def test_parameters_record_seed_replicates_and_variant_counts(mini_report):
     assert params["interval"]["level"] == 0.95 and params["interval"]["resampled"] == "base problems"
     # all variants: b1 3, b2 2, b3 4; GSM-IC-4K: b1 1 (v11), b2 2 (v21 v22), b3 2 (v31 v32)
     assert params["scopes"] == {
-        "all": {"metric_prefix": "", "variants": 9, "base_problems": 3, "variants_per_base": [2, 4], "macro_at_most_micro_guaranteed": False},
-        "4k": {"metric_prefix": "4k.", "variants": 5, "base_problems": 3, "variants_per_base": [1, 2], "macro_at_most_micro_guaranteed": False},
+        "all": {
+            "metric_prefix": "",
+            "variants": 9,
+            "base_problems": 3,
+            "variants_per_base": [2, 4],
+            "macro_at_most_micro_guaranteed": False,
+        },
+        "4k": {
+            "metric_prefix": "4k.",
+            "variants": 5,
+            "base_problems": 3,
+            "variants_per_base": [1, 2],
+            "macro_at_most_micro_guaranteed": False,
+        },
     }
 
 
@@ -283,8 +338,12 @@ def test_report_bytes_do_not_depend_on_the_hash_seed(mini, tmp_path):
     for hash_seed in ("1", "2"):
         out = tmp_path / f"report-{hash_seed}.json"
         env = {**os.environ, "PYTHONHASHSEED": hash_seed}
-        done = subprocess.run([sys.executable, "-m", "ctxrobust.cli", "score", str(mini.path), str(path), "-o", str(out), "--replicates", "200"],
-                              env=env, capture_output=True, text=True)
+        done = subprocess.run(
+            [sys.executable, "-m", "ctxrobust.cli", "score", str(mini.path), str(path), "-o", str(out), "--replicates", "200"],
+            env=env,
+            capture_output=True,
+            text=True,
+        )
         assert done.returncode == 0, done.stderr
         outputs.append(out.read_bytes())
     assert outputs[0] == outputs[1]
@@ -330,6 +389,7 @@ def test_tied_self_consistency_vote_is_seeded(mini, tmp_path):
     # b1 samples tie between the right (12) and a wrong answer (11): the seed decides, reproducibly
     rows = [r for r in ALPHA if r["id"] != "b1"] + _samples("alpha", "b1", ["12", "11"])
     path = write_predictions(tmp_path / "tie.jsonl", rows)
+
     def base_accuracy(seed):
         return score(mini, path, {"seed": seed, "replicates": 0})["models"]["alpha"]["metrics"]["accuracy.base"]["estimate"]
 
@@ -355,7 +415,15 @@ def _random_case(tmp_path, rng, balanced: bool, n_base=12):
     variants = []
     for b, _, _ in bases:
         for j in range(6 if balanced else int(rng.integers(1, 9))):
-            variants.append((f"{b}-v{j}", b, str(rng.choice(["in_topic", "off_topic"])), str(rng.choice(["overlapped", "nonoverlapped"])), str(rng.choice(["in_range", "out_range"]))))
+            variants.append(
+                (
+                    f"{b}-v{j}",
+                    b,
+                    str(rng.choice(["in_topic", "off_topic"])),
+                    str(rng.choice(["overlapped", "nonoverlapped"])),
+                    str(rng.choice(["in_range", "out_range"])),
+                )
+            )
     subset = sorted(v[0] for v in variants if rng.random() < 0.5) or [variants[0][0]]
     release = write_release(tmp_path / f"rel-{balanced}", bases, variants, subset)
     gold = {b: a for b, a, _ in bases}
@@ -368,7 +436,9 @@ def _random_case(tmp_path, rng, balanced: bool, n_base=12):
             for k in range(int(rng.integers(1, samples + 1))):
                 right = bool(rng.random() < p_right)
                 truth[model][v] = right
-                rows.append({"model": model, "id": v, "response": f"The answer is {gold[b] if right else int(rng.integers(50, 60))}.", "sample": k})
+                rows.append(
+                    {"model": model, "id": v, "response": f"The answer is {gold[b] if right else int(rng.integers(50, 60))}.", "sample": k}
+                )
     return release, write_predictions(tmp_path / f"pred-{balanced}.jsonl", rows), variants, truth
 
 
@@ -424,8 +494,11 @@ def test_macro_at_most_micro_when_base_problems_have_equal_variant_counts(tmp_pa
 def test_macro_can_exceed_micro_when_variant_counts_differ(tmp_path):
     # macro <= micro is not a law when base problems have different numbers of variants (GSM-IC-4K):
     # b1 has one variant, right; b2 has three variants, all wrong -> micro 1/4, macro 1/2
-    release = write_release(tmp_path / "r", [("b1", "1", 2), ("b2", "2", 2)],
-                            [("b1-a", "b1", "in_topic", "overlapped", "in_range")] + [(f"b2-{k}", "b2", "off_topic", "overlapped", "in_range") for k in "abc"])
+    release = write_release(
+        tmp_path / "r",
+        [("b1", "1", 2), ("b2", "2", 2)],
+        [("b1-a", "b1", "in_topic", "overlapped", "in_range")] + [(f"b2-{k}", "b2", "off_topic", "overlapped", "in_range") for k in "abc"],
+    )
     rows = [{"model": "m", "id": "b1", "answer": 1}, {"model": "m", "id": "b2", "answer": 2}, {"model": "m", "id": "b1-a", "answer": 1}]
     rows += [{"model": "m", "id": f"b2-{k}", "answer": 9} for k in "abc"]
     m = score(release, write_predictions(tmp_path / "p.jsonl", rows), {"replicates": 0})["models"]["m"]["metrics"]
@@ -455,9 +528,14 @@ def test_every_bad_line_is_reported_by_number(mini, tmp_path, capsys):
     problems = report["predictions"]["problems"]
     by_line = {p["line"]: p["message"] for p in problems if p["line"] is not None}
     expected = {
-        2: "not valid JSON", 3: "field 'response': Input should be a valid string", 4: "unknown id 'nope'",
-        5: "duplicate row (same key as line 1)", 6: "missing field 'model'", 7: "unknown field 'extra'",
-        8: "exactly one of 'response' (raw text) or 'answer'", 9: "field 'sample': Input should be greater than or equal to 0",
+        2: "not valid JSON",
+        3: "field 'response': Input should be a valid string",
+        4: "unknown id 'nope'",
+        5: "duplicate row (same key as line 1)",
+        6: "missing field 'model'",
+        7: "unknown field 'extra'",
+        8: "exactly one of 'response' (raw text) or 'answer'",
+        9: "field 'sample': Input should be greater than or equal to 0",
     }
     assert sorted(by_line) == sorted(expected)
     for line, message in expected.items():
@@ -516,13 +594,20 @@ def test_cli_writes_json_markdown_and_html(mini, tmp_path):
 def test_markdown_lays_out_tables_2_3_and_4(mini_report):
     text = render_markdown(mini_report)
     # Table 2: one column per model
-    assert "|  | alpha | beta |\n|---|---|---|\n| Accuracy | 66.7 | 66.7 |\n| 95% CI | [0.0, 100.0] | [0.0, 100.0] |\n| n base problems | 3 | 3 |" in text
-    assert ("| Model | Micro 2 Steps | Micro >2 Steps | Micro Overall | Micro Norm | Macro 2 Steps | Macro >2 Steps | Macro Overall | Macro Norm |"
-            in text)
+    assert (
+        "|  | alpha | beta |\n|---|---|---|\n| Accuracy | 66.7 | 66.7 |\n| 95% CI | [0.0, 100.0] | [0.0, 100.0] |\n| n base problems | 3 | 3 |"
+        in text
+    )
+    assert (
+        "| Model | Micro 2 Steps | Micro >2 Steps | Micro Overall | Micro Norm | Macro 2 Steps | Macro >2 Steps | Macro Overall | Macro Norm |"
+        in text
+    )
     # alpha on all variants, in percent: 80.0 75.0 77.8 116.7 | 50.0 0.0 33.3 50.0
     assert "| alpha | 80.0 | 75.0 | 77.8 | 116.7 | 50.0 | 0.0 | 33.3 | 50.0 |" in text
-    assert ("| Model | Micro Topic In | Micro Topic Off | Micro Role Overlap Yes | Micro Role Overlap No | Micro Num. Range In | Micro Num. Range Out "
-            "| Macro Topic In | Macro Topic Off | Macro Role Overlap Yes | Macro Role Overlap No | Macro Num. Range In | Macro Num. Range Out |") in text
+    assert (
+        "| Model | Micro Topic In | Micro Topic Off | Micro Role Overlap Yes | Micro Role Overlap No | Micro Num. Range In | Micro Num. Range Out "
+        "| Macro Topic In | Macro Topic Off | Macro Role Overlap Yes | Macro Role Overlap No | Macro Num. Range In | Macro Num. Range Out |"
+    ) in text
     # alpha by factor on all variants: micro 80.0 75.0 80.0 75.0 60.0 100.0, macro 66.7 66.7 66.7 50.0 33.3 100.0
     assert "| alpha | 80.0 | 75.0 | 80.0 | 75.0 | 60.0 | 100.0 | 66.7 | 66.7 | 66.7 | 50.0 | 33.3 | 100.0 |" in text
     # beta on GSM-IC-4K: micro 66.7 0.0 40.0 60.0 | macro 50.0 0.0 33.3 50.0
@@ -539,7 +624,7 @@ def test_html_is_self_contained_with_plots(mini_report):
     page = render_html(mini_report)
     assert page.startswith("<!DOCTYPE html>")
     assert page.count("data:image/png;base64,") == 3  # GSM-IC-4K, all variants and the intervals by model
-    assert "<table>" in page and "src=\"http" not in page
+    assert "<table>" in page and 'src="http' not in page
     assert render_html(mini_report) == page  # deterministic bytes
 
 

@@ -1,4 +1,5 @@
 """GSM-IC final-answer extraction and numeric normalisation."""
+
 from __future__ import annotations
 
 import pytest
@@ -46,13 +47,27 @@ def test_response_stops_at_the_next_problem():
 
 @pytest.mark.parametrize(
     "answer, expected",
-    [(12, "12"), (12.5, "25/2"), (0.1, "1/10"), (-3, "-3"), ("$1,250", "1250"), ("7.50", "15/2"), (None, None), (True, None), ("none", None), (float("nan"), None)],
+    [
+        (12, "12"),
+        (12.5, "25/2"),
+        (0.1, "1/10"),
+        (-3, "-3"),
+        ("$1,250", "1250"),
+        ("7.50", "15/2"),
+        (None, None),
+        (True, None),
+        ("none", None),
+        (float("nan"), None),
+    ],
 )
 def test_answer_value(answer, expected):
     assert answer_value(answer) == expected
 
 
-@pytest.mark.parametrize("gold, expected", [("1250", "1250"), ("12.5", "25/2"), ("-3", "-3"), ("1,000", "1000"), ("0.50", "1/2"), ("12 apples", None), ("", None)])
+@pytest.mark.parametrize(
+    "gold, expected",
+    [("1250", "1250"), ("12.5", "25/2"), ("-3", "-3"), ("1,000", "1000"), ("0.50", "1/2"), ("12 apples", None), ("", None)],
+)
 def test_gold_value(gold, expected):
     assert gold_value(gold) == expected
 

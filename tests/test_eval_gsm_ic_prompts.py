@@ -1,16 +1,17 @@
 """GSM-IC prompts: the paper's one-exemplar formats, one request per base problem and per variant."""
+
 from __future__ import annotations
 
 import json
 
 import pytest
 
+from ctxrobust.build import write_sums
 from ctxrobust.canonical import dumps_pretty, write_jsonl
 from ctxrobust.cli import main
 from ctxrobust.errors import CtxRobustError
-from ctxrobust.release import Release
-from ctxrobust.build import write_sums
 from ctxrobust.evaluation.gsm_ic.prompts import PROMPTS, build_prompt, prompts
+from ctxrobust.release import Release
 
 INSTRUCTION = "Solve grade school math problems. Feel free to ignore irrelevant information given in the questions."
 COT_EXEMPLAR = (
@@ -23,16 +24,44 @@ COT_EXEMPLAR = (
 def release(tmp_path) -> Release:
     folder = tmp_path / "release"
     folder.mkdir()
-    write_jsonl(folder / "base.jsonl", [
-        {"id": "b2", "question": "Tom has 3 pens. He buys 4 more. How many pens does he have?", "answer": "7", "n_steps": 2, "solution": "3 + 4 = 7"},
-        {"id": "b1", "question": "Ann has 2 cats. How many legs?", "answer": "8", "n_steps": 2, "solution": "2 * 4 = 8"},
-    ])
-    write_jsonl(folder / "variants.jsonl", [
-        {"id": f"{b}-v{k}", "base_id": b, "original_question": "...", "new_question": f"Variant {k} of {b}. How many?", "answer": a, "n_steps": 2,
-         "role": "Ada", "number": 9, "sentence_template": "t", "role_label": "overlapped", "number_label": "in_range", "sentence_label": "in_topic",
-         "topic": "x", "sentence": "s", "insert_offset": 0, "edits": []}
-        for b, a in (("b1", "8"), ("b2", "7")) for k in range(3)
-    ])
+    write_jsonl(
+        folder / "base.jsonl",
+        [
+            {
+                "id": "b2",
+                "question": "Tom has 3 pens. He buys 4 more. How many pens does he have?",
+                "answer": "7",
+                "n_steps": 2,
+                "solution": "3 + 4 = 7",
+            },
+            {"id": "b1", "question": "Ann has 2 cats. How many legs?", "answer": "8", "n_steps": 2, "solution": "2 * 4 = 8"},
+        ],
+    )
+    write_jsonl(
+        folder / "variants.jsonl",
+        [
+            {
+                "id": f"{b}-v{k}",
+                "base_id": b,
+                "original_question": "...",
+                "new_question": f"Variant {k} of {b}. How many?",
+                "answer": a,
+                "n_steps": 2,
+                "role": "Ada",
+                "number": 9,
+                "sentence_template": "t",
+                "role_label": "overlapped",
+                "number_label": "in_range",
+                "sentence_label": "in_topic",
+                "topic": "x",
+                "sentence": "s",
+                "insert_offset": 0,
+                "edits": [],
+            }
+            for b, a in (("b1", "8"), ("b2", "7"))
+            for k in range(3)
+        ],
+    )
     write_jsonl(folder / "gsm-ic-4k.jsonl", [{"id": "b1-v0", "base_id": "b1"}, {"id": "b2-v2", "base_id": "b2"}])
     (folder / "manifest.json").write_text(dumps_pretty({"dataset": "gsm-ic", "version": "0.0.1", "files": []}), encoding="utf-8")
     write_sums(folder)  # frozen: the command line reads intact releases only

@@ -1,5 +1,6 @@
 """MisleadQA prompts (Figures 4 and 5), the predictions schema and its pydantic mirror, response parsing,
 and the bootstrap building blocks."""
+
 from __future__ import annotations
 
 import json
@@ -10,29 +11,56 @@ import pytest
 from jsonschema import Draft202012Validator
 from pydantic import ValidationError
 
+from ctxrobust.build import write_sums
 from ctxrobust.cli import main as cli_main
 from ctxrobust.errors import CtxRobustError
-from ctxrobust.release import Release
-from ctxrobust.build import write_sums
-from ctxrobust.evaluation import cluster_bootstrap as cb, resampling
+from ctxrobust.evaluation import cluster_bootstrap as cb
+from ctxrobust.evaluation import resampling
 from ctxrobust.evaluation.misleadqa.prompts import prompts
 from ctxrobust.evaluation.misleadqa.responses import CONDITIONS, INVALID, MisleadQAPrediction, parse_letter, row_problem
+from ctxrobust.release import Release
 
 REPO = Path(__file__).resolve().parent.parent
 
 # Table 5 of the paper (the FRED time example), written out here with its recorded option positions
 NEBRASKA = {
-    "id": "fred-time-ne-1997", "split": "main", "source": "fred", "scope_dimension": "time", "cluster_id": "NE",
+    "id": "fred-time-ne-1997",
+    "split": "main",
+    "source": "fred",
+    "scope_dimension": "time",
+    "cluster_id": "NE",
     "dependency_group_id": "fred",
     "question": "What was the recorded basic state minimum wage in Nebraska on January 1, 1997? Give the rate in US dollars per hour.",
     "options": {"A": "$5.15", "B": "$13.50", "C": "$4.25", "D": "$5.85", "E": "Insufficient information"},
-    "gold": "C", "lure": "A", "target_scope": {}, "alt_scope": {},
+    "gold": "C",
+    "lure": "A",
+    "target_scope": {},
+    "alt_scope": {},
     "contexts": {
-        "G": {"text": "On January 1, 1997, the recorded basic state minimum wage in Nebraska was $4.25 per hour.", "scope": {}, "value": "$4.25", "true": True, "in_scope": True},
-        "S": {"text": "On January 1, 1998, the recorded basic state minimum wage in Nebraska was $5.15 per hour.", "scope": {}, "value": "$5.15", "true": True, "in_scope": False},
-        "F": {"text": "On January 1, 1997, the recorded basic state minimum wage in Nebraska was $5.15 per hour.", "scope": {}, "value": "$5.15", "true": False, "in_scope": True},
+        "G": {
+            "text": "On January 1, 1997, the recorded basic state minimum wage in Nebraska was $4.25 per hour.",
+            "scope": {},
+            "value": "$4.25",
+            "true": True,
+            "in_scope": True,
+        },
+        "S": {
+            "text": "On January 1, 1998, the recorded basic state minimum wage in Nebraska was $5.15 per hour.",
+            "scope": {},
+            "value": "$5.15",
+            "true": True,
+            "in_scope": False,
+        },
+        "F": {
+            "text": "On January 1, 1997, the recorded basic state minimum wage in Nebraska was $5.15 per hour.",
+            "scope": {},
+            "value": "$5.15",
+            "true": False,
+            "in_scope": True,
+        },
     },
-    "f_edits": [], "provenance": {},
+    "f_edits": [],
+    "provenance": {},
 }
 SUPPLEMENT_ITEM = {**NEBRASKA, "id": "cond-1", "split": "condition", "source": "condambigqa", "scope_dimension": "condition"}
 
@@ -68,7 +96,9 @@ def test_answering_prompt_is_figure_4(release):
     by_condition = {r["condition"]: r for r in requests if r["id"] == "fred-time-ne-1997"}
     head = "Answer the following multiple-choice question. Return only A, B, C, D, or E.\n\n" + QUESTION_AND_OPTIONS
     assert by_condition["none"]["text"] == head  # no context: the prompt ends after the options
-    assert by_condition["S"]["text"] == head + "\n\nOn January 1, 1998, the recorded basic state minimum wage in Nebraska was $5.15 per hour."
+    assert (
+        by_condition["S"]["text"] == head + "\n\nOn January 1, 1998, the recorded basic state minimum wage in Nebraska was $5.15 per hour."
+    )
     assert by_condition["F+G"]["text"] == (
         head
         + "\n\nOn January 1, 1997, the recorded basic state minimum wage in Nebraska was $5.15 per hour."
@@ -88,7 +118,9 @@ def test_context_faithful_prompt_is_figure_5b(release):
         "time, population, and conditions asked about. Do not use outside knowledge to correct claims in the supplied evidence. "
         "Ignore evidence about a different scope. Choose E if the applicable evidence is insufficient to determine an answer, "
         "or if applicable passages support conflicting answers that cannot be resolved from the supplied evidence. "
-        "Return only A, B, C, D, or E.\n\n" + QUESTION_AND_OPTIONS + "\n\nOn January 1, 1997, the recorded basic state minimum wage in Nebraska was $4.25 per hour.\n\n"
+        "Return only A, B, C, D, or E.\n\n"
+        + QUESTION_AND_OPTIONS
+        + "\n\nOn January 1, 1997, the recorded basic state minimum wage in Nebraska was $4.25 per hour.\n\n"
     )
     # App. C.1: the no-context condition keeps the answering prompt
     assert requests["none"]["text"].startswith("Answer the following multiple-choice question. Return only A, B, C, D, or E.\n\n")
@@ -163,10 +195,22 @@ def test_schema_and_reader_accept_the_same_rows(row):
 
 
 # ---------------------------------------------------------------------------------------- response parsing
-@pytest.mark.parametrize("text, strict, lenient", [
-    ("A", 0, 0), (" E\n", 4, 4), ("\tc", INVALID, INVALID), ("B.", INVALID, 1), ("(D)", INVALID, 3), ("AB", INVALID, INVALID),
-    ("F", INVALID, INVALID), ("", INVALID, INVALID), ("B. $5.15", INVALID, INVALID), ("(B", INVALID, INVALID), ("Answer: B", INVALID, INVALID),
-])
+@pytest.mark.parametrize(
+    "text, strict, lenient",
+    [
+        ("A", 0, 0),
+        (" E\n", 4, 4),
+        ("\tc", INVALID, INVALID),
+        ("B.", INVALID, 1),
+        ("(D)", INVALID, 3),
+        ("AB", INVALID, INVALID),
+        ("F", INVALID, INVALID),
+        ("", INVALID, INVALID),
+        ("B. $5.15", INVALID, INVALID),
+        ("(B", INVALID, INVALID),
+        ("Answer: B", INVALID, INVALID),
+    ],
+)
 def test_valid_responses_are_single_letters(text, strict, lenient):
     assert parse_letter(text)[0] == strict
     letter, used = parse_letter(text, lenient=True)
@@ -198,12 +242,15 @@ def test_unit_index_is_sorted_and_stable():
     assert units == [("ambigdocs", "9"), ("fred", "IA"), ("fred", "NE")] and index.tolist() == [2, 0, 2, 1]
 
 
-@pytest.mark.parametrize("change, message", [
-    ({"contexts": {"G": NEBRASKA["contexts"]["G"]}}, "item 'fred-time-ne-1997': contexts: must hold G, S and F; rebuild the release"),
-    ({"lure": "C"}, "item 'fred-time-ne-1997': gold and lure are both C; rebuild the release"),
-    ({"options": {k: v for k, v in NEBRASKA["options"].items() if k != "E"}}, "item 'fred-time-ne-1997': options: must be exactly A-E"),
-    ({"cluster_id": None}, "item 'fred-time-ne-1997': cluster_id: Input should be a valid string"),
-])
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        ({"contexts": {"G": NEBRASKA["contexts"]["G"]}}, "item 'fred-time-ne-1997': contexts: must hold G, S and F; rebuild the release"),
+        ({"lure": "C"}, "item 'fred-time-ne-1997': gold and lure are both C; rebuild the release"),
+        ({"options": {k: v for k, v in NEBRASKA["options"].items() if k != "E"}}, "item 'fred-time-ne-1997': options: must be exactly A-E"),
+        ({"cluster_id": None}, "item 'fred-time-ne-1997': cluster_id: Input should be a valid string"),
+    ],
+)
 def test_a_damaged_release_item_is_one_clear_line(tmp_path, capsys, change, message):
     folder = tmp_path / "release"
     folder.mkdir()

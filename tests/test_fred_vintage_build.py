@@ -4,18 +4,19 @@ The stand-in (tests/fred_server.py) serves each pinned series with a history: a 
 corrected before the vintage, and a revision and a new observation published after it. Only the
 observations as of the vintage may reach the build.
 """
+
 from __future__ import annotations
 
 import datetime as dt
 from pathlib import Path
 
 import pytest
+from fred_server import FredStandIn, Row, Serving, revise, vintaged
 
 from ctxrobust.build import build_release
 from ctxrobust.errors import SourceError
 from ctxrobust.sources import fred_csv
 from ctxrobust.sources.store import SnapshotStore
-from fred_server import FredStandIn, Row, Serving, revise, vintaged
 
 DAY = dt.timedelta(days=1)
 

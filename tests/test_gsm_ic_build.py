@@ -1,4 +1,5 @@
 """The GSM8K adapter and the GSM-IC builder on a small pool written for these tests (not upstream data)."""
+
 import hashlib
 import json
 import os
@@ -23,23 +24,51 @@ REPO = Path(__file__).resolve().parent.parent
 
 # (question, pool answer, n_steps, worked solution or None when the training split lacks it)
 PROBLEMS = [
-    ("Lena buys 4 notebooks for $3 each and a backpack for $25. How much does she spend?", "37", 2,
-     "The notebooks cost 4 * 3 = $<<4*3=12>>12.\nLena spends 12 + 25 = $<<12+25=37>>37.\n#### 37"),
-    ("Jonah earns $12.50 an hour and works 8 hours a day. How much does he earn in 5 days?", "500", 2,
-     "Jonah earns 12.50 * 8 = $<<12.50*8=100>>100 a day.\nIn 5 days he earns 100 * 5 = $<<100*5=500>>500.\n#### 500"),
-    ("Olivia is 3 times as old as her son, who is 12 years old. How old will she be in 6 years?", "42", 2,
-     "Olivia is 3 * 12 = <<3*12=36>>36 years old.\nIn 6 years she will be 36 + 6 = <<36+6=42>>42.\n#### 42"),
-    ("Tobias bakes 36 muffins. He gives 1/4 of them to his neighbors and sells the rest for $2 each. How much money does he make?", "54", 3,
-     "Tobias gives away 36 / 4 = <<36/4=9>>9 muffins.\nHe sells 36 - 9 = <<36-9=27>>27 muffins.\nHe makes 27 * 2 = $<<27*2=54>>54.\n#### 54"),
-    ("Hugo has 2,400 marbles. He gives 15% of them to his sister. If he packs the rest into bags of 60, how many bags does he fill?", "34", 3,
-     "Hugo gives away 2400 * 15 / 100 = <<2400*15/100=360>>360 marbles.\nHe keeps 2400 - 360 = <<2400-360=2040>>2040 marbles.\n"
-     "He fills 2040 / 60 = <<2040/60=34>>34 bags.\n#### 34"),
+    (
+        "Lena buys 4 notebooks for $3 each and a backpack for $25. How much does she spend?",
+        "37",
+        2,
+        "The notebooks cost 4 * 3 = $<<4*3=12>>12.\nLena spends 12 + 25 = $<<12+25=37>>37.\n#### 37",
+    ),
+    (
+        "Jonah earns $12.50 an hour and works 8 hours a day. How much does he earn in 5 days?",
+        "500",
+        2,
+        "Jonah earns 12.50 * 8 = $<<12.50*8=100>>100 a day.\nIn 5 days he earns 100 * 5 = $<<100*5=500>>500.\n#### 500",
+    ),
+    (
+        "Olivia is 3 times as old as her son, who is 12 years old. How old will she be in 6 years?",
+        "42",
+        2,
+        "Olivia is 3 * 12 = <<3*12=36>>36 years old.\nIn 6 years she will be 36 + 6 = <<36+6=42>>42.\n#### 42",
+    ),
+    (
+        "Tobias bakes 36 muffins. He gives 1/4 of them to his neighbors and sells the rest for $2 each. How much money does he make?",
+        "54",
+        3,
+        "Tobias gives away 36 / 4 = <<36/4=9>>9 muffins.\nHe sells 36 - 9 = <<36-9=27>>27 muffins.\nHe makes 27 * 2 = $<<27*2=54>>54.\n#### 54",
+    ),
+    (
+        "Hugo has 2,400 marbles. He gives 15% of them to his sister. If he packs the rest into bags of 60, how many bags does he fill?",
+        "34",
+        3,
+        "Hugo gives away 2400 * 15 / 100 = <<2400*15/100=360>>360 marbles.\nHe keeps 2400 - 360 = <<2400-360=2040>>2040 marbles.\n"
+        "He fills 2040 / 60 = <<2040/60=34>>34 bags.\n#### 34",
+    ),
     ("A farm has 120 cows and 80 sheep. How many animals are on the farm?", "200", 2, "120 + 80 = <<120+80=200>>200\n#### 200"),
-    ("Marta and Ines read 25 pages a day each. How many pages do they read in 4 days?", "200", 2,
-     "Together they read 25 * 2 = <<25*2=50>>50 pages a day.\nIn 4 days they read 50 * 4 = <<50*4=200>>200.\n#### 200"),
+    (
+        "Marta and Ines read 25 pages a day each. How many pages do they read in 4 days?",
+        "200",
+        2,
+        "Together they read 25 * 2 = <<25*2=50>>50 pages a day.\nIn 4 days they read 50 * 4 = <<50*4=200>>200.\n#### 200",
+    ),
     ("Kofi has 7 kites and buys 5 more. How many kites does Kofi have?", "12", 2, None),
-    ("Priyanka saves $15 a week for 8 weeks. Then she spends $45 on a jacket and $20 on shoes. How much money does she have left?", "55", 4,
-     "Priyanka saves 15 * 8 = $<<15*8=120>>120.\nShe spends 45 + 20 = $<<45+20=65>>65.\nShe has 120 - 65 = $<<120-65=55>>55 left.\n#### 55"),
+    (
+        "Priyanka saves $15 a week for 8 weeks. Then she spends $45 on a jacket and $20 on shoes. How much money does she have left?",
+        "55",
+        4,
+        "Priyanka saves 15 * 8 = $<<15*8=120>>120.\nShe spends 45 + 20 = $<<45+20=65>>65.\nShe has 120 - 65 = $<<120-65=55>>55 left.\n#### 55",
+    ),
     ("Ada walks 2 miles a day. How far does she walk in 50 days?", "90", 2, "Ada walks 2 * 50 = <<2*50=100>>100 miles.\n#### 100"),
 ]
 SMALL = {"n_two_step": 3, "n_more_steps": 2, "n_variants": 80, "eval_size": 10, "numbers_per_label": 4}
@@ -65,7 +94,16 @@ def pool(sources):
 
 
 def test_adapter_joins_and_reports_unjoinable_questions(pool):
-    assert [p.id for p in pool.problems] == ["pool-0001", "pool-0002", "pool-0003", "pool-0004", "pool-0005", "pool-0006", "pool-0007", "pool-0009"]
+    assert [p.id for p in pool.problems] == [
+        "pool-0001",
+        "pool-0002",
+        "pool-0003",
+        "pool-0004",
+        "pool-0005",
+        "pool-0006",
+        "pool-0007",
+        "pool-0009",
+    ]
     reasons = {u.id: u.reason for u in pool.unjoined}
     assert reasons["pool-0008"] == "question not found verbatim in gsm8k/train.jsonl"
     assert "gives answer '100', the pool '90'" in reasons["pool-0010"]
@@ -117,9 +155,14 @@ def test_build_selects_usable_problems_and_crosses_all_factors(pool):
     assert notes["pool"]["excluded_by_reason"] == {"few_sentences": 1, "group_reference": 1, "no_person": 1}
     # pool-0009 asks about money and its topic's shared templates all give money: no in-topic sentence is left
     assert [(e["id"], [r.split(":")[0] for r in e["reasons"]]) for e in notes["pool"]["excluded"]] == [
-        ("pool-0006", ["no_person"]), ("pool-0007", ["group_reference"]), ("pool-0009", ["few_sentences"])
+        ("pool-0006", ["no_person"]),
+        ("pool-0007", ["group_reference"]),
+        ("pool-0009", ["few_sentences"]),
     ]
-    assert notes["step_mix_note"] == "the usable pool allows no step mix {3: 1, 4: 1, 5: 0, 6: 0, 7: 0} for the longer base problems; drew the closest, {3: 2, 4: 0, 5: 0, 6: 0, 7: 0}"
+    assert (
+        notes["step_mix_note"]
+        == "the usable pool allows no step mix {3: 1, 4: 1, 5: 0, 6: 0, 7: 0} for the longer base problems; drew the closest, {3: 2, 4: 0, 5: 0, 6: 0, 7: 0}"
+    )
     assert sum(notes["cells"].values()) == 80 and notes["gsm_ic_4k"]["bases_covered"] == 5
     assert len(files["gsm-ic-4k.jsonl"]) == 10
 
@@ -161,7 +204,9 @@ def test_output_does_not_depend_on_hash_seed(sources):
     digests = set()
     for seed in ("0", "4242"):
         env = {**os.environ, "PYTHONHASHSEED": seed}
-        done = subprocess.run([sys.executable, "-c", script, *map(str, sources)], env=env, cwd=REPO, capture_output=True, text=True, check=True)
+        done = subprocess.run(
+            [sys.executable, "-c", script, *map(str, sources)], env=env, cwd=REPO, capture_output=True, text=True, check=True
+        )
         digests.add(done.stdout.strip())
     assert len(digests) == 1
 
@@ -186,8 +231,13 @@ def test_problem_whose_numbers_allow_no_in_range_whole_number_is_not_used():
     from ctxrobust.builders.gsm_ic.analysis import analyse
     from ctxrobust.builders.gsm_ic.lexicon import load_lexicon, load_templates
 
-    found = analyse("Lena drinks 0.01 cups of tea. How much tea does she drink?", "Lena drinks 0.01 cups.\n#### 0.01", "0.01",
-                    load_lexicon(), load_templates())
+    found = analyse(
+        "Lena drinks 0.01 cups of tea. How much tea does she drink?",
+        "Lena drinks 0.01 cups.\n#### 0.01",
+        "0.01",
+        load_lexicon(),
+        load_templates(),
+    )
     assert [kind for kind, _ in found.problems] == ["no_numbers"]
 
 
@@ -209,14 +259,32 @@ def make_release(tmp_path, output, config) -> Release:
     for data in output.files:
         write_jsonl(tmp_path / data.name, data.rows)
         entries.append({"name": data.name, "schema": data.schema, "rows": len(data.rows)})
-    manifest = {"dataset": "gsm-ic", "version": "test", "config": config.model_dump(mode="json"), "files": entries, "build_notes": output.notes}
+    manifest = {
+        "dataset": "gsm-ic",
+        "version": "test",
+        "config": config.model_dump(mode="json"),
+        "files": entries,
+        "build_notes": output.notes,
+    }
     (tmp_path / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
     return Release(tmp_path, manifest=manifest)
 
 
 GSM_IC_CHECKS = [
-    "answer_matches_base", "base_selection", "cell_coverage", "distinct_text", "factor_replay", "gsm_ic_4k", "inserted_number", "span_replay",
-    "target_not_named", "no_money_in_money_question", "role_not_in_problem", "no_ambiguous_reference", "number_format", "out_range_outside",
+    "answer_matches_base",
+    "base_selection",
+    "cell_coverage",
+    "distinct_text",
+    "factor_replay",
+    "gsm_ic_4k",
+    "inserted_number",
+    "span_replay",
+    "target_not_named",
+    "no_money_in_money_question",
+    "role_not_in_problem",
+    "no_ambiguous_reference",
+    "number_format",
+    "out_range_outside",
     "template_mix",
 ]
 
@@ -249,7 +317,11 @@ def test_validators_pass_on_a_fixture_build_and_catch_tampering(pool, tmp_path):
     found = run(make_release(tmp_path / "bad", output, config))
     assert [f.item for f in found["answer_matches_base"]] == [wrong_answer["id"]]
     # the changed number may also have changed its range label
-    assert {wrong_role["id"], name_of_problem["id"]} <= {f.item for f in found["factor_replay"]} <= {wrong_role["id"], name_of_problem["id"], wrong_number["id"]}
+    assert (
+        {wrong_role["id"], name_of_problem["id"]}
+        <= {f.item for f in found["factor_replay"]}
+        <= {wrong_role["id"], name_of_problem["id"], wrong_number["id"]}
+    )
     assert any(f.item == name_of_problem["id"] and "neither" in f.message for f in found["factor_replay"])
     assert any(f.item == wrong_number["id"] and "is the answer" in f.message for f in found["inserted_number"])
     assert any(f.item == wrong_number["id"] and "not the template filled" in f.message for f in found["span_replay"])
@@ -267,7 +339,10 @@ def test_each_irrelevance_and_number_rule_names_the_variant_that_breaks_it(pool,
     lena, hugo, olivia = by_base["pool-0001"], by_base["pool-0005"], by_base["pool-0003"]
     # Olivia's question asks "How old", Lena's about money ("How much does she spend?")
     target, money = olivia[-1], lena[1]
-    target.update(sentence_template="{role} has {number} years of practice.", sentence=f"{target['role']} has {int(target['number']):,} years of practice.")
+    target.update(
+        sentence_template="{role} has {number} years of practice.",
+        sentence=f"{target['role']} has {int(target['number']):,} years of practice.",
+    )
     money.update(sentence_template="{role} has {money}.", sentence=f"{money['role']} has $5.")
     # Hugo gives marbles to his sister: "Hugo's sister" is a person of the problem already
     sister = next(v for v in hugo if v["role_label"] == "overlapped")
@@ -301,13 +376,19 @@ def test_each_irrelevance_and_number_rule_names_the_variant_that_breaks_it(pool,
 
 
 USER_PROBLEMS = [
-    ("Marisol has 14 pencils. She buys 3 packs of 6 pencils. How many pencils does Marisol have now?",
-     "The packs hold 3 * 6 = <<3*6=18>>18 pencils.\nMarisol has 14 + 18 = <<14+18=32>>32 pencils.\n#### 32"),
-    ("Dmitri runs 5 kilometers every morning and 3 kilometers every evening. How many kilometers does Dmitri run in 7 days?",
-     "Each day he runs 5 + 3 = <<5+3=8>>8 kilometers.\nIn 7 days he runs 8 * 7 = <<8*7=56>>56 kilometers.\n#### 56"),
-    ("Priscilla bakes 48 muffins. She gives 12 muffins to her class and packs the rest into boxes of 6. How many boxes does "
-     "Priscilla fill after she bakes 12 more muffins and packs those too?",
-     "She keeps 48 - 12 = <<48-12=36>>36 muffins.\nShe then has 36 + 12 = <<36+12=48>>48 muffins.\nShe fills 48 / 6 = <<48/6=8>>8 boxes.\n#### 8"),
+    (
+        "Marisol has 14 pencils. She buys 3 packs of 6 pencils. How many pencils does Marisol have now?",
+        "The packs hold 3 * 6 = <<3*6=18>>18 pencils.\nMarisol has 14 + 18 = <<14+18=32>>32 pencils.\n#### 32",
+    ),
+    (
+        "Dmitri runs 5 kilometers every morning and 3 kilometers every evening. How many kilometers does Dmitri run in 7 days?",
+        "Each day he runs 5 + 3 = <<5+3=8>>8 kilometers.\nIn 7 days he runs 8 * 7 = <<8*7=56>>56 kilometers.\n#### 56",
+    ),
+    (
+        "Priscilla bakes 48 muffins. She gives 12 muffins to her class and packs the rest into boxes of 6. How many boxes does "
+        "Priscilla fill after she bakes 12 more muffins and packs those too?",
+        "She keeps 48 - 12 = <<48-12=36>>36 muffins.\nShe then has 36 + 12 = <<36+12=48>>48 muffins.\nShe fills 48 / 6 = <<48/6=8>>8 boxes.\n#### 8",
+    ),
 ]
 
 
@@ -322,7 +403,10 @@ def test_a_gsm8k_format_file_of_the_users_problems_builds_and_validates(tmp_path
     bases = release.rows("base.jsonl")
     assert [(b["id"], b["n_steps"]) for b in bases] == [("user-0001", 2), ("user-0002", 2), ("user-0003", 3)]  # steps from the solutions
     assert release.manifest["build_notes"]["user_sources"]["base_file"] == {
-        "file": "mine.jsonl", "sha256": hashlib.sha256(path.read_bytes()).hexdigest(), "problems": 3}
+        "file": "mine.jsonl",
+        "sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
+        "problems": 3,
+    }
     assert len(release.rows("variants.jsonl")) == 240
     # the file is at hand with the recorded sha256: every base problem is re-read from its line
     rows = release.rows("base.jsonl")
@@ -349,8 +433,19 @@ def test_roles_default_to_the_papers_and_are_configurable(pool, tmp_path):
     variants = rows_of(build(pool))["variants.jsonl"]
     relations = {v["role"].split("'s ", 1)[1] for v in variants if v["role_label"] == "overlapped"}
     assert relations <= {"father", "mother", "brother", "sister", "neighbor"}
-    assert {v["role"] for v in variants if v["role_label"] == "nonoverlapped"} <= {"Ada", "David", "Emma", "Jack", "John", "Mary", "Max", "Tom"}
-    config = GsmIcConfig(**{**SMALL, "numbers_per_label": 8}, relations=["cousin", "uncle", "aunt"], names=["Zora", "Kenji", "Ines", "Malik"])
+    assert {v["role"] for v in variants if v["role_label"] == "nonoverlapped"} <= {
+        "Ada",
+        "David",
+        "Emma",
+        "Jack",
+        "John",
+        "Mary",
+        "Max",
+        "Tom",
+    }
+    config = GsmIcConfig(
+        **{**SMALL, "numbers_per_label": 8}, relations=["cousin", "uncle", "aunt"], names=["Zora", "Kenji", "Ines", "Malik"]
+    )
     output = build_from_pool(pool, config)
     variants = rows_of(output)["variants.jsonl"]
     assert {v["role"].split("'s ", 1)[1] for v in variants if v["role_label"] == "overlapped"} <= {"cousin", "uncle", "aunt"}

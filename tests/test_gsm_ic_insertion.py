@@ -1,4 +1,5 @@
 """Question-sentence location, pronoun rewording and insertion replay (paper Tab. 1, App. A)."""
+
 import pytest
 
 from ctxrobust.builders.gsm_ic.insertion import (
@@ -23,17 +24,17 @@ def reword(question):
 def test_sentences_do_not_break_at_decimals_titles_or_times():
     text = "Mr. Okafor paid $3.50 at 6:30 a.m. on Monday.  He left. How much did he pay?"
     starts = sentence_starts(text)
-    assert [text[s:s + 4] for s in starts] == ["Mr. ", "He l", "How "]
+    assert [text[s : s + 4] for s in starts] == ["Mr. ", "He l", "How "]
 
 
 def test_question_sentence_is_the_last_with_a_question_mark():
     text = "Lena has 5 pens. How many pens does she have? Answer in pens."
-    assert text[question_sentence_start(text):].startswith("How many")
+    assert text[question_sentence_start(text) :].startswith("How many")
 
 
 def test_question_sentence_without_question_mark_is_the_last_sentence():
     text = "Lena bought 400 beads at 4 cents each. Calculate the total she paid."
-    assert text[question_sentence_start(text):] == "Calculate the total she paid."
+    assert text[question_sentence_start(text) :] == "Calculate the total she paid."
 
 
 def test_single_sentence_problem_inserts_at_the_start():
@@ -53,20 +54,25 @@ def test_double_spaces_are_kept_around_the_inserted_sentence():
 @pytest.mark.parametrize(
     "question, expected",
     [
-        ("John trades in 100 VHS tapes. If he gets $2 each, how much does he get?",
-         "John trades in 100 VHS tapes. If John gets $2 each, how much does he get?"),
-        ("Maria spends $8 on soap. How much will she spend in a year?",
-         "Maria spends $8 on soap. How much will Maria spend in a year?"),
-        ("Tom earns $5 a day. How much do his savings grow in a week?",
-         "Tom earns $5 a day. How much do Tom's savings grow in a week?"),
-        ("Lena earns $5 a day. How much does it cost her to save $40?",
-         "Lena earns $5 a day. How much does it cost Lena to save $40?"),
-        ("Lena earns $5 a day. How many days until her savings reach $40?",
-         "Lena earns $5 a day. How many days until Lena's savings reach $40?"),
-        ("Lena earns $5 a day. How many days until Lena can spend her $40?",
-         "Lena earns $5 a day. How many days until Lena can spend her $40?"),
-        ("Mrs. Adeyemi and Tom each have 6 eggs. How many eggs will she have after buying 4?",
-         "Mrs. Adeyemi and Tom each have 6 eggs. How many eggs will Mrs. Adeyemi have after buying 4?"),
+        (
+            "John trades in 100 VHS tapes. If he gets $2 each, how much does he get?",
+            "John trades in 100 VHS tapes. If John gets $2 each, how much does he get?",
+        ),
+        ("Maria spends $8 on soap. How much will she spend in a year?", "Maria spends $8 on soap. How much will Maria spend in a year?"),
+        ("Tom earns $5 a day. How much do his savings grow in a week?", "Tom earns $5 a day. How much do Tom's savings grow in a week?"),
+        ("Lena earns $5 a day. How much does it cost her to save $40?", "Lena earns $5 a day. How much does it cost Lena to save $40?"),
+        (
+            "Lena earns $5 a day. How many days until her savings reach $40?",
+            "Lena earns $5 a day. How many days until Lena's savings reach $40?",
+        ),
+        (
+            "Lena earns $5 a day. How many days until Lena can spend her $40?",
+            "Lena earns $5 a day. How many days until Lena can spend her $40?",
+        ),
+        (
+            "Mrs. Adeyemi and Tom each have 6 eggs. How many eggs will she have after buying 4?",
+            "Mrs. Adeyemi and Tom each have 6 eggs. How many eggs will Mrs. Adeyemi have after buying 4?",
+        ),
     ],
 )
 def test_question_pronoun_is_replaced_by_the_name(question, expected):
@@ -76,7 +82,7 @@ def test_question_pronoun_is_replaced_by_the_name(question, expected):
         assert edits == []
     else:
         (edit,) = edits
-        assert question[edit["start"]:edit["end"]] == edit["old"]
+        assert question[edit["start"] : edit["end"]] == edit["old"]
 
 
 def test_pronoun_with_two_possible_people_is_unresolved():

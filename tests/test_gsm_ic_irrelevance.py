@@ -1,4 +1,5 @@
 """The irrelevance rules of builders/gsm_ic/irrelevance.py on questions written for these tests."""
+
 import pytest
 
 from ctxrobust.builders.gsm_ic import irrelevance as ir

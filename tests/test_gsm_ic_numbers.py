@@ -1,4 +1,5 @@
 """Number reading and the GSM-IC number rule (paper §3.1), on cases written for these tests."""
+
 from fractions import Fraction
 
 import numpy as np

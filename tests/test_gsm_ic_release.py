@@ -1,4 +1,5 @@
 """GSM-IC from the real GSM8K snapshots (read through the source store): size, balance, and tamper detection."""
+
 import re
 import shutil
 from collections import Counter
@@ -52,7 +53,11 @@ def test_default_build_has_the_papers_shape(store):
     people = {b["id"]: set(b["people"]) for b in bases}
     assert all(v["role"].partition("'s ")[0] in people[v["base_id"]] for v in variants if v["role_label"] == "overlapped")
     templates = {t.id: t for t in load_templates().in_topic + load_templates().off_topic}
-    assert all(templates[v["template_id"]].min <= int(v["number"]) <= (templates[v["template_id"]].max or 10**15) for v in variants if v["template_id"] in templates)
+    assert all(
+        templates[v["template_id"]].min <= int(v["number"]) <= (templates[v["template_id"]].max or 10**15)
+        for v in variants
+        if v["template_id"] in templates
+    )
     scans(bases, variants)
 
 
@@ -80,9 +85,21 @@ def scans(bases, variants):
 def test_release_builds_and_every_check_passes(small_release):
     release = Release(small_release)
     assert all(v["passed"] for v in release.manifest["validators"].values())
-    assert {"span_replay", "factor_replay", "answer_matches_base", "inserted_number", "distinct_text", "cell_coverage", "target_not_named",
-            "no_money_in_money_question", "role_not_in_problem", "no_ambiguous_reference", "number_format", "out_range_outside",
-            "template_mix"} <= set(release.manifest["validators"])
+    assert {
+        "span_replay",
+        "factor_replay",
+        "answer_matches_base",
+        "inserted_number",
+        "distinct_text",
+        "cell_coverage",
+        "target_not_named",
+        "no_money_in_money_question",
+        "role_not_in_problem",
+        "no_ambiguous_reference",
+        "number_format",
+        "out_range_outside",
+        "template_mix",
+    } <= set(release.manifest["validators"])
     assert [f["rows"] for f in release.files] == [100, 400, 1600]
     assert release.manifest["build_notes"]["base_by_steps"]["2"] == 60
 
@@ -118,10 +135,12 @@ def test_base_problems_are_re_read_from_the_snapshots(small_release, store, tmp_
     moved["solution_line"] += 1
     write_jsonl(path, rows)
     found = run_checks(Release(copy, store=store))["provenance"]
-    assert sorted((f.item, f.message.split(" differs")[0]) for f in found) == sorted([
-        (changed["id"], "question, answer or n_steps"),
-        (changed["id"], "question or solution"),
-        (moved["id"], "question or solution"),
-    ])
+    assert sorted((f.item, f.message.split(" differs")[0]) for f in found) == sorted(
+        [
+            (changed["id"], "question, answer or n_steps"),
+            (changed["id"], "question or solution"),
+            (moved["id"], "question or solution"),
+        ]
+    )
     assert run_checks(Release(small_release, store=store))["provenance"] == []
     assert "set SOURCES_MIRROR" in run_checks(Release(small_release))["provenance"][0].message

@@ -1,4 +1,5 @@
 """Finding the people of a problem and labelling roles (paper §3.1, App. A), on cases written for these tests."""
+
 import re
 
 import pytest
@@ -33,7 +34,10 @@ def names(question, solution=""):
         ("Exercising for an hour burns 300 calories. How many calories does he burn in 4 hours?", []),
         ("Priya gave 5 apples to Tobias and 3 to Ines. How many apples did Priya give away?", ["Priya", "Tobias", "Ines"]),
         # a name the lexicon does not know, used like a person twice, in a problem without he/she
-        ("Grover has 4 times as many pens as Kemal has pencils. If Kemal has 9 pencils, how many pens does Grover have?", ["Grover", "Kemal"]),
+        (
+            "Grover has 4 times as many pens as Kemal has pencils. If Kemal has 9 pencils, how many pens does Grover have?",
+            ["Grover", "Kemal"],
+        ),
         ("Méliès bought 2 kg of meat. How much money does he have left from $180?", ["Méliès"]),  # accented letters
         ("In all, Amaya spent 100 minutes. How long did she watch?", ["Amaya"]),  # "all" across a comma is no determiner
         ("Kemal moved from Oakvale, which has 4,000 people, to Brixby, which has 300 fewer. How many people live in Brixby?", []),

@@ -1,5 +1,6 @@
 """A Hub that fails midway: 500 on the tag, 500 after tagging, no answer, malformed answers, and SIGTERM or
 SIGINT during the commit. Each message states what is on the Hub, and a rerun completes the publish."""
+
 from __future__ import annotations
 
 import os
@@ -10,7 +11,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from hostile import REPO, TIMEOUT, built, error_lines, fingerprint, release, root, run  # noqa: F401
 from hub_server import HubServer
 
@@ -33,8 +33,13 @@ def scratch(tmp_path) -> Path:
 
 
 def environment(hub, scratch, timeout: float = 5) -> dict:
-    return {"HF_ENDPOINT": hub.url, "HF_TOKEN": TOKEN, "TMPDIR": str(scratch), "CTXROBUST_HUB_TIMEOUT": str(timeout),
-            "HF_HUB_DISABLE_TELEMETRY": "1"}
+    return {
+        "HF_ENDPOINT": hub.url,
+        "HF_TOKEN": TOKEN,
+        "TMPDIR": str(scratch),
+        "CTXROBUST_HUB_TIMEOUT": str(timeout),
+        "HF_HUB_DISABLE_TELEMETRY": "1",
+    }
 
 
 def push(release, hub, scratch, timeout: float = 5):
@@ -107,7 +112,8 @@ def test_a_failed_check_after_tagging_says_the_version_is_tagged(hub, release, s
     assert first.returncode == 2 and tags == [TAG]
     assert error_lines(first.stderr)[0].endswith(
         f"while checking the files of {TAG}; on the Hub: {TAG} is tagged at commit {head[:12]}; "
-        "rerun the same `ctxrobust push` command to check its files again (nothing is uploaded again)")
+        "rerun the same `ctxrobust push` command to check its files again (nothing is uploaded again)"
+    )
     second = push(release, hub, scratch)
     assert second.returncode == 0 and f"already has {TAG} with exactly these files" in second.stdout
     assert commits(hub) == 1
@@ -152,7 +158,9 @@ def test_a_malformed_answer_is_one_line_not_an_internal_error(hub, release, scra
     assert first.returncode == 2
     [line] = error_lines(first.stderr)
     assert "the Hub's answer could not be read" in line and "internal error" not in first.stderr
-    assert line.endswith(f"on the Hub: nothing was changed: no commit of this version and no tag {TAG}; rerun the same `ctxrobust push` command")
+    assert line.endswith(
+        f"on the Hub: nothing was changed: no commit of this version and no tag {TAG}; rerun the same `ctxrobust push` command"
+    )
     second = push(release, hub, scratch)
     assert second.returncode == 0, second.stderr
     assert_published(hub, release)
@@ -171,8 +179,14 @@ def test_a_signal_during_the_commit_cleans_up_says_so_and_a_rerun_publishes(hub,
     before = fingerprint(release)
     hub.hub.fail("commit", "hang")
     env = {**os.environ, "PYTHONPATH": str(REPO / "tests"), **environment(hub, scratch, timeout=60)}
-    child = subprocess.Popen([sys.executable, "-m", "ctxrobust.cli", "push", str(release), "--repo", REPO_ID],
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, stdin=subprocess.DEVNULL)
+    child = subprocess.Popen(
+        [sys.executable, "-m", "ctxrobust.cli", "push", str(release), "--repo", REPO_ID],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        stdin=subprocess.DEVNULL,
+    )
     try:
         assert hub.hub.hanging.wait(TIMEOUT), "the commit never reached the Hub"
         child.send_signal(signum)

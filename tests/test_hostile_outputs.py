@@ -1,4 +1,5 @@
 """Outputs never overwrite inputs or frozen releases, are written atomically, and make variables are never shell text."""
+
 from __future__ import annotations
 
 import errno
@@ -9,9 +10,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from hostile import REPO, built, error_lines, fingerprint, predictions, release, root, run  # noqa: F401
 
 from ctxrobust import cli, output
-from hostile import REPO, built, error_lines, fingerprint, predictions, release, root, run  # noqa: F401
 
 FAST = ["--replicates", "5", "--null-experiments", "5", "--splits", "5"]
 
@@ -42,7 +43,9 @@ def test_score_writes_nothing_into_a_release(release, predictions, tmp_path, fla
     before = fingerprint(tmp_path)
     result = run("score", str(release), str(predictions), *FAST, flag, str(target))
     assert result.returncode == 2
-    assert error_lines(result.stderr) == [f"error: {flag} {target}: is inside the release folder {release}, which is frozen; write outside it"]
+    assert error_lines(result.stderr) == [
+        f"error: {flag} {target}: is inside the release folder {release}, which is frozen; write outside it"
+    ]
     assert fingerprint(tmp_path) == before
 
 
@@ -51,7 +54,9 @@ def test_prompts_write_nothing_into_a_release_nor_over_their_benchmark(release, 
     inside = run("prompts", str(release), "--benchmark", str(benchmark), "-o", str(release / "main.jsonl"))
     over = run("prompts", str(release), "--benchmark", str(benchmark), "-o", str(benchmark))
     assert inside.returncode == over.returncode == 2
-    assert error_lines(inside.stderr) == [f"error: -o {release / 'main.jsonl'}: is inside the release folder {release}, which is frozen; write outside it"]
+    assert error_lines(inside.stderr) == [
+        f"error: -o {release / 'main.jsonl'}: is inside the release folder {release}, which is frozen; write outside it"
+    ]
     assert error_lines(over.stderr)[0].startswith(f"error: -o {benchmark}: is also an input of this command")
     assert fingerprint(tmp_path) == before
 
@@ -78,7 +83,9 @@ def test_push_dry_run_stages_nowhere_inside_any_release(release, built, tmp_path
     before = fingerprint(tmp_path)
     result = run("push", str(release), "--repo", "my-org/pw", "--dry-run", str(other / "stage"))
     assert result.returncode == 2
-    assert error_lines(result.stderr) == [f"error: {other / 'stage'}: is inside the release folder {other}, which is frozen; give a folder outside it to stage into"]
+    assert error_lines(result.stderr) == [
+        f"error: {other / 'stage'}: is inside the release folder {other}, which is frozen; give a folder outside it to stage into"
+    ]
     assert fingerprint(tmp_path) == before
 
 
@@ -95,7 +102,9 @@ def test_a_full_disk_leaves_the_old_report_and_names_the_path(release, predictio
 
     monkeypatch.setattr(output.os, "fsync", no_space)
     assert cli.main(["score", str(release), str(predictions), *FAST, "-o", str(report)]) == 2
-    assert error_lines(capsys.readouterr().err) == [f"error: {report}: cannot write (No space left on device); the previous file, if any, is unchanged"]
+    assert error_lines(capsys.readouterr().err) == [
+        f"error: {report}: cannot write (No space left on device); the previous file, if any, is unchanged"
+    ]
     assert fingerprint(tmp_path) == before  # no partial or temporary file either
 
 
@@ -105,7 +114,9 @@ def test_an_export_that_fails_leaves_the_old_export(release, predictions, tmp_pa
     before = fingerprint(tmp_path)
     monkeypatch.setattr(output.os, "replace", lambda *a: (_ for _ in ()).throw(OSError(errno.EIO, "Input/output error")))
     assert cli.main(["score", str(release), str(predictions), *FAST, "--export", str(export), "-o", str(tmp_path / "r.json")]) == 2
-    assert error_lines(capsys.readouterr().err) == [f"error: {export}: cannot write (Input/output error); the previous file, if any, is unchanged"]
+    assert error_lines(capsys.readouterr().err) == [
+        f"error: {export}: cannot write (Input/output error); the previous file, if any, is unchanged"
+    ]
     assert fingerprint(tmp_path) == before
 
 
@@ -138,13 +149,16 @@ def make(venv: Path, **variables: str) -> subprocess.CompletedProcess:
 
 
 @pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
-@pytest.mark.parametrize(("variable", "value", "message"), [
-    ("VERSION", "1.0.0; touch {tmp}/INJECTED", "error: VERSION='1.0.0; touch {tmp}/INJECTED': use letters, digits"),
-    ("VERSION", "$(shell touch {tmp}/INJECTED)", "error: VERSION='$(shell touch {tmp}/INJECTED)': use letters, digits"),
-    ("VERSION", "1.0.0`touch {tmp}/INJECTED`", "error: VERSION='1.0.0`touch {tmp}/INJECTED`': use letters, digits"),
-    ("DATASETS", "pseudowords; touch {tmp}/INJECTED", "error: DATASETS='pseudowords; touch {tmp}/INJECTED': give dataset names"),
-    ("DATASETS", "$(shell touch {tmp}/INJECTED)", "error: DATASETS='$(shell touch {tmp}/INJECTED)': give dataset names"),
-])
+@pytest.mark.parametrize(
+    ("variable", "value", "message"),
+    [
+        ("VERSION", "1.0.0; touch {tmp}/INJECTED", "error: VERSION='1.0.0; touch {tmp}/INJECTED': use letters, digits"),
+        ("VERSION", "$(shell touch {tmp}/INJECTED)", "error: VERSION='$(shell touch {tmp}/INJECTED)': use letters, digits"),
+        ("VERSION", "1.0.0`touch {tmp}/INJECTED`", "error: VERSION='1.0.0`touch {tmp}/INJECTED`': use letters, digits"),
+        ("DATASETS", "pseudowords; touch {tmp}/INJECTED", "error: DATASETS='pseudowords; touch {tmp}/INJECTED': give dataset names"),
+        ("DATASETS", "$(shell touch {tmp}/INJECTED)", "error: DATASETS='$(shell touch {tmp}/INJECTED)': give dataset names"),
+    ],
+)
 def test_make_variables_are_never_run_as_commands(venv, tmp_path, variable, value, message):
     value, message = value.format(tmp=tmp_path), message.format(tmp=tmp_path)
     settings = {"VERSION": "1.0.0", "OUT": str(tmp_path / "out"), variable: value}
@@ -165,7 +179,9 @@ def test_make_passes_out_and_datasets_as_given(venv, tmp_path):
 
 
 @pytest.mark.parametrize(("signum", "code", "name"), [(15, 143, "SIGTERM"), (2, 130, "SIGINT")])
-def test_a_signal_while_writing_leaves_the_old_output_and_no_partial_file(release, benchmark, tmp_path, monkeypatch, capsys, signum, code, name):
+def test_a_signal_while_writing_leaves_the_old_output_and_no_partial_file(
+    release, benchmark, tmp_path, monkeypatch, capsys, signum, code, name
+):
     import ctxrobust.evaluation.pseudowords.prompts as module
 
     real = module.prompts
@@ -181,7 +197,9 @@ def test_a_signal_while_writing_leaves_the_old_output_and_no_partial_file(releas
     out.write_text("earlier requests\n")
     before = fingerprint(tmp_path)
     assert cli.main(["prompts", str(release), "--benchmark", str(benchmark), "-o", str(out)]) == code
-    assert error_lines(capsys.readouterr().err) == [f"error: interrupted by {name}; no output was left half-written (earlier files are as they were)"]
+    assert error_lines(capsys.readouterr().err) == [
+        f"error: interrupted by {name}; no output was left half-written (earlier files are as they were)"
+    ]
     assert fingerprint(tmp_path) == before
 
 
@@ -190,7 +208,9 @@ def test_a_benchmark_that_is_a_fifo_is_refused_without_waiting(release, tmp_path
     os.mkfifo(fifo)
     result = run("prompts", str(release), "--benchmark", str(fifo), timeout=60)
     assert result.returncode == 2
-    assert error_lines(result.stderr) == [f"error: --benchmark {fifo}: is not a regular file (a FIFO or device cannot be read as one); give the file"]
+    assert error_lines(result.stderr) == [
+        f"error: --benchmark {fifo}: is not a regular file (a FIFO or device cannot be read as one); give the file"
+    ]
 
 
 @pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
@@ -198,7 +218,10 @@ def test_make_builds_into_the_out_given_however_odd_its_name(venv, tmp_path):
     out = tmp_path / "out dir; touch INJECTED"
     result = subprocess.run(
         ["make", "-s", "-C", str(REPO), "release", f"VENV={venv}", "VERSION=1.0.0", f"OUT={out}", "DATASETS=pseudowords"],
-        capture_output=True, text=True, timeout=600, stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        stdin=subprocess.DEVNULL,
         env={**os.environ, "SOURCES_MIRROR": os.environ.get("SOURCES_MIRROR", "")},
     )
     assert result.returncode == 0, result.stderr
@@ -210,7 +233,6 @@ def test_make_builds_into_the_out_given_however_odd_its_name(venv, tmp_path):
 
 def test_pyarrow_floor_excludes_the_release_with_a_known_cve():
     import tomllib
-
     from packaging.requirements import Requirement
     from packaging.version import Version
 

@@ -1,5 +1,6 @@
 """Hostile predictions files: huge numbers, duplicate keys, other encodings, special files, long values,
 odd model names, and strings meant to break out of a report's format."""
+
 from __future__ import annotations
 
 import csv
@@ -10,7 +11,6 @@ import os
 from pathlib import Path
 
 import pytest
-
 from hostile import built, error_lines, fingerprint, prediction_rows, release, root, run  # noqa: F401
 from test_eval_gsm_ic import ALPHA, BASES, SUBSET, VARIANTS, write_release
 
@@ -78,12 +78,15 @@ def test_a_duplicated_model_key_moves_no_row_to_another_model(gsm, tmp_path):
 # -- 11. encodings, special files, long values, odd model names ----------------------------------------
 
 
-@pytest.mark.parametrize(("write", "message"), [
-    (lambda p, text: p.write_bytes(text.encode("utf-16")), "is UTF-16 text, not UTF-8; convert it"),
-    (lambda p, text: p.write_bytes(text.encode("utf-16-le")), "is UTF-16 text, not UTF-8; convert it"),
-    (lambda p, text: p.write_bytes(gzip.compress(text.encode(), mtime=0)), "is gzip-compressed; decompress it"),
-    (lambda p, text: p.write_bytes(b"PAR1" + os.urandom(200)), "is a binary file, not JSON Lines text"),
-])
+@pytest.mark.parametrize(
+    ("write", "message"),
+    [
+        (lambda p, text: p.write_bytes(text.encode("utf-16")), "is UTF-16 text, not UTF-8; convert it"),
+        (lambda p, text: p.write_bytes(text.encode("utf-16-le")), "is UTF-16 text, not UTF-8; convert it"),
+        (lambda p, text: p.write_bytes(gzip.compress(text.encode(), mtime=0)), "is gzip-compressed; decompress it"),
+        (lambda p, text: p.write_bytes(b"PAR1" + os.urandom(200)), "is a binary file, not JSON Lines text"),
+    ],
+)
 def test_another_encoding_is_named_once(gsm, tmp_path, write, message):
     predictions = tmp_path / "p.jsonl"
     write(predictions, "".join(json.dumps(r) + "\n" for r in ALPHA))
@@ -101,13 +104,22 @@ def test_a_fifo_a_device_or_standard_input_is_named_as_such(gsm, tmp_path, kind)
     target = {"fifo": str(tmp_path / "p.jsonl"), "null": "/dev/null", "stdin": "-"}[kind]
     _, result = score_json(gsm, Path(target))
     assert result.returncode == 2
-    expected = "standard input cannot be scored" if kind == "stdin" else "is not a regular file (a FIFO, device or standard input cannot be scored)"
-    assert error_lines(result.stderr) == [line for line in error_lines(result.stderr) if expected in line] and len(error_lines(result.stderr)) == 1
+    expected = (
+        "standard input cannot be scored"
+        if kind == "stdin"
+        else "is not a regular file (a FIFO, device or standard input cannot be scored)"
+    )
+    assert (
+        error_lines(result.stderr) == [line for line in error_lines(result.stderr) if expected in line]
+        and len(error_lines(result.stderr)) == 1
+    )
 
 
 def test_long_values_are_cut_with_their_length(gsm, tmp_path):
     huge = "x" * 5_000_000
-    predictions = lines(tmp_path / "p.jsonl", [*ALPHA, {"model": "alpha", "id": huge, "answer": "1"}, {"model": huge, "id": "b1", "answer": "1"}])
+    predictions = lines(
+        tmp_path / "p.jsonl", [*ALPHA, {"model": "alpha", "id": huge, "answer": "1"}, {"model": huge, "id": "b1", "answer": "1"}]
+    )
     report, result = score_json(gsm, predictions)
     assert result.returncode == 0
     assert len(result.stderr) < 5_000 and len(result.stdout) < 100_000
@@ -116,12 +128,15 @@ def test_long_values_are_cut_with_their_length(gsm, tmp_path):
     assert problems[14].startswith("field 'model' is 5000000 characters long, at most 200: xxxx") and len(problems[14]) < 200
 
 
-@pytest.mark.parametrize(("name", "message"), [
-    ("   ", "field 'model': empty after removing spaces; give the model a name"),
-    ("\x1b[2J\x1b[31mred", "field 'model': \\x1b[2J\\x1b[31mred holds control or format characters; use a plain name"),
-    ("evil\nline", "field 'model': evil\\x0aline holds control or format characters; use a plain name"),
-    ("abc\u202edef", "field 'model': abc\\u202edef holds control or format characters; use a plain name"),
-])
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [
+        ("   ", "field 'model': empty after removing spaces; give the model a name"),
+        ("\x1b[2J\x1b[31mred", "field 'model': \\x1b[2J\\x1b[31mred holds control or format characters; use a plain name"),
+        ("evil\nline", "field 'model': evil\\x0aline holds control or format characters; use a plain name"),
+        ("abc\u202edef", "field 'model': abc\\u202edef holds control or format characters; use a plain name"),
+    ],
+)
 def test_odd_model_names_are_refused_by_line(gsm, tmp_path, name, message):
     predictions = lines(tmp_path / "p.jsonl", [*ALPHA, {"model": name, "id": "b1", "answer": "12"}])
     report, result = score_json(gsm, predictions)
@@ -167,5 +182,5 @@ def test_csv_export_cells_never_run_as_formulas(release, tmp_path):
     assert result.returncode == 0, result.stderr
     cells = list(csv.reader(io.StringIO(export.read_text())))[1:]
     models = {row[1] for row in cells}
-    assert models == {"'=HYPERLINK(\"http://evil.example\",\"x\")", "'@SUM(1+1)", "'+cmd"}
+    assert models == {'\'=HYPERLINK("http://evil.example","x")', "'@SUM(1+1)", "'+cmd"}
     assert all(not cell.startswith(("=", "+", "@")) for row in cells for cell in row[:2])

@@ -4,6 +4,7 @@ Every command that reads a release goes through one checked opener: nothing outs
 read or written, nothing hangs, and `validate` reports each problem as a failure of that release and
 goes on to the next one.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -12,7 +13,6 @@ import shutil
 from pathlib import Path
 
 import pytest
-
 from hostile import built, edit_manifest, error_lines, fingerprint, predictions, release, root, run  # noqa: F401
 from hub_server import HubServer
 
@@ -25,6 +25,7 @@ TOKEN = "hf_test_token_hostile_0123456789"
 def add_escaping_entry(release: Path, name: str = "../.bashrc") -> None:
     def change(manifest):
         manifest["files"].append({"name": name, "sha256": "0" * 64, "bytes": 1, "rows": 0, "schema": "pseudowords.contexts"})
+
     edit_manifest(release, change)
 
 
@@ -50,8 +51,9 @@ def test_a_real_push_of_such_a_release_talks_to_no_hub_and_writes_nothing(releas
     scratch.mkdir()
     before = fingerprint(tmp_path)
     with HubServer(TOKEN) as server:
-        result = run("push", str(release), "--repo", "my-org/pw",
-                     env={"HF_ENDPOINT": server.url, "HF_TOKEN": TOKEN, "TMPDIR": str(scratch)})
+        result = run(
+            "push", str(release), "--repo", "my-org/pw", env={"HF_ENDPOINT": server.url, "HF_TOKEN": TOKEN, "TMPDIR": str(scratch)}
+        )
         assert server.hub.requests == [] and server.hub.repos == {}
     assert result.returncode == 2
     assert "file name '../../../PAYLOAD.txt' is not a plain file name" in result.stderr
@@ -100,8 +102,10 @@ def test_a_manifest_name_outside_the_release_is_a_failure_and_never_read(root, r
     result = run("validate", str(root))
     assert result.returncode == 1
     assert "SECRET-CONTENT-7" not in result.stdout + result.stderr
-    assert ("FAIL pseudowords 1.0.0 manifest.json - hashes: file name '../../../outside.txt' is not a plain file name "
-            "inside the release folder (it has a folder part); nothing outside the release is read") in result.stdout
+    assert (
+        "FAIL pseudowords 1.0.0 manifest.json - hashes: file name '../../../outside.txt' is not a plain file name "
+        "inside the release folder (it has a folder part); nothing outside the release is read"
+    ) in result.stdout
     assert fingerprint(tmp_path) == before
 
 
@@ -114,7 +118,9 @@ def test_a_sha256sums_line_naming_a_system_file_prints_no_hash_of_it(root, relea
     assert result.returncode == 1
     if target.is_file():
         assert hashlib.sha256(target.read_bytes()).hexdigest() not in result.stdout
-    assert "FAIL pseudowords 1.0.0 SHA256SUMS - hashes: line 7: file name '../../../../etc/hostname' is not a plain file name" in result.stdout
+    assert (
+        "FAIL pseudowords 1.0.0 SHA256SUMS - hashes: line 7: file name '../../../../etc/hostname' is not a plain file name" in result.stdout
+    )
     assert fingerprint(tmp_path) == before
 
 
@@ -148,10 +154,15 @@ def test_unknown_datasets_extra_folders_and_nested_releases_fail_and_the_run_goe
     result = run("validate", str(root))
     out = result.stdout
     assert result.returncode == 1
-    assert f"FAIL nosuch 1.0.0 manifest.json - load: {unknown / 'manifest.json'}: unknown dataset 'nosuch'; this ctxrobust knows gsm-ic, misleadqa, pseudowords" in out
+    assert (
+        f"FAIL nosuch 1.0.0 manifest.json - load: {unknown / 'manifest.json'}: unknown dataset 'nosuch'; this ctxrobust knows gsm-ic, misleadqa, pseudowords"
+        in out
+    )
     assert "FAIL pseudowords 1.0.0 extra - contents: a folder inside the release; a release holds files only: remove it" in out
     assert "FAIL pseudowords 2.0.0 inner - contents: a release nested inside this release" in out
-    assert f"FAIL pseudowords 3.0.0 manifest.json - load: {broken / 'manifest.json'}: is a folder; a release holds regular files only" in out
+    assert (
+        f"FAIL pseudowords 3.0.0 manifest.json - load: {broken / 'manifest.json'}: is a folder; a release holds regular files only" in out
+    )
     assert "pseudowords 4.0.0: " in out and "pseudowords 4.0.0: 0 checks" not in out  # checked after all of them
     assert fingerprint(tmp_path) == before
 
@@ -188,5 +199,8 @@ def test_a_manifest_that_is_not_text_is_a_failure_and_the_next_release_is_checke
     edit_manifest(later, lambda m: m.update(version="2.0.0"))
     result = run("validate", str(root))
     assert result.returncode == 1
-    assert f"FAIL pseudowords 1.0.0 manifest.json - load: {release / 'manifest.json'}: not UTF-8 (byte 0); the release is corrupted, rebuild it" in result.stdout
+    assert (
+        f"FAIL pseudowords 1.0.0 manifest.json - load: {release / 'manifest.json'}: not UTF-8 (byte 0); the release is corrupted, rebuild it"
+        in result.stdout
+    )
     assert "pseudowords 2.0.0: " in result.stdout and "validated 2 release(s): 1 failure(s)" in result.stdout

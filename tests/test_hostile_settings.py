@@ -1,5 +1,6 @@
 """Clumsy settings and leftovers: booleans for counts, unbounded work sizes, versions that are no git tag,
 interrupted builds' temporary folders, and an edited SHA256SUMS blamed on the right file."""
+
 from __future__ import annotations
 
 import shutil
@@ -7,17 +8,25 @@ import subprocess
 import sys
 
 import pytest
-
 from hostile import built, error_lines, fingerprint, predictions, release, root, run  # noqa: F401
 
 SMALL = ["--set", "vocabulary_size=2000", "--set", "lengths=[10,40]", "--set", "contexts_per_length=3", "--set", 'kinds=["CHA","TOK"]']
 
 
-@pytest.mark.parametrize(("setting", "message"), [
-    ("contexts_per_length=true", "error: build configuration for pseudowords: contexts_per_length: true is a boolean, not a number; give a number"),
-    ("lengths=[10,true]", "error: build configuration for pseudowords: lengths: [True, 10] is a boolean, not a number; give a number"),
-    ("vocabulary_size=1000000000", "error: build configuration for pseudowords: vocabulary_size: Input should be less than or equal to 1000000"),
-])
+@pytest.mark.parametrize(
+    ("setting", "message"),
+    [
+        (
+            "contexts_per_length=true",
+            "error: build configuration for pseudowords: contexts_per_length: true is a boolean, not a number; give a number",
+        ),
+        ("lengths=[10,true]", "error: build configuration for pseudowords: lengths: [True, 10] is a boolean, not a number; give a number"),
+        (
+            "vocabulary_size=1000000000",
+            "error: build configuration for pseudowords: vocabulary_size: Input should be less than or equal to 1000000",
+        ),
+    ],
+)
 def test_build_settings_are_strictly_typed_and_bounded(tmp_path, setting, message):
     before = fingerprint(tmp_path)
     result = run("build", "pseudowords", "--version", "1.0.0", "--set", setting, "--out", str(tmp_path / "out"))
@@ -29,7 +38,9 @@ def test_build_settings_are_strictly_typed_and_bounded(tmp_path, setting, messag
 def test_gsm_ic_work_sizes_are_bounded(tmp_path):
     result = run("build", "gsm-ic", "--version", "1.0.0", "--set", "n_variants=1000000000", "--out", str(tmp_path / "out"))
     assert result.returncode == 2
-    assert error_lines(result.stderr) == ["error: build configuration for gsm-ic: n_variants: Input should be less than or equal to 1000000"]
+    assert error_lines(result.stderr) == [
+        "error: build configuration for gsm-ic: n_variants: Input should be less than or equal to 1000000"
+    ]
 
 
 def test_replicates_have_an_upper_bound(release, predictions, tmp_path):
@@ -78,8 +89,13 @@ def test_an_edited_digest_of_the_card_blames_no_file_alone(root, release):
     (release / "SHA256SUMS").write_text("\n".join(edited) + "\n")
     result = run("validate", str(root))
     assert result.returncode == 1
-    assert ("README.md - hashes: sha256 is " in result.stdout
-            and "SHA256SUMS says " + "0" * 64 + ", and nothing else records it: this file or SHA256SUMS was changed after the release was frozen" in result.stdout)
+    assert (
+        "README.md - hashes: sha256 is " in result.stdout
+        and "SHA256SUMS says "
+        + "0" * 64
+        + ", and nothing else records it: this file or SHA256SUMS was changed after the release was frozen"
+        in result.stdout
+    )
 
 
 def test_a_full_disk_during_a_build_names_the_file_and_leaves_nothing(tmp_path, monkeypatch, capsys):
@@ -96,5 +112,6 @@ def test_a_full_disk_during_a_build_names_the_file_and_leaves_nothing(tmp_path, 
     assert cli.main(["build", "pseudowords", "--version", "1.0.0", *SMALL, "--out", str(out)]) == 2
     [line] = error_lines(capsys.readouterr().err)
     assert line.startswith(f"error: {out / 'pseudowords'}/.1.0.0.building-") and line.endswith(
-        f".jsonl: cannot write (No space left on device); nothing was written to {out / 'pseudowords' / '1.0.0'}")
+        f".jsonl: cannot write (No space left on device); nothing was written to {out / 'pseudowords' / '1.0.0'}"
+    )
     assert fingerprint(out) == {"pseudowords": "folder"}

@@ -1,6 +1,7 @@
 """The Hub loop: push a release to the local Hub stand-in, download it, and `validate`, `prompts` and `score`
 the downloaded folder (under any name) and the `hf://datasets/ORG/NAME@vX.Y.Z` name; every declared
 configuration of the download loads with `datasets` row for row equal to the JSON Lines files."""
+
 from __future__ import annotations
 
 import json
@@ -11,7 +12,9 @@ from pathlib import Path
 import datasets
 import huggingface_hub.constants
 import pytest
+from hub_server import HubServer
 from huggingface_hub import snapshot_download
+from publish_releases import pseudowords_release  # noqa: F401  (fixture)
 
 from ctxrobust.canonical import iter_jsonl
 from ctxrobust.cli import main
@@ -19,8 +22,6 @@ from ctxrobust.errors import CtxRobustError
 from ctxrobust.publish.download import parse_hub_url
 from ctxrobust.publish.hub import push_release
 from ctxrobust.validators.checks import checks_for
-from hub_server import HubServer
-from publish_releases import pseudowords_release  # noqa: F401  (fixture)
 
 TOKEN = "hf_test_token_loop_0987654321"
 
@@ -34,7 +35,9 @@ def hub(monkeypatch, tmp_path):
         monkeypatch.setenv("HF_HOME", str(tmp_path / "hf-home"))
         # huggingface_hub reads HF_ENDPOINT once, at import, for its side requests and its download URLs
         monkeypatch.setattr(huggingface_hub.constants, "ENDPOINT", server.url)
-        monkeypatch.setattr(huggingface_hub.constants, "HUGGINGFACE_CO_URL_TEMPLATE", server.url + "/{repo_id}/resolve/{revision}/{filename}")
+        monkeypatch.setattr(
+            huggingface_hub.constants, "HUGGINGFACE_CO_URL_TEMPLATE", server.url + "/{repo_id}/resolve/{revision}/{filename}"
+        )
         yield server
 
 
@@ -48,14 +51,27 @@ def pushed(hub, pseudowords_release, capsys):
 def predictions(path: Path, release: Path) -> Path:
     contexts = [row["id"] for _, row in iter_jsonl(release / "contexts.jsonl")][:2]
     rows = [{"model": "m", "id": f"q{i}", "context": None, "trial": t, "correct": (i + t) % 2} for i in range(12) for t in range(4)]
-    rows += [{"model": "m", "id": f"q{i}", "context": c, "trial": t, "correct": (i * t) % 2} for i in range(12) for c in contexts for t in range(2)]
+    rows += [
+        {"model": "m", "id": f"q{i}", "context": c, "trial": t, "correct": (i * t) % 2}
+        for i in range(12)
+        for c in contexts
+        for t in range(2)
+    ]
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     return path
 
 
 def test_a_downloaded_folder_validates_and_scores_under_any_name(hub, pushed, pseudowords_release, tmp_path, capsys):
-    folder = Path(snapshot_download("my-org/pw-loop", repo_type="dataset", revision="v0.0.1", local_dir=str(tmp_path / "some download"),
-                                    endpoint=hub.url, token=TOKEN))
+    folder = Path(
+        snapshot_download(
+            "my-org/pw-loop",
+            repo_type="dataset",
+            revision="v0.0.1",
+            local_dir=str(tmp_path / "some download"),
+            endpoint=hub.url,
+            token=TOKEN,
+        )
+    )
     assert (folder / ".gitattributes").exists() and (folder / "croissant.json").exists()  # what the Hub gives
     assert main(["validate", str(folder)]) == 0
     out = capsys.readouterr().out
@@ -87,8 +103,11 @@ def test_hf_names_work_for_validate_prompts_and_score(hub, pushed, pseudowords_r
 
 
 def test_every_declared_configuration_of_the_download_loads_row_for_row(hub, pushed, tmp_path):
-    folder = Path(snapshot_download("my-org/pw-loop", repo_type="dataset", revision="v0.0.1", local_dir=str(tmp_path / "dl"),
-                                    endpoint=hub.url, token=TOKEN))
+    folder = Path(
+        snapshot_download(
+            "my-org/pw-loop", repo_type="dataset", revision="v0.0.1", local_dir=str(tmp_path / "dl"), endpoint=hub.url, token=TOKEN
+        )
+    )
     configs = datasets.get_dataset_config_names(str(folder))
     assert sorted(configs) == ["contexts", "vocabulary"]
     for config in configs:

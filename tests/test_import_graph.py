@@ -1,13 +1,20 @@
 """The import graph of the installed packages: no cycle, and the data flow's direction kept
 (sources -> builders -> validators -> evaluation; the core reaches datasets only through the registry)."""
+
 from __future__ import annotations
 
 import ast
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-FOLDERS = {"ctxrobust": "ctxrobust", "builders": "ctxrobust.builders", "sources": "ctxrobust.sources", "schemas": "ctxrobust.schemas",
-           "validators": "ctxrobust.validators", "evaluation": "ctxrobust.evaluation"}
+FOLDERS = {
+    "ctxrobust": "ctxrobust",
+    "builders": "ctxrobust.builders",
+    "sources": "ctxrobust.sources",
+    "schemas": "ctxrobust.schemas",
+    "validators": "ctxrobust.validators",
+    "evaluation": "ctxrobust.evaluation",
+}
 DATASETS = ("gsm_ic", "misleadqa", "pseudowords")
 
 

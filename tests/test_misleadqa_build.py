@@ -1,4 +1,5 @@
 """The MisleadQA release built from the source mirror (plus project-written AmbigDocs / CondAmbigQA fixtures)."""
+
 from __future__ import annotations
 
 import json
@@ -13,18 +14,18 @@ from pathlib import Path
 
 import pytest
 
+from ctxrobust.build import build_release
 from ctxrobust.builders.misleadqa import MisleadQABuilder, MisleadQAConfig
 from ctxrobust.builders.misleadqa.answer_types import is_garbled, precision
 from ctxrobust.builders.misleadqa.fred_items import FredFacts, time_specs
+from ctxrobust.builders.misleadqa.item_rules import overlap
 from ctxrobust.builders.misleadqa.scopes import display_location, is_place
 from ctxrobust.canonical import sha256_file
 from ctxrobust.errors import CtxRobustError
 from ctxrobust.release import Release
-from ctxrobust.build import build_release
 from ctxrobust.sources.fred import JURISDICTIONS, january_facts, read_series
-from ctxrobust.builders.misleadqa.item_rules import overlap
-from ctxrobust.validators.misleadqa import balance_problems
 from ctxrobust.validators.checks import run_checks
+from ctxrobust.validators.misleadqa import balance_problems
 
 FIXTURES = Path(__file__).parent / "fixtures"
 AMBIGDOCS = FIXTURES / "ambigdocs_sample.jsonl"
@@ -102,7 +103,10 @@ def test_the_papers_nebraska_item_is_rebuilt_word_for_word(store):
     series = [read_series(store.path(n), n, store.snapshot(n).sha256) for n in ("fred/STTMINWGNE.csv",)]
     spec = next(s for s in time_specs(FredFacts(series, 1990, 2024), 0, 8) if s.id == "fred-time-NE-1997-01-01-1998-01-01")
     candidate = spec.build()
-    assert candidate.question == "What was the recorded basic state minimum wage in Nebraska on January 1, 1997? Give the rate in US dollars per hour."
+    assert (
+        candidate.question
+        == "What was the recorded basic state minimum wage in Nebraska on January 1, 1997? Give the rate in US dollars per hour."
+    )
     assert candidate.g_text == "On January 1, 1997, the recorded basic state minimum wage in Nebraska was $4.25 per hour."
     assert candidate.s_text == "On January 1, 1998, the recorded basic state minimum wage in Nebraska was $5.15 per hour."
     assert candidate.f_text_and_edits()[0] == "On January 1, 1997, the recorded basic state minimum wage in Nebraska was $5.15 per hour."
@@ -138,8 +142,13 @@ def test_situatedqa_groups_hold_the_candidates_the_review_retains(built, main_it
 
 
 def test_a_build_without_adjudication_says_its_items_were_not_reviewed(tmp_path, store):
-    result = build_release("misleadqa", "0.0.2-test", {"adjudication": "none", "fred_time_n": 12, "fred_location_n": 12,
-                                                       "situatedqa_time_n": 12, "situatedqa_location_n": 12}, tmp_path, store)
+    result = build_release(
+        "misleadqa",
+        "0.0.2-test",
+        {"adjudication": "none", "fred_time_n": 12, "fred_location_n": 12, "situatedqa_time_n": 12, "situatedqa_location_n": 12},
+        tmp_path,
+        store,
+    )
     notes = Release(result.path, store=store).manifest["build_notes"]
     assert notes["screening"]["reviewed"] is False and "not reviewed" in notes["departures_from_paper"]["screening"]
     assert "not reviewed" in (result.path / "README.md").read_text(encoding="utf-8")
@@ -172,8 +181,18 @@ def test_each_cluster_lies_in_one_dependency_group(main_items):
 
 def test_departures_from_the_paper_are_recorded(built):
     departures = built[1].manifest["build_notes"]["departures_from_paper"]
-    assert set(departures) == {"fred_jurisdictions", "situatedqa_answers", "situatedqa_contexts", "situatedqa_question_types", "screening", "dependency_groups"}
-    assert departures["fred_jurisdictions"].startswith("46 jurisdictions hold their own series") and "STTMINWGGAM is monthly" in departures["fred_jurisdictions"]
+    assert set(departures) == {
+        "fred_jurisdictions",
+        "situatedqa_answers",
+        "situatedqa_contexts",
+        "situatedqa_question_types",
+        "screening",
+        "dependency_groups",
+    }
+    assert (
+        departures["fred_jurisdictions"].startswith("46 jurisdictions hold their own series")
+        and "STTMINWGGAM is monthly" in departures["fred_jurisdictions"]
+    )
 
 
 def test_balance_holds_in_every_group_and_e_is_always_abstention(built, main_items):
@@ -268,7 +287,9 @@ def test_a_user_file_that_is_not_utf8_is_named_with_its_line_and_the_file_to_giv
     garbage.write_bytes(b"\x8f\xff\x00binary\n" * 4)
     run = _cli_build(mirror, tmp_path, f"{field}={garbage}")
     assert run.returncode == 2 and run.stdout == ""
-    assert run.stderr.startswith(f"error: {garbage}:1: not UTF-8 (byte 0x8f at column 1); convert the file to UTF-8, or give the {source} JSON or JSON Lines file")
+    assert run.stderr.startswith(
+        f"error: {garbage}:1: not UTF-8 (byte 0x8f at column 1); convert the file to UTF-8, or give the {source} JSON or JSON Lines file"
+    )
     assert run.stderr.count("\n") == 1 and "internal error" not in run.stderr
     assert not (tmp_path / "out" / "misleadqa" / "0.0.1-test").exists()
 

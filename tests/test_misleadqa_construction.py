@@ -1,4 +1,5 @@
 """MisleadQA construction rules: substitution, normalisation, scopes, options, selection, audit sample."""
+
 from __future__ import annotations
 
 from collections import Counter
@@ -10,14 +11,14 @@ from ctxrobust.builders.misleadqa.answer_types import is_garbled, kind
 from ctxrobust.builders.misleadqa.audit import AUDIT_SIZES, audit_sample
 from ctxrobust.builders.misleadqa.candidate import Candidate, Distractor, Excluded, Spec
 from ctxrobust.builders.misleadqa.distractors import Pool, choose
-from ctxrobust.builders.misleadqa.groups import components, dependency_groups
 from ctxrobust.builders.misleadqa.fred_items import registered_forms, spoken_date, usd
+from ctxrobust.builders.misleadqa.groups import components, dependency_groups
+from ctxrobust.builders.misleadqa.normalise import answer_key, content_tokens, mentions, same_answer
 from ctxrobust.builders.misleadqa.options import LETTERS, PAIR_SEQUENCE, balanced_letters, provisional_letters
 from ctxrobust.builders.misleadqa.scopes import display_location, is_place, locations_overlap, scopes_overlap, time_interval
 from ctxrobust.builders.misleadqa.selection import SelectionState, select
 from ctxrobust.builders.misleadqa.substitution import ReplayError, replay, substitute
 from ctxrobust.sources.facts import Provenance, Scope
-from ctxrobust.builders.misleadqa.normalise import answer_key, content_tokens, mentions, same_answer
 
 G = "On January 1, 1997, the recorded basic state minimum wage in Nebraska was $4.25 per hour."
 
@@ -193,7 +194,11 @@ def test_selection_stops_at_n_and_is_independent_of_input_order():
 
 
 def test_audit_sample_is_stratified_and_fixed_by_seed():
-    items = [{"id": f"{s}-{d}-{i}", "source": s, "scope_dimension": d} for s, d in (("fred", "time"), ("situatedqa", "location")) for i in range(60)]
+    items = [
+        {"id": f"{s}-{d}-{i}", "source": s, "scope_dimension": d}
+        for s, d in (("fred", "time"), ("situatedqa", "location"))
+        for i in range(60)
+    ]
     rows = audit_sample(items, seed=20261007)
     strata = Counter(row["stratum"] for row in rows)
     assert strata == {"fred/time": AUDIT_SIZES["fred/time"], "situatedqa/location": AUDIT_SIZES["situatedqa/location"]}
@@ -207,11 +212,25 @@ def test_audit_sample_is_stratified_and_fixed_by_seed():
 @pytest.mark.parametrize(
     "text, expected",
     [
-        ("1998", "year"), ("1,541", "number"), ("1990s", "decade"), ("2012–13", "season"), ("1918 to 1920", "year range"),
-        ("May 20, 2012", "day"), ("2020 Jun 05", "day"), ("May 2010", "month"), ("July 4", "day of year"),
-        ("7.64%", "number"), ("130 minutes", "quantity:minutes"), ("2002 Winter Olympics", "numbered text"),
-        ("Canada", "place"), ("Salt Lake City, Utah", "place"), ("Houston Astros", "team"), ("Boston Red Sox", "team"),
-        ("LSU", "team"), ("Bobby Thigpen", "name"), ("Ernesto Zedillo, Vicente Fox", "list"),
+        ("1998", "year"),
+        ("1,541", "number"),
+        ("1990s", "decade"),
+        ("2012–13", "season"),
+        ("1918 to 1920", "year range"),
+        ("May 20, 2012", "day"),
+        ("2020 Jun 05", "day"),
+        ("May 2010", "month"),
+        ("July 4", "day of year"),
+        ("7.64%", "number"),
+        ("130 minutes", "quantity:minutes"),
+        ("2002 Winter Olympics", "numbered text"),
+        ("Canada", "place"),
+        ("Salt Lake City, Utah", "place"),
+        ("Houston Astros", "team"),
+        ("Boston Red Sox", "team"),
+        ("LSU", "team"),
+        ("Bobby Thigpen", "name"),
+        ("Ernesto Zedillo, Vicente Fox", "list"),
     ],
 )
 def test_answer_kinds(text, expected):
@@ -250,9 +269,18 @@ def test_preferred_distractors_match_the_gold_answers_precision_and_never_repeat
 
 @pytest.mark.parametrize(
     "written, shown",
-    [("saudi arabia", "Saudi Arabia"), ("United states", "the United States"), ("us", "the US"), ("the uk", "the UK"),
-     ("charlotte nc", "Charlotte NC"), ("bosnia and herzegovina", "Bosnia and Herzegovina"), ("Chile", "Chile"), ("america", "America"),
-     ("rio de janeiro", "Rio de Janeiro"), ("va", "VA")],
+    [
+        ("saudi arabia", "Saudi Arabia"),
+        ("United states", "the United States"),
+        ("us", "the US"),
+        ("the uk", "the UK"),
+        ("charlotte nc", "Charlotte NC"),
+        ("bosnia and herzegovina", "Bosnia and Herzegovina"),
+        ("Chile", "Chile"),
+        ("america", "America"),
+        ("rio de janeiro", "Rio de Janeiro"),
+        ("va", "VA"),
+    ],
 )
 def test_locations_are_shown_capitalised_with_the_article_english_uses(written, shown):
     assert display_location(written) == shown
@@ -277,20 +305,39 @@ def test_components_merge_linked_clusters_whatever_the_order():
 def _candidate(cid, source, cluster, linked=()):
     scope = Scope(time="2001")
     prov = Provenance(snapshot="s", sha256="0" * 64, value="v")
-    return Candidate(id=cid, source=source, scope_dimension="time", cluster_id=cluster, question="q", target_scope=scope,
-                     alt_scope=scope, gold="g", lure="l", g_text="g", s_text="s", registered=[], provenance_g=prov, provenance_s=prov,
-                     construction={}, linked_clusters=set(linked))
+    return Candidate(
+        id=cid,
+        source=source,
+        scope_dimension="time",
+        cluster_id=cluster,
+        question="q",
+        target_scope=scope,
+        alt_scope=scope,
+        gold="g",
+        lure="l",
+        g_text="g",
+        s_text="s",
+        registered=[],
+        provenance_g=prov,
+        provenance_s=prov,
+        construction={},
+        linked_clusters=set(linked),
+    )
 
 
 def test_dependency_groups_join_fred_and_clusters_sharing_distractor_sources():
     candidates = [
-        _candidate("f1", "fred", "fred-NE"), _candidate("f2", "fred", "fred-OH"),
+        _candidate("f1", "fred", "fred-NE"),
+        _candidate("f2", "fred", "fred-OH"),
         _candidate("s1", "situatedqa", "situatedqa-1", linked={"situatedqa-9"}),  # a distractor from question 9
         _candidate("s2", "situatedqa", "situatedqa-2", linked={"situatedqa-9"}),
         _candidate("s3", "situatedqa", "situatedqa-3"),
     ]
     groups = dependency_groups(candidates)
     assert groups == {
-        "fred-NE": "group-fred", "fred-OH": "group-fred",
-        "situatedqa-1": "group-situatedqa-1", "situatedqa-2": "group-situatedqa-1", "situatedqa-3": "group-situatedqa-3",
+        "fred-NE": "group-fred",
+        "fred-OH": "group-fred",
+        "situatedqa-1": "group-situatedqa-1",
+        "situatedqa-2": "group-situatedqa-1",
+        "situatedqa-3": "group-situatedqa-3",
     }

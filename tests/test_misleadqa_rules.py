@@ -1,6 +1,7 @@
 """The rules that make SituatedQA items read as English and hold at their scope: break each on one item
 and see it named by check and id; the construction rules behind them on project-written rows; the
 gazetteer; the adjudication file as a build input; a build from a project-written SituatedQA folder."""
+
 from __future__ import annotations
 
 import copy
@@ -27,17 +28,35 @@ def rows_file(folder: Path, name: str, rows: list[dict]) -> list:
 
 
 def temp(uid, date, answer, question, date_type="sampled_date", any_answer=None):
-    return {"question": question, "id": uid, "edited_question": f"{question} as of {date}", "date": date, "date_type": date_type,
-            "answer": [answer] if isinstance(answer, str) else answer, "any_answer": any_answer or ([answer] if isinstance(answer, str) else answer)}
+    return {
+        "question": question,
+        "id": uid,
+        "edited_question": f"{question} as of {date}",
+        "date": date,
+        "date_type": date_type,
+        "answer": [answer] if isinstance(answer, str) else answer,
+        "any_answer": any_answer or ([answer] if isinstance(answer, str) else answer),
+    }
 
 
 def geo(uid, location, answer, question):
-    return {"question": question, "id": uid, "edited_question": f"{question} in {location}", "location": location, "answer": [answer], "any_answer": [answer]}
+    return {
+        "question": question,
+        "id": uid,
+        "edited_question": f"{question} in {location}",
+        "location": location,
+        "answer": [answer],
+        "any_answer": [answer],
+    }
 
 
 MAYORS = "who was the mayor of the harbour town"
-TIME_ROWS = [temp(31, "May 3, 2001", "Ann Lee", MAYORS), temp(31, "June 9, 2010", "Bo Chan", MAYORS),
-             temp(31, "July 1, 2016", "Cy Dee", MAYORS), temp(31, "August 2, 2020", "Di Fox", MAYORS)]
+TIME_ROWS = [
+    temp(31, "May 3, 2001", "Ann Lee", MAYORS),
+    temp(31, "June 9, 2010", "Bo Chan", MAYORS),
+    temp(31, "July 1, 2016", "Cy Dee", MAYORS),
+    temp(31, "August 2, 2020", "Di Fox", MAYORS),
+]
 
 
 def build(tmp_path, rows, target, alt, name="temp.dev.jsonl"):
@@ -68,25 +87,34 @@ def test_time_contexts_restate_the_fact_and_the_question_is_english(tmp_path):
     assert candidate.f_text_and_edits()[0] == "As of May 3, 2001, Bo Chan was the mayor of the harbour town."
     assert candidate.construction == {"G": "restatement", "S": "restatement"}
     item = candidate.item(*provisional_letters(0, candidate.id))
-    assert all(not problems(item, name) for name in item_checks(MisleadQAConfig())), {n: problems(item, n) for n in item_checks(MisleadQAConfig())}
+    assert all(not problems(item, name) for name in item_checks(MisleadQAConfig())), {
+        n: problems(item, n) for n in item_checks(MisleadQAConfig())
+    }
 
 
-@pytest.mark.parametrize("question, answer, statement", [
-    ("When did England last get to the semi final of a world cup", "1990", "England last got to the semi final of a world cup in 1990"),
-    ("When did the smoking ban come in California", "1995", "the smoking ban came in California in 1995"),
-    ("When was the first iphone released", "2007", "the first iphone was released in 2007"),
-    ("How many states are there in the US", "50", "there are 50 states in the US"),
-    ("What is the legal amount of weed", "10 grams", "the legal amount of weed is 10 grams"),
-    ("When was the last time the USA won miss universe", "May 3, 2010", "the last time the USA won miss universe was on May 3, 2010"),
-])
+@pytest.mark.parametrize(
+    "question, answer, statement",
+    [
+        ("When did England last get to the semi final of a world cup", "1990", "England last got to the semi final of a world cup in 1990"),
+        ("When did the smoking ban come in California", "1995", "the smoking ban came in California in 1995"),
+        ("When was the first iphone released", "2007", "the first iphone was released in 2007"),
+        ("How many states are there in the US", "50", "there are 50 states in the US"),
+        ("What is the legal amount of weed", "10 grams", "the legal amount of weed is 10 grams"),
+        ("When was the last time the USA won miss universe", "May 3, 2010", "the last time the USA won miss universe was on May 3, 2010"),
+    ],
+)
 def test_restatements_state_the_relation_and_the_answer(question, answer, statement):
     assert phrasing.restate(question, answer) == statement
 
 
 def test_a_location_question_saying_we_names_the_place(tmp_path):
     q = "when did we gain independence from british rule"
-    rows = [geo(41, "india", "15 August 1947", q), geo(41, "pakistan", "14 August 1947", q), geo(41, "kenya", "12 December 1963", q),
-            geo(41, "ghana", "6 March 1957", q)]
+    rows = [
+        geo(41, "india", "15 August 1947", q),
+        geo(41, "pakistan", "14 August 1947", q),
+        geo(41, "kenya", "12 December 1963", q),
+        geo(41, "ghana", "6 March 1957", q),
+    ]
     candidate = build(tmp_path, rows, 1, 2, "geo.dev.jsonl")
     assert candidate.question == "When did India gain independence from british rule?"
     assert candidate.g_text == "India gained independence from british rule on 15 August 1947."
@@ -104,9 +132,14 @@ def excluded(tmp_path, rows, target, alt, name="temp.dev.jsonl"):
 
 def test_a_year_whose_answer_changes_within_it_is_excluded_and_one_that_holds_is_re_anchored(tmp_path):
     q = "who came second in the world cup"
-    rows = [temp(51, "2014", "Argentina", q, "start"), temp(51, "2006", "France", q, "sampled_year"),
-            temp(51, "2010", "France", q, "sampled_year"), temp(51, "July 11, 2010", "Netherlands", q, "start"),
-            temp(51, "2019", "Croatia", q, "sampled_year"), temp(51, "2002", "Germany", q, "sampled_year")]
+    rows = [
+        temp(51, "2014", "Argentina", q, "start"),
+        temp(51, "2006", "France", q, "sampled_year"),
+        temp(51, "2010", "France", q, "sampled_year"),
+        temp(51, "July 11, 2010", "Netherlands", q, "start"),
+        temp(51, "2019", "Croatia", q, "sampled_year"),
+        temp(51, "2002", "Germany", q, "sampled_year"),
+    ]
     found = excluded(tmp_path, rows, 3, 1)  # 2010 (France) as target: the answer changes to Netherlands within 2010
     assert found.reason in ("scope_imprecise", "conflicting_answers") and "July 11, 2010" in found.detail
     candidate = build(tmp_path, rows, 1, 2)  # Argentina started in 2014: it holds at the end of 2014, the date asked
@@ -115,16 +148,24 @@ def test_a_year_whose_answer_changes_within_it_is_excluded_and_one_that_holds_is
 
 def test_an_answer_after_the_as_of_date_of_a_question_about_the_past_is_excluded(tmp_path):
     q = "when did the harbour town last host the regatta"
-    rows = [temp(61, "May 3, 2001", "1998", q), temp(61, "June 9, 2010", "2008", q), temp(61, "July 1, 2016", "2014", q),
-            temp(61, "August 2, 2020", "2019", q)]
+    rows = [
+        temp(61, "May 3, 2001", "1998", q),
+        temp(61, "June 9, 2010", "2008", q),
+        temp(61, "July 1, 2016", "2014", q),
+        temp(61, "August 2, 2020", "2019", q),
+    ]
     found = excluded(tmp_path, rows, 1, 2)  # target 2001: the lure 2008 postdates it, so F would contradict its scope
     assert found.reason == "postdates_scope" and "2008" in found.detail
 
 
 def test_questions_that_do_not_read_as_english_are_excluded(tmp_path):
-    for number, (question, reason) in enumerate([("who was the mayor of the harbour town brainly", "question_junk"),
-                                                ("who was our mayor of the harbour town", "first_person"),
-                                                ("who was the mayor this year", "relative_time")]):
+    for number, (question, reason) in enumerate(
+        [
+            ("who was the mayor of the harbour town brainly", "question_junk"),
+            ("who was our mayor of the harbour town", "first_person"),
+            ("who was the mayor this year", "relative_time"),
+        ]
+    ):
         rows = [dict(r, question=question, id=70 + number) for r in TIME_ROWS]
         assert excluded(tmp_path, rows, 1, 2).reason == reason
 
@@ -136,18 +177,23 @@ def test_a_location_question_with_an_unstated_time_is_excluded(tmp_path):
 
 
 def test_distractors_come_from_the_same_relation_only(tmp_path):
-    rows = TIME_ROWS[:2] + [temp(91, "May 3, 2005", "Eve Gray", "who was the mayor of the harbour town ever"),
-                            temp(91, "May 3, 2006", "Flo Hart", "who was the mayor of the harbour town ever"),
-                            temp(92, "May 3, 2005", "Gus Ives", "who was the women's mayor of the harbour town"),
-                            temp(92, "May 3, 2007", "Hal Jones", "who was the women's mayor of the harbour town")]
+    rows = TIME_ROWS[:2] + [
+        temp(91, "May 3, 2005", "Eve Gray", "who was the mayor of the harbour town ever"),
+        temp(91, "May 3, 2006", "Flo Hart", "who was the mayor of the harbour town ever"),
+        temp(92, "May 3, 2005", "Gus Ives", "who was the women's mayor of the harbour town"),
+        temp(92, "May 3, 2007", "Hal Jones", "who was the women's mayor of the harbour town"),
+    ]
     candidate = build(tmp_path, rows, 1, 2)
     assert sorted(d.text for d in candidate.distractors) == ["Eve Gray", "Flo Hart"]  # never the women's relation
 
 
 def test_aliases_in_one_answer_list_are_one_answer(tmp_path):
-    rows = [temp(95, "May 3, 2001", ["LA Lakers", "Los Angeles Lakers"], "who won the harbour cup"),
-            temp(95, "June 9, 2010", "Boston Celtics", "who won the harbour cup"),
-            temp(95, "July 1, 2016", "Miami Heat", "who won the harbour cup"), temp(95, "August 2, 2020", "Chicago Bulls", "who won the harbour cup")]
+    rows = [
+        temp(95, "May 3, 2001", ["LA Lakers", "Los Angeles Lakers"], "who won the harbour cup"),
+        temp(95, "June 9, 2010", "Boston Celtics", "who won the harbour cup"),
+        temp(95, "July 1, 2016", "Miami Heat", "who won the harbour cup"),
+        temp(95, "August 2, 2020", "Chicago Bulls", "who won the harbour cup"),
+    ]
     assert build(tmp_path, rows, 1, 2).gold == "LA Lakers"
 
 
@@ -189,9 +235,18 @@ def test_distinctness_reports_two_options_naming_one_entity(time_item):
 
 def test_units_and_fred_cents_are_reported():
     assert unit_of("10 grams or less") == "gram" and unit_of("2 ounces") == "ounce" and unit_of("1998") is None
-    item = {"source": "fred", "options": {"A": "$12.006", "B": "$7.25", "C": "$8.00", "D": "$5.15", "E": "Insufficient information"}, "gold": "B", "lure": "C"}
+    item = {
+        "source": "fred",
+        "options": {"A": "$12.006", "B": "$7.25", "C": "$8.00", "D": "$5.15", "E": "Insufficient information"},
+        "gold": "B",
+        "lure": "C",
+    }
     assert problems(item, "fred_cents") == ["option A '$12.006' is not a rate in dollars and cents"]
-    item = {"options": {"A": "10 grams", "B": "2 ounces", "C": "5 grams", "D": "3 grams", "E": "Insufficient information"}, "gold": "A", "lure": "B"}
+    item = {
+        "options": {"A": "10 grams", "B": "2 ounces", "C": "5 grams", "D": "3 grams", "E": "Insufficient information"},
+        "gold": "A",
+        "lure": "B",
+    }
     assert problems(item, "units") == ["option B '2 ounces' is not in the gold answer's unit"]
 
 
@@ -247,16 +302,26 @@ def test_a_build_from_a_project_written_situatedqa_folder_validates(tmp_path, st
     folder = tmp_path / "qa_data"
     folder.mkdir()
     flag = "who designed the harbour board flag"
-    geo_rows = [geo(101, place, name, flag) for place, name in (("chile", "Ann Lee"), ("peru", "Bo Chan"), ("kenya", "Cy Dee"), ("ghana", "Di Fox"))]
+    geo_rows = [
+        geo(101, place, name, flag) for place, name in (("chile", "Ann Lee"), ("peru", "Bo Chan"), ("kenya", "Cy Dee"), ("ghana", "Di Fox"))
+    ]
     (folder / "temp.dev.jsonl").write_text("".join(json.dumps(r) + "\n" for r in TIME_ROWS), encoding="utf-8")
     (folder / "geo.dev.jsonl").write_text("".join(json.dumps(r) + "\n" for r in geo_rows), encoding="utf-8")
-    overrides = {"situatedqa_dir": str(folder), "adjudication": "none", "fred_time_n": 4, "fred_location_n": 4,
-                 "situatedqa_time_n": 2, "situatedqa_location_n": 2}
+    overrides = {
+        "situatedqa_dir": str(folder),
+        "adjudication": "none",
+        "fred_time_n": 4,
+        "fred_location_n": 4,
+        "situatedqa_time_n": 2,
+        "situatedqa_location_n": 2,
+    }
     result = build_release("misleadqa", "0.2.0-dir", overrides, tmp_path / "out", store)  # validated before it is written
     release = Release(result.path, store=store)
     sources = release.manifest["build_notes"]["user_sources"]["situatedqa"]
-    assert sources["files"] == {"situatedqa_dir/geo.dev.jsonl": sha256_file(folder / "geo.dev.jsonl"),
-                                "situatedqa_dir/temp.dev.jsonl": sha256_file(folder / "temp.dev.jsonl")}
+    assert sources["files"] == {
+        "situatedqa_dir/geo.dev.jsonl": sha256_file(folder / "geo.dev.jsonl"),
+        "situatedqa_dir/temp.dev.jsonl": sha256_file(folder / "temp.dev.jsonl"),
+    }
     items = [i for i in release.rows("main.jsonl") if i["source"] == "situatedqa"]
     assert len(items) == 4 and all(i["provenance"]["G"]["snapshot"].startswith("situatedqa_dir/") for i in items)
     assert all(v["passed"] for v in release.manifest["validators"].values())

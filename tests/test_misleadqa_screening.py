@@ -1,6 +1,7 @@
 """The screening loop end to end (paper Appendix B.1): `prompts --prompt screen` -> judgments of two
 scripted screening models (some unparseable) -> `screen` -> an adjudication file -> build ->
 exclusions, manifest and card counts."""
+
 from __future__ import annotations
 
 import csv
@@ -17,7 +18,12 @@ SMALL = {"fred_time_n": 8, "fred_location_n": 8, "situatedqa_time_n": 8, "situat
 
 
 def answer(fail: set[str] = frozenset()) -> str:
-    return json.dumps({n: {"judgment": "fail" if n in fail else "pass", "reason": f"criterion {n} {'broken' if n in fail else 'holds'}"} for n in CRITERIA})
+    return json.dumps(
+        {
+            n: {"judgment": "fail" if n in fail else "pass", "reason": f"criterion {n} {'broken' if n in fail else 'holds'}"}
+            for n in CRITERIA
+        }
+    )
 
 
 @pytest.fixture(scope="module")
@@ -34,15 +40,27 @@ def test_the_screening_loop_from_prompts_to_a_reviewed_release(unreviewed, tmp_p
     rows = [json.loads(line) for line in requests.read_text().splitlines()]
     candidates = Release(path, store=store).rows("candidates.jsonl")
     assert [r["item"] for r in rows] == sorted(c["id"] for c in candidates) and {r["condition"] for r in rows} == {"screen"}
-    assert all("6. Distractor validity." in r["meta"]["text"] and '"judgment": "pass"' in r["meta"]["text"]
-               and r["messages"][0]["content"] == r["meta"]["text"] for r in rows)
+    assert all(
+        "6. Distractor validity." in r["meta"]["text"]
+        and '"judgment": "pass"' in r["meta"]["text"]
+        and r["messages"][0]["content"] == r["meta"]["text"]
+        for r in rows
+    )
     ids = [r["item"] for r in rows]
     situated = [i for i in ids if i.startswith("situatedqa-")]
 
     # two scripted screening models: A fails criterion 4 on two items, B fails 6 on one of them and 2 on another
     a_lines = [{"model": "astra", "id": i, "condition": "screen", "response": answer({"4"} if i in situated[:2] else set())} for i in ids]
     a_lines[5]["response"] = "I think it is fine."  # unparseable
-    b_lines = [{"model": "opus", "id": i, "condition": "screen", "response": "```json\n" + answer({"6"} if i == situated[1] else {"2"} if i == situated[2] else set()) + "\n```"} for i in ids]
+    b_lines = [
+        {
+            "model": "opus",
+            "id": i,
+            "condition": "screen",
+            "response": "```json\n" + answer({"6"} if i == situated[1] else {"2"} if i == situated[2] else set()) + "\n```",
+        }
+        for i in ids
+    ]
     (tmp_path / "astra.jsonl").write_text("".join(json.dumps(x) + "\n" for x in a_lines))
     (tmp_path / "opus.jsonl").write_text("".join(json.dumps(x) + "\n" for x in b_lines) + "{not json\n")
     capsys.readouterr()
@@ -55,28 +73,45 @@ def test_the_screening_loop_from_prompts_to_a_reviewed_release(unreviewed, tmp_p
     assert summary["table9"]["situatedqa"] == {"items": len(situated), "astra": 2, "opus": 2, "either": 3}
     assert summary["table9"]["fred"]["either"] == 0 and summary["table9"]["total"]["either"] == 3
     sheet = {r["id"]: r for r in map(json.loads, flags.read_text().splitlines())}
-    assert sheet[situated[1]]["flags"] == {"astra": ["4"], "opus": ["6"]} and sheet[situated[1]]["reasons"]["opus"] == {"6": "criterion 6 broken"}
+    assert sheet[situated[1]]["flags"] == {"astra": ["4"], "opus": ["6"]} and sheet[situated[1]]["reasons"]["opus"] == {
+        "6": "criterion 6 broken"
+    }
     assert sheet[ids[5]]["unparseable"] == ["astra"] and not sheet[ids[5]]["flagged"]  # listed, never dropped
     with open(flags.with_suffix(".csv"), newline="") as handle:
-        assert {(r["id"], r["model"]) for r in csv.DictReader(handle) if r["flagged"] == "True"} >= {(situated[0], "astra"), (situated[2], "opus")}
+        assert {(r["id"], r["model"]) for r in csv.DictReader(handle) if r["flagged"] == "True"} >= {
+            (situated[0], "astra"),
+            (situated[2], "opus"),
+        }
     assert "| situatedqa |" in flags.with_suffix(".table9.md").read_text()
 
     # a human adjudicates each flagged item; the decisions are a pinned build input
     decisions = tmp_path / "adjudication.csv"
-    decisions.write_text("id,decision,criterion,reason,reviewer\n"
-                         f"{situated[0]},exclude,4,two answers in the asked year,tester\n"
-                         f"{situated[1]},retain,,flag not confirmed,tester\n"
-                         f"{situated[2]},revise,2,scope to be restated,tester\n")
+    decisions.write_text(
+        "id,decision,criterion,reason,reviewer\n"
+        f"{situated[0]},exclude,4,two answers in the asked year,tester\n"
+        f"{situated[1]},retain,,flag not confirmed,tester\n"
+        f"{situated[2]},revise,2,scope to be restated,tester\n"
+    )
     reviewed = build_release("misleadqa", "0.1.1-screen", {**SMALL, "adjudication": str(decisions)}, out, store)
     release = Release(reviewed.path, store=store)
     main_ids = {r["id"] for r in release.rows("main.jsonl")}
     assert situated[0] not in main_ids and situated[2] not in main_ids and situated[1] in main_ids
     excluded = {r["id"]: r for r in release.rows("exclusions.jsonl")}
-    assert excluded[situated[0]]["reason"] == "adjudication_exclude" and "criterion 4 (answer uniqueness): two answers" in excluded[situated[0]]["detail"]
+    assert (
+        excluded[situated[0]]["reason"] == "adjudication_exclude"
+        and "criterion 4 (answer uniqueness): two answers" in excluded[situated[0]]["detail"]
+    )
     assert excluded[situated[2]]["reason"] == "adjudication_revise"
     notes = release.manifest["build_notes"]
-    assert notes["screening"] == {"candidates": len(ids), "reviewed": True, "flagged": 3, "retained": len(ids) - 2, "excluded": 2,
-                                  "decisions": {"exclude": 1, "retain": 1, "revise": 1}, "rows_for_other_candidates": 0}
+    assert notes["screening"] == {
+        "candidates": len(ids),
+        "reviewed": True,
+        "flagged": 3,
+        "retained": len(ids) - 2,
+        "excluded": 2,
+        "decisions": {"exclude": 1, "retain": 1, "revise": 1},
+        "rows_for_other_candidates": 0,
+    }
     assert notes["user_sources"]["adjudication"]["file"] == "adjudication.csv"
     card = (reviewed.path / "README.md").read_text(encoding="utf-8")
     assert "`flagged`: 3" in card and "`excluded`: 2" in card and "not reviewed" not in card

@@ -1,4 +1,5 @@
 """SituatedQA candidates from project-written qa_data rows: questions, contexts, scopes, distractors, rewordings."""
+
 from __future__ import annotations
 
 import json
@@ -18,17 +19,37 @@ def rows_file(tmp_path: Path, name: str, rows: list[dict]) -> list:
 
 
 def geo(uid, location, answer, question="who designed the harbour board flag"):
-    return {"question": question, "id": uid, "edited_question": f"{question} in {location}", "location": location, "answer": [answer], "any_answer": [answer]}
+    return {
+        "question": question,
+        "id": uid,
+        "edited_question": f"{question} in {location}",
+        "location": location,
+        "answer": [answer],
+        "any_answer": [answer],
+    }
 
 
 def temp(uid, date, answer, question):
-    return {"question": question, "id": uid, "edited_question": f"{question} as of {date}", "date": date, "date_type": "sampled_year", "answer": [answer], "any_answer": [answer]}
+    return {
+        "question": question,
+        "id": uid,
+        "edited_question": f"{question} as of {date}",
+        "date": date,
+        "date_type": "sampled_year",
+        "answer": [answer],
+        "any_answer": [answer],
+    }
 
 
 @pytest.fixture
 def geo_pool(tmp_path):
-    rows = [geo(11, "us", "Ann Lee"), geo(11, "saudi arabia", "Omar Said"), geo(11, "canada", "Dee Moss"), geo(11, "chile", "Eli Park"),
-            geo(11, "Atlanta Falcons", "Cy Young")]
+    rows = [
+        geo(11, "us", "Ann Lee"),
+        geo(11, "saudi arabia", "Omar Said"),
+        geo(11, "canada", "Dee Moss"),
+        geo(11, "chile", "Eli Park"),
+        geo(11, "Atlanta Falcons", "Cy Young"),
+    ]
     return SituatedQAPool(rows_file(tmp_path, "geo.dev.jsonl", rows))
 
 
@@ -58,9 +79,16 @@ def test_a_location_that_is_not_a_place_is_excluded(geo_pool):
 
 def test_reworded_questions_share_target_facts_and_link_their_clusters(tmp_path):
     chairs, chair = "who chairs the harbour board", "who is the chair of the harbour board"
-    rows = [temp(21, "2001", "Ann Lee", chairs), temp(21, "2010", "Bo Chan", chairs), temp(21, "2016", "Cy Dee", chairs),
-            temp(21, "2020", "Di Fox", chairs), temp(22, "2001", "Ann Lee", chair), temp(22, "2010", "Bo Chan", chair),
-            temp(23, "2001", "Ann Lee", "who won the harbour regatta"), temp(23, "2010", "Bo Chan", "who won the harbour regatta")]
+    rows = [
+        temp(21, "2001", "Ann Lee", chairs),
+        temp(21, "2010", "Bo Chan", chairs),
+        temp(21, "2016", "Cy Dee", chairs),
+        temp(21, "2020", "Di Fox", chairs),
+        temp(22, "2001", "Ann Lee", chair),
+        temp(22, "2010", "Bo Chan", chair),
+        temp(23, "2001", "Ann Lee", "who won the harbour regatta"),
+        temp(23, "2010", "Bo Chan", "who won the harbour regatta"),
+    ]
     pool = SituatedQAPool(rows_file(tmp_path, "temp.dev.jsonl", rows))
     assert pool.relation == {"21": "21", "22": "21", "23": "23"}  # 23 shares the answers, not the wording
     found = specs(pool, seed=0, min_similarity=0.3)

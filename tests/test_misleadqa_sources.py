@@ -1,4 +1,5 @@
 """Source adapters for MisleadQA: FRED, SituatedQA, AmbigDocs, CondAmbigQA -> typed facts."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -79,8 +80,24 @@ def test_fred_mirror_quirks(store):
 
 def test_situatedqa_records_and_facts(tmp_path):
     rows = [
-        {"question": "who chairs the board", "id": -12, "edited_question": "who chairs the board as of 2001", "date": "2001", "date_type": "sampled_year", "answer": ["Ann Lee"], "any_answer": ["Ann Lee", "Bo Chan"]},
-        {"question": "who chairs the board", "id": -12, "edited_question": "who chairs the board as of 2010", "date": "2010", "date_type": "start", "answer": ["Bo Chan", "B. Chan"], "any_answer": ["Ann Lee", "Bo Chan"]},
+        {
+            "question": "who chairs the board",
+            "id": -12,
+            "edited_question": "who chairs the board as of 2001",
+            "date": "2001",
+            "date_type": "sampled_year",
+            "answer": ["Ann Lee"],
+            "any_answer": ["Ann Lee", "Bo Chan"],
+        },
+        {
+            "question": "who chairs the board",
+            "id": -12,
+            "edited_question": "who chairs the board as of 2010",
+            "date": "2010",
+            "date_type": "start",
+            "answer": ["Bo Chan", "B. Chan"],
+            "any_answer": ["Ann Lee", "Bo Chan"],
+        },
     ]
     path = write(tmp_path, "temp.dev.jsonl", "\n".join(json.dumps(r) for r in rows) + "\n")
     records = situatedqa.read_file(path, "situatedqa/temp.dev.jsonl", "b" * 64)
@@ -91,14 +108,25 @@ def test_situatedqa_records_and_facts(tmp_path):
 
 
 def test_situatedqa_geo_scope_is_the_location(tmp_path):
-    row = {"question": "who is the governor", "id": 5, "edited_question": "who is the governor in ohio", "location": "ohio", "answer": ["Mike DeWine"], "any_answer": ["Mike DeWine"]}
+    row = {
+        "question": "who is the governor",
+        "id": 5,
+        "edited_question": "who is the governor in ohio",
+        "location": "ohio",
+        "answer": ["Mike DeWine"],
+        "any_answer": ["Mike DeWine"],
+    }
     path = write(tmp_path, "geo.dev.jsonl", json.dumps(row) + "\n")
     (record,) = situatedqa.read_file(path, "situatedqa/geo.dev.jsonl", "b" * 64)
     assert record.kind == "geo" and situatedqa.fact(record).scope.location == "ohio"
 
 
 def test_situatedqa_missing_field_names_file_and_line(tmp_path):
-    path = write(tmp_path, "geo.dev.jsonl", json.dumps({"question": "q", "id": 1, "edited_question": "q in x", "answer": ["a"], "any_answer": ["a"]}) + "\n")
+    path = write(
+        tmp_path,
+        "geo.dev.jsonl",
+        json.dumps({"question": "q", "id": 1, "edited_question": "q in x", "answer": ["a"], "any_answer": ["a"]}) + "\n",
+    )
     with pytest.raises(CtxRobustError, match=r"situatedqa/geo.dev.jsonl:1: missing field\(s\) location"):
         situatedqa.read_file(path, "situatedqa/geo.dev.jsonl", "b" * 64)
 
@@ -113,7 +141,11 @@ def test_ambigdocs_fixture_records_and_facts():
     facts = ambigdocs.facts(records[0])
     assert [f.scope.entity for f in facts][0] == "Maple Grove Township, Barry County, Michigan"
     assert facts[1].value == "612" and facts[1].provenance.pid == "p-1002"
-    assert facts[1].provenance.field == "documents[1].answer" and facts[1].provenance.line == 1 and facts[1].provenance.upstream_id == "adx-0001"
+    assert (
+        facts[1].provenance.field == "documents[1].answer"
+        and facts[1].provenance.line == 1
+        and facts[1].provenance.upstream_id == "adx-0001"
+    )
 
 
 def test_ambigdocs_reads_a_json_array_file_with_record_indices(tmp_path):
@@ -125,7 +157,11 @@ def test_ambigdocs_reads_a_json_array_file_with_record_indices(tmp_path):
 
 
 def test_ambigdocs_bad_record_is_one_line_error(tmp_path):
-    path = write(tmp_path, "bad.jsonl", json.dumps({"qid": "x", "question": "q", "ambiguous_entity": "e", "documents": [{"title": "t", "text": "x", "pid": "1"}]}) + "\n")
+    path = write(
+        tmp_path,
+        "bad.jsonl",
+        json.dumps({"qid": "x", "question": "q", "ambiguous_entity": "e", "documents": [{"title": "t", "text": "x", "pid": "1"}]}) + "\n",
+    )
     with pytest.raises(CtxRobustError, match=r"bad.jsonl:1: documents\[0\]: field 'answer'"):
         ambigdocs.read_file(path)
 
@@ -186,13 +222,28 @@ def _fred(path):
     [
         ("STTMINWGNE.csv", _fred, "DATE,STTMINWGNE\n2021-01-01,abc\n", "fred/STTMINWGNE.csv:2: value 'abc' is not a number"),
         ("STTMINWGNE.csv", _fred, "DATE,STTMINWGNE\n2021-13-45,1\n", "fred/STTMINWGNE.csv:2: date '2021-13-45' is not a calendar date"),
-        ("STTMINWGNE.csv", _fred, "DATE,STTMINWGNE\n2022-01-01,1\n2021-01-01,1\n", "fred/STTMINWGNE.csv:3: date 2021-01-01 does not follow"),
+        (
+            "STTMINWGNE.csv",
+            _fred,
+            "DATE,STTMINWGNE\n2022-01-01,1\n2021-01-01,1\n",
+            "fred/STTMINWGNE.csv:3: date 2021-01-01 does not follow",
+        ),
         ("STTMINWGNE.csv", _fred, "WHEN,STTMINWGNE\n2021-01-01,1\n", "fred/STTMINWGNE.csv:1: expected a 'DATE,<SERIES_ID>' header"),
         ("u.json", ambigdocs.read_file, '[{"qid": "a"}, 7]', "u.json record 1: not a JSON object"),
         ("u.json", ambigdocs.read_file, '[{"qid": "a"},', "u.json:1: not valid JSON"),
         ("u.json", ambigdocs.read_file, '{"qid": "a"}\n\n{"qid": \n', "u.json:3: not valid JSON"),
-        ("u.json", ambigdocs.read_file, '{"qid": "a", "question": "q", "ambiguous_entity": "e", "documents": ["x"]}\n', "u.json:1: documents[0]: must be an object"),
-        ("u.json", ambigdocs.read_file, '{"qid": "a", "question": "", "ambiguous_entity": "e", "documents": []}\n', "u.json:1: field 'question' must be a non-empty string"),
+        (
+            "u.json",
+            ambigdocs.read_file,
+            '{"qid": "a", "question": "q", "ambiguous_entity": "e", "documents": ["x"]}\n',
+            "u.json:1: documents[0]: must be an object",
+        ),
+        (
+            "u.json",
+            ambigdocs.read_file,
+            '{"qid": "a", "question": "", "ambiguous_entity": "e", "documents": []}\n',
+            "u.json:1: field 'question' must be a non-empty string",
+        ),
     ],
 )
 def test_bad_source_records_are_one_line_errors_naming_file_and_record(tmp_path, name, read, text, expected):

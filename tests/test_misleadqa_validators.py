@@ -1,4 +1,5 @@
 """Each MisleadQA validator: break its condition on one item and see it reported by check name and item id."""
+
 from __future__ import annotations
 
 import copy
@@ -13,7 +14,14 @@ from ctxrobust.sources.facts import Provenance
 from ctxrobust.sources.fred import january_facts, read_series
 from ctxrobust.validators.checks import run_checks
 
-GENERIC = {"hashes", "row_counts", "sources_locked", "location", "manifest", "contents"}  # need a release folder and its full manifest; covered by the core tests
+GENERIC = {
+    "hashes",
+    "row_counts",
+    "sources_locked",
+    "location",
+    "manifest",
+    "contents",
+}  # need a release folder and its full manifest; covered by the core tests
 TEMPLATE_Q = "What was the recorded basic state minimum wage in {j} on {d}? Give the rate in US dollars per hour."
 TEMPLATE_C = "On {d}, the recorded basic state minimum wage in {j} was {v} per hour."
 
@@ -27,14 +35,20 @@ class StubRelease:
     def __init__(self, main, condition=(), config=None, store=None, notes=None, audit=None, exclusions=()):
         self._rows = {"main.jsonl": list(main), "condition.jsonl": list(condition), "exclusions.jsonl": list(exclusions)}
         self.config = dict(config or {})
-        self._rows["audit_sample.jsonl"] = audit if audit is not None else audit_sample(self._rows["main.jsonl"], self.config.get("audit_seed", 20261007))
+        self._rows["audit_sample.jsonl"] = (
+            audit if audit is not None else audit_sample(self._rows["main.jsonl"], self.config.get("audit_seed", 20261007))
+        )
         self.files = [
             {"name": "main.jsonl", "schema": "misleadqa.item"},
             {"name": "condition.jsonl", "schema": "misleadqa.item"},
             {"name": "audit_sample.jsonl", "schema": "misleadqa.audit"},
             {"name": "exclusions.jsonl", "schema": "misleadqa.exclusion"},
         ]
-        self.manifest = {"dataset": "misleadqa", "config": self.config, "build_notes": notes or {"exclusions_by_reason": {}, "user_sources": {}}}
+        self.manifest = {
+            "dataset": "misleadqa",
+            "config": self.config,
+            "build_notes": notes or {"exclusions_by_reason": {}, "user_sources": {}},
+        }
         self.store = store
 
     def rows(self, name):
@@ -54,18 +68,28 @@ def nebraska(store):
     return {f.scope.time[:4]: f for f in january_facts(series)}
 
 
-def fred_item(facts, target="1997", alt="1998", extra=("2008", "2024"), item_id="fred-time-NE-test", letters=("C", "A", ("B", "D")), gold_value=None):
+def fred_item(
+    facts, target="1997", alt="1998", extra=("2008", "2024"), item_id="fred-time-NE-test", letters=("C", "A", ("B", "D")), gold_value=None
+):
     """A FRED time item built with the builder's own Candidate (paper Table 5)."""
     gold, lure = facts[target], facts[alt]
     value = gold_value or gold.value
     d = spoken_date(gold.scope.time)
     candidate = Candidate(
-        id=item_id, source="fred", scope_dimension="time", cluster_id="fred-NE",
+        id=item_id,
+        source="fred",
+        scope_dimension="time",
+        cluster_id="fred-NE",
         question=TEMPLATE_Q.format(j="Nebraska", d=d),
-        target_scope=gold.scope, alt_scope=lure.scope, gold=usd(value), lure=usd(lure.value),
+        target_scope=gold.scope,
+        alt_scope=lure.scope,
+        gold=usd(value),
+        lure=usd(lure.value),
         g_text=TEMPLATE_C.format(d=d, j="Nebraska", v=usd(value)),
         s_text=TEMPLATE_C.format(d=spoken_date(lure.scope.time), j="Nebraska", v=usd(lure.value)),
-        registered=registered_forms(value, lure.value), provenance_g=gold.provenance, provenance_s=lure.provenance,
+        registered=registered_forms(value, lure.value),
+        provenance_g=gold.provenance,
+        provenance_s=lure.provenance,
         distractors=[Distractor(usd(facts[y].value), facts[y].provenance, "fred-NE") for y in extra],
         construction={"G": "template", "S": "template"},
     )
@@ -95,8 +119,20 @@ def test_a_well_formed_item_passes_every_check(good, store):
     release = StubRelease([good], store=store)
     results = run_checks(release, skip=GENERIC)
     assert {name: found for name, found in results.items() if found} == {}
-    assert {"span_replay", "answer_isolation", "distractor_leakage", "gold_mention_in_f", "distinctness", "balance",
-            "comparability", "scope_design", "repeated_targets", "provenance", "audit_sample", "exclusions"} <= set(results)
+    assert {
+        "span_replay",
+        "answer_isolation",
+        "distractor_leakage",
+        "gold_mention_in_f",
+        "distinctness",
+        "balance",
+        "comparability",
+        "scope_design",
+        "repeated_targets",
+        "provenance",
+        "audit_sample",
+        "exclusions",
+    } <= set(results)
 
 
 def test_span_replay_reports_text_changed_outside_the_edits(good):
@@ -164,8 +200,12 @@ def test_comparability_reports_a_long_s(good):
 
 def test_comparability_reports_s_closer_to_the_question_than_g(good):
     bad = copy.deepcopy(good)
-    bad["contexts"]["S"]["text"] = "On January 1, 1998, the recorded basic state minimum wage in Nebraska, given as a rate in US dollars, was $5.15 per hour."
-    assert_reported(StubRelease([bad], config={"comparability_max_ratio": 3, "comparability_max_diff": 100}), "comparability", bad["id"], "above G's")
+    bad["contexts"]["S"]["text"] = (
+        "On January 1, 1998, the recorded basic state minimum wage in Nebraska, given as a rate in US dollars, was $5.15 per hour."
+    )
+    assert_reported(
+        StubRelease([bad], config={"comparability_max_ratio": 3, "comparability_max_diff": 100}), "comparability", bad["id"], "above G's"
+    )
 
 
 def test_scope_design_reports_an_s_stating_the_target_scope(good):
@@ -198,7 +238,16 @@ def test_balance_reports_a_group_whose_positions_drift(nebraska):
     ids = [f"fred-time-NE-{y}" for y in years[:12]]
     letters = balanced_letters(ids, 0, "fred/time")
     for item_id, year in zip(ids, years[:12]):
-        items.append(fred_item(nebraska, target=year, alt="2024" if year != "2023" else "2022", extra=("1968", "1976"), item_id=item_id, letters=letters[item_id]))
+        items.append(
+            fred_item(
+                nebraska,
+                target=year,
+                alt="2024" if year != "2023" else "2022",
+                extra=("1968", "1976"),
+                item_id=item_id,
+                letters=letters[item_id],
+            )
+        )
     assert not failures(StubRelease(items), "balance")
     moved = items[3]
     gold, lure = moved["gold"], moved["lure"]
@@ -225,8 +274,19 @@ def test_provenance_reports_a_federal_series_file(nebraska, store):
     series = read_series(store.path(name), name, store.snapshot(name).sha256)
     obs = next(o for o in series.observations if o.date.isoformat() == "1997-01-01")
     facts = dict(nebraska)
-    facts["1997"] = facts["1997"].model_copy(update={"provenance": Provenance(
-        snapshot=name, sha256=series.sha256, line=obs.line, series_id=series.series_id, date="1997-01-01", field=series.series_id, value=obs.raw)})
+    facts["1997"] = facts["1997"].model_copy(
+        update={
+            "provenance": Provenance(
+                snapshot=name,
+                sha256=series.sha256,
+                line=obs.line,
+                series_id=series.series_id,
+                date="1997-01-01",
+                field=series.series_id,
+                value=obs.raw,
+            )
+        }
+    )
     bad = fred_item(facts)
     assert_reported(StubRelease([bad], store=store), "provenance", bad["id"], "federal series")
 
@@ -249,7 +309,14 @@ def test_audit_sample_reports_a_row_that_the_seed_does_not_select(good):
 
 
 def test_exclusions_report_counts_that_differ_from_the_build_notes(good):
-    row = {"id": "fred-time-NE-x", "source": "fred", "scope_dimension": "time", "cluster_id": "fred-NE", "reason": "cluster_cap", "detail": "d"}
+    row = {
+        "id": "fred-time-NE-x",
+        "source": "fred",
+        "scope_dimension": "time",
+        "cluster_id": "fred-NE",
+        "reason": "cluster_cap",
+        "detail": "d",
+    }
     notes = {"exclusions_by_reason": {"fred/time": {"cluster_cap": 2}}, "user_sources": {}}
     found = failures(StubRelease([good], exclusions=[row], notes=notes), "exclusions")
     assert found and "cluster_cap: 1 rows, build notes say 2" in found[0].message

@@ -1,16 +1,24 @@
 """Interval plots: a row per model with its estimate and interval, legible with many models, in every HTML report."""
+
 from __future__ import annotations
 
 import pytest
+from test_tidy_reports import case
 
 from ctxrobust.cli import main
 from ctxrobust.evaluation.plots import interval_figure
-from test_tidy_reports import case
 
 
 def fake_report(n_models: int) -> dict:
-    models = {f"model-{i:02d}": {"metrics": {"micro": {"estimate": 0.5 + i / 100, "ci": [0.4 + i / 100, 0.6 + i / 100], "n": 9},
-                                             "macro": {"estimate": 0.3, "ci": None, "n": 3}}} for i in range(n_models)}
+    models = {
+        f"model-{i:02d}": {
+            "metrics": {
+                "micro": {"estimate": 0.5 + i / 100, "ci": [0.4 + i / 100, 0.6 + i / 100], "n": 9},
+                "macro": {"estimate": 0.3, "ci": None, "n": 3},
+            }
+        }
+        for i in range(n_models)
+    }
     return {"models": models}
 
 

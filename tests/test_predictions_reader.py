@@ -1,4 +1,5 @@
 """The streaming predictions reader: every problem by line number, nothing silently dropped."""
+
 from __future__ import annotations
 
 import hashlib

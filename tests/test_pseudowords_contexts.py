@@ -1,4 +1,5 @@
 """Context banks of exact token lengths: CHA, TOK, WEB (paper Sections 2, 3, 3.3)."""
+
 from __future__ import annotations
 
 import hashlib
@@ -148,8 +149,10 @@ def test_web_corpus_directory_is_read_in_path_order_and_hashed(tmp_path):
     assert corpus.documents[0].startswith("How Bridges Carry Loads")
     assert corpus.documents[-1] == (FIXTURES / "web_corpus" / "water-cycle.txt").read_text(encoding="utf-8")
     # the recorded sha256 is that of the SHA256SUMS-style listing, and changes when any document changes
-    listing = "".join(f"{sha256_file(FIXTURES / 'web_corpus' / name)}  {name}\n" for name in
-                      ["bridges.txt", "maps.txt", "printing.txt", "science/photosynthesis.txt", "science/vaccines.txt", "water-cycle.txt"])
+    listing = "".join(
+        f"{sha256_file(FIXTURES / 'web_corpus' / name)}  {name}\n"
+        for name in ["bridges.txt", "maps.txt", "printing.txt", "science/photosynthesis.txt", "science/vaccines.txt", "water-cycle.txt"]
+    )
     assert corpus.source["sha256"] == hashlib.sha256(listing.encode()).hexdigest()
     copy = copy_tree(FIXTURES / "web_corpus", tmp_path / "corpus")
     (copy / "README.md").write_text("not a document", encoding="utf-8")
@@ -175,7 +178,12 @@ def test_web_corpus_parquet_like_a_fineweb_edu_download(tmp_path):
     pq.write_table(pa.table({"text": documents[3:]}), folder / "001_00000.parquet")
     single = web.read_corpus(folder / "000_00000.parquet")
     assert single.documents == documents[:3]
-    assert single.source == {"name": "000_00000.parquet", "format": "parquet", "sha256": sha256_file(folder / "000_00000.parquet"), "documents": 3}
+    assert single.source == {
+        "name": "000_00000.parquet",
+        "format": "parquet",
+        "sha256": sha256_file(folder / "000_00000.parquet"),
+        "documents": 3,
+    }
     mixed = web.read_corpus(tmp_path / "fineweb-edu")
     assert mixed.documents == documents and mixed.source["format"] == "directory"
 

@@ -1,4 +1,5 @@
 """Chat requests for a benchmark over a pseudowords bank; SQA histories (paper Section 3, 3.3, Appendix H)."""
+
 from __future__ import annotations
 
 import json
@@ -8,8 +9,8 @@ import pytest
 
 from ctxrobust.canonical import write_jsonl
 from ctxrobust.errors import CtxRobustError
-from ctxrobust.release import Release
 from ctxrobust.evaluation.pseudowords.prompts import SYSTEM_PROMPT, prompts, render_question
+from ctxrobust.release import Release
 
 N_QUESTIONS = 30
 
@@ -19,13 +20,23 @@ def release(tmp_path) -> Release:
     folder = tmp_path / "pseudowords" / "0.0.0"
     folder.mkdir(parents=True)
     rows = [
-        {"id": f"{kind}-{n:06d}-{i:03d}", "kind": kind, "target_tokens": n, "n_tokens": n, "n_chars": 9,
-         "tokenizer": "o200k_base", "text": f"{kind.lower()} context {n} {i}"}
-        for kind in ("CHA", "TOK") for n in (10, 100) for i in range(3)
+        {
+            "id": f"{kind}-{n:06d}-{i:03d}",
+            "kind": kind,
+            "target_tokens": n,
+            "n_tokens": n,
+            "n_chars": 9,
+            "tokenizer": "o200k_base",
+            "text": f"{kind.lower()} context {n} {i}",
+        }
+        for kind in ("CHA", "TOK")
+        for n in (10, 100)
+        for i in range(3)
     ]
     write_jsonl(folder / "contexts.jsonl", rows)
     manifest = {
-        "dataset": "pseudowords", "version": "0.0.0",
+        "dataset": "pseudowords",
+        "version": "0.0.0",
         "config": {"seed": 0, "contexts_per_length": 3, "kinds": ["CHA", "TOK", "WEB"], "lengths": [10, 100]},
         "files": [{"name": "contexts.jsonl", "schema": "pseudowords.contexts"}],
         "build_notes": {"kinds_not_built": {"WEB": "no web_corpus given"}},
@@ -71,8 +82,10 @@ def test_one_request_per_question_and_condition_sorted(release, benchmark):
 
 def test_context_is_its_own_user_message_between_system_and_question(release, benchmark):
     out = {(r["id"], r["context"]): r["request"]["messages"] for r in prompts(release, {"benchmark": str(benchmark), **EVERYTHING})}
-    question = "Answer the following multiple-choice question. Give a brief explanation, then state the letter of your final answer.\n\n" \
-               "Question: Question number 4?\n\nOptions:\nA. option 4a\nB. option 4b\nC. option 4c"
+    question = (
+        "Answer the following multiple-choice question. Give a brief explanation, then state the letter of your final answer.\n\n"
+        "Question: Question number 4?\n\nOptions:\nA. option 4a\nB. option 4b\nC. option 4c"
+    )
     assert out[("q04", None)] == [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": question}]
     assert out[("q04", "TOK-000010-001")] == [
         {"role": "system", "content": SYSTEM_PROMPT},

@@ -1,7 +1,7 @@
 """The default pseudowords release, end to end: build, validate, the paper's figures, reproducibility."""
+
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -74,15 +74,31 @@ def test_rebuilding_the_same_version_reproduces_it(default_release, capsys):
 
 def test_web_built_from_a_user_corpus_records_its_sha256(tmp_path):
     corpus = FIXTURES / "web_corpus.jsonl"
-    args = ["build", "pseudowords", "--version", "0.0.1-web", "--out", str(tmp_path),
-            "--set", f"web_corpus={corpus}", "--set", "lengths=[10,100]", "--set", "kinds=[\"WEB\"]",
-            "--set", "vocabulary_size=200", "--set", "contexts_per_length=4"]
+    args = [
+        "build",
+        "pseudowords",
+        "--version",
+        "0.0.1-web",
+        "--out",
+        str(tmp_path),
+        "--set",
+        f"web_corpus={corpus}",
+        "--set",
+        "lengths=[10,100]",
+        "--set",
+        'kinds=["WEB"]',
+        "--set",
+        "vocabulary_size=200",
+        "--set",
+        "contexts_per_length=4",
+    ]
     assert main(args) == 0
     release = Release(tmp_path / "pseudowords" / "0.0.1-web")
     notes = release.manifest["build_notes"]
     assert notes["kinds_built"] == ["WEB"] and notes["kinds_not_built"] == {}
-    assert notes["user_sources"] == [{"kind": "web_corpus", "name": "web_corpus.jsonl", "format": "jsonl",
-                                      "sha256": sha256_file(corpus), "documents": 4}]
+    assert notes["user_sources"] == [
+        {"kind": "web_corpus", "name": "web_corpus.jsonl", "format": "jsonl", "sha256": sha256_file(corpus), "documents": 4}
+    ]
     rows = release.rows("contexts.jsonl")
     assert sorted(r["id"] for r in rows)[:2] == ["WEB-000010-000", "WEB-000010-001"] and len(rows) == 8
 
@@ -111,13 +127,34 @@ def test_notes_name_the_model_of_the_chosen_tokenizer():
 
 
 def test_bytes_do_not_depend_on_pythonhashseed(tmp_path):
-    args = [sys.executable, "-m", "ctxrobust.cli", "build", "pseudowords", "--version", "v",
-            "--set", "vocabulary_size=800", "--set", "lengths=[10,300]", "--set", "contexts_per_length=3",
-            "--set", f"web_corpus={FIXTURES / 'web_corpus'}"]
-    runs = {seed: subprocess.Popen([*args, "--out", str(tmp_path / seed)], cwd=REPO, env={**os.environ, "PYTHONHASHSEED": seed},
-                                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-            for seed in ("1", "2")}
-    for seed, run in runs.items():
+    args = [
+        sys.executable,
+        "-m",
+        "ctxrobust.cli",
+        "build",
+        "pseudowords",
+        "--version",
+        "v",
+        "--set",
+        "vocabulary_size=800",
+        "--set",
+        "lengths=[10,300]",
+        "--set",
+        "contexts_per_length=3",
+        "--set",
+        f"web_corpus={FIXTURES / 'web_corpus'}",
+    ]
+    runs = {
+        seed: subprocess.Popen(
+            [*args, "--out", str(tmp_path / seed)],
+            cwd=REPO,
+            env={**os.environ, "PYTHONHASHSEED": seed},
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
+        for seed in ("1", "2")
+    }
+    for run in runs.values():
         assert run.wait() == 0, run.stderr.read().decode()
         run.stderr.close()
     sums = [(tmp_path / seed / "pseudowords" / "v" / "SHA256SUMS").read_bytes() for seed in runs]

@@ -1,4 +1,5 @@
 """Each pseudowords check catches the condition it names, reporting the item id."""
+
 from __future__ import annotations
 
 import json
@@ -8,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from ctxrobust.build import build_release
 from ctxrobust.canonical import read_jsonl, write_jsonl
 from ctxrobust.cli import validate_main
 from ctxrobust.release import Release
-from ctxrobust.build import build_release
 from ctxrobust.validators.checks import run_checks
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -55,8 +56,17 @@ def by_id(rows: list[dict], item: str) -> dict:
 def test_built_release_passes_every_check(built):
     results = run_checks(Release(built))
     assert {name for name, found in results.items() if found} == set()
-    for name in ("build_config", "zipf_replay", "vocabulary_alphabet", "vocabulary_unique", "vocabulary_size", "cha_vocabulary",
-                 "token_count_replay", "contexts_distinct", "context_bank"):
+    for name in (
+        "build_config",
+        "zipf_replay",
+        "vocabulary_alphabet",
+        "vocabulary_unique",
+        "vocabulary_size",
+        "cha_vocabulary",
+        "token_count_replay",
+        "contexts_distinct",
+        "context_bank",
+    ):
         assert name in results
     kinds = {r["kind"] for r in Release(built).rows("contexts.jsonl")}
     assert kinds == {"CHA", "TOK", "WEB"}
@@ -141,8 +151,13 @@ def test_token_count_replay_catches_wrong_recorded_counts(copy):
 
 
 def test_contexts_distinct_catches_a_repeated_context(copy):
-    edit(copy, "contexts.jsonl", lambda rows: by_id(rows, "TOK-000100-001").update(text=by_id(rows, "TOK-000100-000")["text"],
-                                                                                   n_chars=by_id(rows, "TOK-000100-000")["n_chars"]))
+    edit(
+        copy,
+        "contexts.jsonl",
+        lambda rows: by_id(rows, "TOK-000100-001").update(
+            text=by_id(rows, "TOK-000100-000")["text"], n_chars=by_id(rows, "TOK-000100-000")["n_chars"]
+        ),
+    )
     assert failures(copy, "contexts_distinct") == [("contexts.jsonl", "TOK-000100-001")]
 
 
@@ -172,7 +187,9 @@ def test_rows_of_the_wrong_shape_are_left_to_the_schema_check(copy):
     assert ("contexts.jsonl", "TOK-000010-000") in failures(copy, "token_count_replay")
 
 
-@pytest.mark.parametrize("name", ["contexts.jsonl", "contexts.parquet", "vocabulary.jsonl", "vocabulary.parquet", "README.md", "SHA256SUMS"])
+@pytest.mark.parametrize(
+    "name", ["contexts.jsonl", "contexts.parquet", "vocabulary.jsonl", "vocabulary.parquet", "README.md", "SHA256SUMS"]
+)
 def test_one_changed_byte_in_any_release_file_is_reported_by_file_name(copy, capsys, name):
     path = copy / name
     data = bytearray(path.read_bytes())

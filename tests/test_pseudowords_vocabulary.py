@@ -1,4 +1,5 @@
 """Pseudo-word vocabulary (paper Section 2, Appendix B)."""
+
 from __future__ import annotations
 
 import re

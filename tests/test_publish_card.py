@@ -1,21 +1,21 @@
 """The dataset card: YAML header for the Hub, body from the manifest and cards.json, deterministic."""
+
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 import re
 
 import pytest
 import yaml
-
-import dataclasses
+from publish_releases import nested_release, pseudowords_release  # noqa: F401  (fixtures)
 
 from ctxrobust import registry
+from ctxrobust.errors import CtxRobustError
 from ctxrobust.publish import card
 from ctxrobust.publish.card import front_matter, hub_configs, read_manifest, release_licence, render_card, size_category
-from ctxrobust.errors import CtxRobustError
 from ctxrobust.release import Release
-from publish_releases import nested_release, pseudowords_release  # noqa: F401  (fixtures)
 
 EXPECTED_CONFIGS = {
     "gsm-ic": {"variants", "base", "gsm-ic-4k"},
@@ -27,8 +27,16 @@ EXPECTED_CONFIGS = {
 def bare_manifest(dataset: str, **fields) -> dict:
     """A manifest with no files: what the card says of the sources and settings alone."""
     return {
-        "dataset": dataset, "version": "1.0.0", "builder": {"package_version": "0.1.0", "code_sha256": "0" * 64},
-        "config": {}, "sources": [], "files": [], "parquet": [], "build_notes": {}, "validators": {}, **fields,
+        "dataset": dataset,
+        "version": "1.0.0",
+        "builder": {"package_version": "0.1.0", "code_sha256": "0" * 64},
+        "config": {},
+        "sources": [],
+        "files": [],
+        "parquet": [],
+        "build_notes": {},
+        "validators": {},
+        **fields,
     }
 
 
@@ -116,14 +124,17 @@ def test_long_note_lists_are_summarised_not_dumped(nested_release):
     ],
 )
 def test_licence_follows_the_sources(dataset, sources, user_sources, expected):
-    manifest = read_manifest(bare_manifest(dataset, sources=[{"name": n, "sha256": "0" * 64} for n in sources], build_notes={"user_sources": user_sources}))
+    manifest = read_manifest(
+        bare_manifest(dataset, sources=[{"name": n, "sha256": "0" * 64} for n in sources], build_notes={"user_sources": user_sources})
+    )
     assert release_licence(manifest) == expected
     assert front_matter(manifest)["license"] == expected
 
 
 def test_user_sources_recorded_as_a_mapping_are_listed_with_their_licence():
     manifest = bare_manifest(
-        "misleadqa", config={"ambigdocs_path": "/data/ambigdocs.json", "condambigqa_path": None},
+        "misleadqa",
+        config={"ambigdocs_path": "/data/ambigdocs.json", "condambigqa_path": None},
         sources=[{"name": "fred/STTMINWGNE.csv", "sha256": "0" * 64}],
         build_notes={"user_sources": {"ambigdocs": {"file": "ambigdocs.json", "sha256": "1" * 64}}},
     )
@@ -135,7 +146,14 @@ def test_user_sources_recorded_as_a_mapping_are_listed_with_their_licence():
 
 def test_size_categories():
     assert [size_category(n) for n in (0, 999, 1000, 9999, 10_000, 58_152, 100_000, 2_000_000)] == [
-        "n<1K", "n<1K", "1K<n<10K", "1K<n<10K", "10K<n<100K", "10K<n<100K", "100K<n<1M", "1M<n<10M",
+        "n<1K",
+        "n<1K",
+        "1K<n<10K",
+        "1K<n<10K",
+        "10K<n<100K",
+        "10K<n<100K",
+        "100K<n<1M",
+        "1M<n<10M",
     ]
 
 
@@ -188,12 +206,21 @@ def assert_dataset_text_refused(monkeypatch, dataset: str, edit, message: str) -
 
 
 def test_unusable_card_text_is_one_clear_error(tmp_path, monkeypatch):
-    assert_dataset_text_refused(monkeypatch, "gsm-ic", lambda data: data.update(licence="wtfpl"),
-                                r"card\.json: card text for gsm-ic: unknown licence wtfpl; fix the file")
-    assert_dataset_text_refused(monkeypatch, "gsm-ic", lambda data: data.pop("summary"),
-                                r"card\.json: unusable card text for gsm-ic \(summary")
-    assert_card_text_refused(tmp_path, monkeypatch, lambda data: data["licence_precedence"].pop(),
-                             r"cards\.json: unusable card text .*licence_precedence must list every licence")
+    assert_dataset_text_refused(
+        monkeypatch,
+        "gsm-ic",
+        lambda data: data.update(licence="wtfpl"),
+        r"card\.json: card text for gsm-ic: unknown licence wtfpl; fix the file",
+    )
+    assert_dataset_text_refused(
+        monkeypatch, "gsm-ic", lambda data: data.pop("summary"), r"card\.json: unusable card text for gsm-ic \(summary"
+    )
+    assert_card_text_refused(
+        tmp_path,
+        monkeypatch,
+        lambda data: data["licence_precedence"].pop(),
+        r"cards\.json: unusable card text .*licence_precedence must list every licence",
+    )
 
 
 def test_a_dataset_without_card_text_gets_a_bare_card_and_no_licence_claim(nested_release, monkeypatch):
@@ -206,7 +233,7 @@ def test_a_dataset_without_card_text_gets_a_bare_card_and_no_licence_claim(neste
     assert [c["config_name"] for c in header["configs"]] == ["audit_sample", "main"]  # condition is empty
     assert "No licence is stated for this dataset" in text
     assert "| `balance` | passed | 0 |" in text
-    citations = text[text.index("## Citation"):]
+    citations = text[text.index("## Citation") :]
     assert "@misc{usdol_fred," in citations and "MisleadQA" not in citations  # its FRED source is cited, nothing else
 
 
@@ -214,8 +241,14 @@ def test_an_empty_file_is_carried_but_not_declared_and_said_to_be_empty(nested_r
     """`datasets.load_dataset` cannot load an empty split, so no configuration is declared for one."""
     text = (nested_release / "README.md").read_text(encoding="utf-8")
     assert "condition" not in [c["config_name"] for c in header_of(text)["configs"]]
-    assert "| `condition` | test | condition.parquet | 0 |" in text and "Empty in this build: carried as files, not declared as a configuration." in text
-    assert "`condition` has no rows in this build: its files are carried with their columns, but it is not declared as a configuration." in text
+    assert (
+        "| `condition` | test | condition.parquet | 0 |" in text
+        and "Empty in this build: carried as files, not declared as a configuration." in text
+    )
+    assert (
+        "`condition` has no rows in this build: its files are carried with their columns, but it is not declared as a configuration."
+        in text
+    )
     assert "`condition` has no rows in this build, so it is not declared as a configuration" in text
     assert "### `condition`" in text  # its fields are listed like those of any configuration
 
@@ -227,16 +260,27 @@ def test_a_release_is_cited_with_the_sources_it_was_built_from():
         build_notes={"user_sources": {"ambigdocs": {"file": "dev.json", "sha256": "2" * 64}}},
     )
     text = render_card(manifest)
-    citations = text[text.index("## Citation"):]
+    citations = text[text.index("## Citation") :]
     keys = re.findall(r"^@\w+\{([^,]+),", citations, flags=re.M)
     assert keys == ["misleadqa", "usdol_fred", "zhang2021situatedqa", "lee2024ambigdocs"]  # no CondAmbigQA: not used
-    gsm_ic = render_card(bare_manifest("gsm-ic", sources=[{"name": "gsm8k/train.jsonl", "sha256": "0" * 64}, {"name": "gsm_ic/gsm8k_validation.jsonl", "sha256": "1" * 64}]))
+    gsm_ic = render_card(
+        bare_manifest(
+            "gsm-ic",
+            sources=[{"name": "gsm8k/train.jsonl", "sha256": "0" * 64}, {"name": "gsm_ic/gsm8k_validation.jsonl", "sha256": "1" * 64}],
+        )
+    )
     assert re.findall(r"^@\w+\{([^,]+),", gsm_ic, flags=re.M) == ["shi2023distracted", "cobbe2021gsm8k"]
 
 
 def test_the_licence_section_gives_the_reason_and_every_source_licence():
-    text = render_card(bare_manifest("misleadqa", sources=[{"name": "fred/STTMINWGNE.csv", "sha256": "0" * 64}], build_notes={"user_sources": {"condambigqa": {"file": "c.jsonl", "sha256": "1" * 64}}}))
-    licence = text[text.index("## Licence"): text.index("## Known limits")]
+    text = render_card(
+        bare_manifest(
+            "misleadqa",
+            sources=[{"name": "fred/STTMINWGNE.csv", "sha256": "0" * 64}],
+            build_notes={"user_sources": {"condambigqa": {"file": "c.jsonl", "sha256": "1" * 64}}},
+        )
+    )
+    licence = text[text.index("## Licence") : text.index("## Known limits")]
     assert "distributed under [CC BY-SA 4.0](https://creativecommons.org/licenses/by-sa/4.0/)" in licence
     assert "Because some contexts come from Wikipedia, we release the dataset under CC BY-SA 4.0" in licence  # the paper's reason
     assert "- `fred/`: public domain (U.S. Department of Labor data)" in licence
@@ -263,16 +307,18 @@ def _misleadqa_card(groups: dict[str, int] | None, sources: list[str], user_sour
     notes = {"user_sources": user_sources}
     if groups is not None:
         notes["groups"] = {key: {"requested": 200, "items": n} for key, n in groups.items()}
-    return render_card(bare_manifest(
-        "misleadqa",
-        config={"ambigdocs_path": "/data/dev.json" if "ambigdocs" in user_sources else None, "condambigqa_path": None},
-        sources=[{"name": n, "sha256": "0" * 64} for n in sources],
-        parquet=[
-            {"name": "main.parquet", "sha256": "1" * 64, "bytes": 1, "rows": main_rows, "from": "main.jsonl"},
-            {"name": "condition.parquet", "sha256": "2" * 64, "bytes": 1, "rows": 0, "from": "condition.jsonl"},
-        ],
-        build_notes=notes,
-    ))
+    return render_card(
+        bare_manifest(
+            "misleadqa",
+            config={"ambigdocs_path": "/data/dev.json" if "ambigdocs" in user_sources else None, "condambigqa_path": None},
+            sources=[{"name": n, "sha256": "0" * 64} for n in sources],
+            parquet=[
+                {"name": "main.parquet", "sha256": "1" * 64, "bytes": 1, "rows": main_rows, "from": "main.jsonl"},
+                {"name": "condition.parquet", "sha256": "2" * 64, "bytes": 1, "rows": 0, "from": "condition.jsonl"},
+            ],
+            build_notes=notes,
+        )
+    )
 
 
 def _row(text: str, config: str) -> str:
@@ -286,8 +332,10 @@ PINNED = ["fred/STTMINWGNE.csv", "situatedqa/temp.train.jsonl"]
 def test_the_main_row_names_only_the_sources_the_build_used():
     text = _misleadqa_card({"fred/location": 200, "fred/time": 200, "situatedqa/location": 160, "situatedqa/time": 150}, PINNED, {}, 710)
     row = _row(text, "main")
-    assert row.endswith("| The main split: the items to evaluate, with option positions balanced within every source-scope group. "
-                        "In this build: 400 items from FRED and 310 from SituatedQA; none from AmbigDocs. |")
+    assert row.endswith(
+        "| The main split: the items to evaluate, with option positions balanced within every source-scope group. "
+        "In this build: 400 items from FRED and 310 from SituatedQA; none from AmbigDocs. |"
+    )
     assert "AmbigDocs when" not in row and "SituatedQA and AmbigDocs" not in row
     assert _row(text, "condition").endswith("Empty in this build: carried as files, not declared as a configuration. |")  # names no source
 
@@ -307,24 +355,41 @@ def test_a_source_given_but_giving_no_items_is_not_named_as_a_source_of_items():
 def test_without_item_counts_the_row_names_the_sources_the_build_used(nested_release):
     row = _row(_misleadqa_card(None, ["fred/STTMINWGNE.csv"], {}, 7), "main")
     assert row.endswith("In this build: items from FRED; none from SituatedQA or AmbigDocs. |")
-    assert _row((nested_release / "README.md").read_text(encoding="utf-8"), "main").endswith("In this build: items from FRED; none from SituatedQA or AmbigDocs. |")
+    assert _row((nested_release / "README.md").read_text(encoding="utf-8"), "main").endswith(
+        "In this build: items from FRED; none from SituatedQA or AmbigDocs. |"
+    )
 
 
 def test_config_sources_must_be_sources_the_card_text_describes(monkeypatch):
-    assert_dataset_text_refused(monkeypatch, "misleadqa", lambda data: data["configs"]["main"]["sources"].update(wikipedia="Wikipedia"),
-                                r"card text for misleadqa: config main: source wikipedia is not one of `sources`")
+    assert_dataset_text_refused(
+        monkeypatch,
+        "misleadqa",
+        lambda data: data["configs"]["main"]["sources"].update(wikipedia="Wikipedia"),
+        r"card text for misleadqa: config main: source wikipedia is not one of `sources`",
+    )
 
 
 def test_the_card_reads_in_the_order_a_hub_visitor_needs(pseudowords_release, tmp_path, capsys):
     """Summary, loading, one example row per configuration and how to evaluate come first; the check count is the
     one `validate` runs; build settings and notes come after the checks, limits and licence."""
-    from ctxrobust.cli import main
     from ctxrobust.canonical import iter_jsonl
+    from ctxrobust.cli import main
 
     manifest = Release(pseudowords_release).manifest
     text = (pseudowords_release / "README.md").read_text(encoding="utf-8")
-    order = ["## Loading", "## Configurations", "## Example rows", "## Evaluating a model", "## About the data", "## Fields",
-             "## Validation", "## Licence", "## Known limits", "## How it was built", "### Build notes"]
+    order = [
+        "## Loading",
+        "## Configurations",
+        "## Example rows",
+        "## Evaluating a model",
+        "## About the data",
+        "## Fields",
+        "## Validation",
+        "## Licence",
+        "## Known limits",
+        "## How it was built",
+        "### Build notes",
+    ]
     positions = [text.index(heading) for heading in order]
     assert positions == sorted(positions)
     for entry in manifest["parquet"]:

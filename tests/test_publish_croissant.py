@@ -1,4 +1,5 @@
 """croissant.json: valid under mlcroissant, every file and field described, records readable and equal to the release."""
+
 from __future__ import annotations
 
 import json
@@ -7,15 +8,15 @@ from pathlib import Path
 
 import mlcroissant as mlc
 import pytest
-
-from ctxrobust.canonical import sha256_file
-from ctxrobust.publish.card import read_manifest
-from ctxrobust.publish.croissant import CONFORMS_TO, croissant, date_published
-from ctxrobust.errors import CtxRobustError
-from ctxrobust.publish.hub import stage
-from ctxrobust.release import Release
 from croissant_records import assert_records_match
 from publish_releases import nested_release, pseudowords_release  # noqa: F401  (fixtures)
+
+from ctxrobust.canonical import sha256_file
+from ctxrobust.errors import CtxRobustError
+from ctxrobust.publish.card import read_manifest
+from ctxrobust.publish.croissant import CONFORMS_TO, croissant, date_published
+from ctxrobust.publish.hub import stage
+from ctxrobust.release import Release
 
 
 @pytest.fixture(scope="module")
@@ -58,7 +59,9 @@ def test_only_warning_is_the_missing_date(staged_pseudowords):
 
 def test_every_file_is_described_with_its_sha256(staged_nested):
     document = json.loads((staged_nested / "croissant.json").read_text(encoding="utf-8"))
-    files = {p.name: p for p in staged_nested.iterdir() if p.name not in ("croissant.json", "SHA256SUMS")}  # SHA256SUMS hashes croissant.json
+    files = {
+        p.name: p for p in staged_nested.iterdir() if p.name not in ("croissant.json", "SHA256SUMS")
+    }  # SHA256SUMS hashes croissant.json
     described = {d["name"]: d for d in document["distribution"]}
     assert set(described) == set(files)
     for name, path in files.items():
@@ -88,7 +91,11 @@ def test_nested_fields_are_flattened_sub_fields_with_types(staged_nested):
     assert fields["tags"]["isArray"] is True and fields["tags"]["dataType"] == "sc:Text"
     options = {f["name"]: f for f in fields["options"]["subField"]}
     assert set(options) == {"A", "B", "C", "D", "E"}
-    assert options["E"]["source"] == {"fileObject": {"@id": "main.parquet"}, "extract": {"column": "options"}, "transform": {"jsonPath": "E"}}
+    assert options["E"]["source"] == {
+        "fileObject": {"@id": "main.parquet"},
+        "extract": {"column": "options"},
+        "transform": {"jsonPath": "E"},
+    }
     contexts = {f["name"]: f for f in fields["contexts"]["subField"]}
     assert contexts["G.scope.time"]["source"]["transform"] == {"jsonPath": "G.scope.time"}
     assert contexts["G.scope.time"]["@id"] == "main/contexts/G/scope/time"

@@ -1,4 +1,5 @@
 """Every release, staged for the Hub, loads with `datasets` and mlcroissant: every config, every row, equal to the JSONL."""
+
 from __future__ import annotations
 
 import json
@@ -9,22 +10,26 @@ import datasets
 import mlcroissant as mlc
 import pyarrow.parquet as pq
 import pytest
+from croissant_records import assert_records_match
+from publish_releases import nested_release, pseudowords_release  # noqa: F401  (fixtures)
 
+from ctxrobust.build import build_release
 from ctxrobust.publish.card import config_fields, dataset_text, read_manifest
 from ctxrobust.publish.hub import stage
 from ctxrobust.release import Release
-from ctxrobust.build import build_release
-from croissant_records import assert_records_match
-from publish_releases import nested_release, pseudowords_release  # noqa: F401  (fixtures)
 
 FIXTURES = Path(__file__).parent / "fixtures"
 # small builds: a few base problems / items per group, the paper's structure otherwise
 GSM_IC_SMALL = {"n_two_step": 3, "n_more_steps": 2, "n_variants": 80, "eval_size": 20}
 MISLEADQA_SMALL = {
-    "fred_time_n": 8, "fred_location_n": 8, "situatedqa_time_n": 8, "situatedqa_location_n": 8,
+    "fred_time_n": 8,
+    "fred_location_n": 8,
+    "situatedqa_time_n": 8,
+    "situatedqa_location_n": 8,
     "audit_sizes": {"fred/time": 2, "fred/location": 2, "situatedqa/time": 2, "situatedqa/location": 2, "ambigdocs/entity": 1},
     # the project-written AmbigDocs and CondAmbigQA samples: every split has rows, and the Wikipedia-text sources are in the card
-    "ambigdocs_path": str(FIXTURES / "ambigdocs_sample.jsonl"), "condambigqa_path": str(FIXTURES / "condambigqa_sample.jsonl"),
+    "ambigdocs_path": str(FIXTURES / "ambigdocs_sample.jsonl"),
+    "condambigqa_path": str(FIXTURES / "condambigqa_sample.jsonl"),
 }
 EXPECTED_CONFIGS = {
     "pseudowords": {"vocabulary", "contexts"},
@@ -45,7 +50,10 @@ def misleadqa_release(store, tmp_path_factory) -> Path:
     return build_release("misleadqa", "0.0.1", MISLEADQA_SMALL, tmp_path_factory.mktemp("misleadqa"), store).path
 
 
-@pytest.fixture(scope="module", params=["pseudowords", pytest.param("gsm-ic", marks=pytest.mark.sources), pytest.param("misleadqa", marks=pytest.mark.sources)])
+@pytest.fixture(
+    scope="module",
+    params=["pseudowords", pytest.param("gsm-ic", marks=pytest.mark.sources), pytest.param("misleadqa", marks=pytest.mark.sources)],
+)
 def staged(request, tmp_path_factory) -> tuple[Release, Path]:
     release = Release(request.getfixturevalue(f"{request.param.replace('-', '_')}_release"))
     out = tmp_path_factory.mktemp("staged") / release.dataset

@@ -1,4 +1,5 @@
 """`ctxrobust push`: the staged folder, the upload to a local Hub server, and one-line errors."""
+
 from __future__ import annotations
 
 import json
@@ -13,19 +14,28 @@ import huggingface_hub.constants
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from hub_server import HubServer, git_blob_oid
+from publish_releases import NESTED_COLUMNS, build_pseudowords, nested_release, nested_rows, pseudowords_release, write_release  # noqa: F401
 
+from ctxrobust.build import write_sums
 from ctxrobust.canonical import sha256_file
 from ctxrobust.cli import main
 from ctxrobust.errors import CtxRobustError
 from ctxrobust.publish.hub import check_repo_id, push_release, stage
 from ctxrobust.release import Release
-from hub_server import HubServer, git_blob_oid
-from ctxrobust.build import write_sums
-from publish_releases import NESTED_COLUMNS, build_pseudowords, nested_release, nested_rows, pseudowords_release, write_release  # noqa: F401
 
 TOKEN = "hf_test_token_do_not_print_1234567890"
 REPO = Path(__file__).resolve().parent.parent
-STAGED = ["README.md", "SHA256SUMS", "contexts.jsonl", "contexts.parquet", "croissant.json", "manifest.json", "vocabulary.jsonl", "vocabulary.parquet"]
+STAGED = [
+    "README.md",
+    "SHA256SUMS",
+    "contexts.jsonl",
+    "contexts.parquet",
+    "croissant.json",
+    "manifest.json",
+    "vocabulary.jsonl",
+    "vocabulary.parquet",
+]
 
 
 @pytest.fixture
@@ -109,7 +119,9 @@ def test_a_tampered_release_is_refused_before_anything_is_staged(pseudowords_rel
 
 def test_an_empty_parquet_copy_with_a_row_group_is_refused(tmp_path):
     """`datasets` cannot read an empty row group (its batch size would be 0): such a file cannot be a configuration."""
-    folder = write_release(tmp_path, "misleadqa", "0.0.1", {"main.jsonl": nested_rows(2), "condition.jsonl": []}, columns={"condition.jsonl": NESTED_COLUMNS})
+    folder = write_release(
+        tmp_path, "misleadqa", "0.0.1", {"main.jsonl": nested_rows(2), "condition.jsonl": []}, columns={"condition.jsonl": NESTED_COLUMNS}
+    )
     pq.write_table(pa.Table.from_pylist([], schema=NESTED_COLUMNS), folder / "condition.parquet")
     manifest = json.loads((folder / "manifest.json").read_text())
     manifest["parquet"][0]["sha256"] = sha256_file(folder / "condition.parquet")
@@ -132,7 +144,9 @@ def test_not_a_release_folder(tmp_path):
         push_release(tmp_path, "my-org/pw", tmp_path / "out")
 
 
-@pytest.mark.parametrize("repo", ["pseudowords", "my-org/", "/name", "a/b/c", "my org/x", "-org/x", "org/x-", "org--x/y", "org/x..y", "o/" + "n" * 97, ""])
+@pytest.mark.parametrize(
+    "repo", ["pseudowords", "my-org/", "/name", "a/b/c", "my org/x", "-org/x", "org/x-", "org--x/y", "org/x..y", "o/" + "n" * 97, ""]
+)
 def test_repository_names_that_are_not_org_name(repo):
     with pytest.raises(CtxRobustError, match="is not a Hub repository name; give ORG/NAME"):
         check_repo_id(repo)
@@ -190,7 +204,10 @@ def test_same_version_with_other_content_is_refused(hub, pseudowords_release, tm
     assert push_release(pseudowords_release, "my-org/pw", None) == 0
     before = dict(files_at(hub, "my-org/pw", "v0.0.1"))
     other = build_pseudowords(tmp_path / "other", seed=1)  # same version 0.0.1, other bytes
-    with pytest.raises(CtxRobustError, match=r"tag v0\.0\.1 already exists with different content \(.*contexts\.parquet.*\); a published version is never replaced"):
+    with pytest.raises(
+        CtxRobustError,
+        match=r"tag v0\.0\.1 already exists with different content \(.*contexts\.parquet.*\); a published version is never replaced",
+    ):
         push_release(other, "my-org/pw", None)
     assert files_at(hub, "my-org/pw", "v0.0.1") == before
     assert files_at(hub, "my-org/pw", "main") == before
@@ -203,7 +220,15 @@ def test_a_new_version_replaces_the_files_of_the_previous_one(hub, nested_releas
     assert push_release(smaller, "my-org/mq", None) == 0
     repo = hub.hub.repo("dataset", "my-org/mq")
     assert sorted(repo.tags) == ["v0.0.1", "v0.0.2"]
-    assert sorted(files_at(hub, "my-org/mq", "v0.0.2")) == [".gitattributes", "README.md", "SHA256SUMS", "croissant.json", "main.jsonl", "main.parquet", "manifest.json"]
+    assert sorted(files_at(hub, "my-org/mq", "v0.0.2")) == [
+        ".gitattributes",
+        "README.md",
+        "SHA256SUMS",
+        "croissant.json",
+        "main.jsonl",
+        "main.parquet",
+        "manifest.json",
+    ]
     assert "condition.parquet" in files_at(hub, "my-org/mq", "v0.0.1")  # the old tag still has the old files
     deleted = [line["value"]["path"] for line in hub.hub.commit_payloads[1] if line["key"] == "deletedFile"]
     assert deleted == ["audit_sample.jsonl", "audit_sample.parquet", "condition.jsonl", "condition.parquet"]
@@ -280,7 +305,9 @@ def test_cli_pushes_with_the_stored_login(hub, pseudowords_release, tmp_path):
     """No HF_TOKEN: the token `hf auth login` stored under HF_HOME is used, and printed nowhere."""
     (tmp_path / "hf-home").mkdir()
     (tmp_path / "hf-home" / "token").write_text(TOKEN)
-    result = run_cli(["push", str(pseudowords_release), "--repo", "my-org/stored"], {"HF_HOME": str(tmp_path / "hf-home"), "HF_ENDPOINT": hub.url})
+    result = run_cli(
+        ["push", str(pseudowords_release), "--repo", "my-org/stored"], {"HF_HOME": str(tmp_path / "hf-home"), "HF_ENDPOINT": hub.url}
+    )
     assert result.returncode == 0, result.stderr
     assert "tagged v0.0.1" in result.stdout and TOKEN not in result.stdout + result.stderr
     assert sorted(files_at(hub, "my-org/stored", "v0.0.1")) == [".gitattributes", *STAGED]

@@ -1,6 +1,7 @@
 """The dataset registry: every dataset declares every part, and a dataset defined only here is
 built, validated, prompted and scored through the real command line (docs/architecture.md,
 "Adding a dataset")."""
+
 from __future__ import annotations
 
 import json
@@ -9,7 +10,7 @@ import pytest
 from pydantic import BaseModel
 
 from ctxrobust import cli, registry
-from ctxrobust.builders.base import Builder, BuildConfig
+from ctxrobust.builders.base import BuildConfig, Builder
 from ctxrobust.publish.card import dataset_text
 from ctxrobust.schemas import load_schema
 from ctxrobust.sources.lock import load_lock
@@ -54,7 +55,9 @@ def test_a_part_that_cannot_be_loaded_names_the_dataset_and_part(monkeypatch):
     import dataclasses
 
     broken = dataclasses.replace(registry.get("pseudowords"), scorer="ctxrobust.evaluation.pseudowords.scorer:nosuch")
-    with pytest.raises(Exception, match="dataset pseudowords: its scorer 'ctxrobust.evaluation.pseudowords.scorer:nosuch' cannot be loaded"):
+    with pytest.raises(
+        Exception, match="dataset pseudowords: its scorer 'ctxrobust.evaluation.pseudowords.scorer:nosuch' cannot be loaded"
+    ):
         broken.load("scorer")
 
 
@@ -89,8 +92,12 @@ def test_a_dataset_defined_only_in_the_tests_goes_through_the_command_line(toy, 
 
     items = [json.loads(line) for line in (release / "items.jsonl").read_text().splitlines()]
     predictions = tmp_path / "preds.jsonl"
-    predictions.write_text("".join(json.dumps({"model": "m", "id": i["id"], "response": str(i["answer"] if k % 2 == 0 else -1)}) + "\n"
-                                   for k, i in enumerate(items)))
+    predictions.write_text(
+        "".join(
+            json.dumps({"model": "m", "id": i["id"], "response": str(i["answer"] if k % 2 == 0 else -1)}) + "\n"
+            for k, i in enumerate(items)
+        )
+    )
     report = tmp_path / "report.md"
     assert cli.main(["score", str(release), str(predictions), "-o", str(report)]) == 0
     assert "| m | 0.60 |" in report.read_text()

@@ -1,6 +1,7 @@
 """Default releases are byte-identical to the recorded ones (tests/data/release_sha256.txt): a change
 to the code's shape must not change a byte of any data file; only the manifest's code hash and
 what shows it (README.md, SHA256SUMS) may differ."""
+
 from __future__ import annotations
 
 from pathlib import Path

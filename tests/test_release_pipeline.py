@@ -1,21 +1,17 @@
 """The release pipeline on a small builder: atomic, frozen, deterministic, self-verifying."""
+
 from __future__ import annotations
 
 import json
-import os
-from pathlib import Path
 
 import pytest
 
-from ctxrobust import registry
-from ctxrobust import schemas
-from ctxrobust.builders.base import Builder, BuildConfig, BuildOutput, DataFile
-from ctxrobust import cli
-from ctxrobust.canonical import dumps, write_jsonl
-from ctxrobust.errors import CtxRobustError
-from ctxrobust.release import Release
+from ctxrobust import cli, registry, schemas
 from ctxrobust.build import build_release
-from ctxrobust.errors import ValidationFailed
+from ctxrobust.builders.base import BuildConfig, Builder, BuildOutput, DataFile
+from ctxrobust.canonical import dumps, write_jsonl
+from ctxrobust.errors import CtxRobustError, ValidationFailed
+from ctxrobust.release import Release
 from ctxrobust.validators.checks import run_checks
 
 ITEM_SCHEMA = {
@@ -53,23 +49,45 @@ class SmallBuilder(Builder):
 
 
 SMALL_CARD = {
-    "pretty_name": "small", "summary": "A small test dataset.", "description": [], "construction": [],
-    "task_categories": [], "task_ids": [], "tags": [], "language": ["en"], "default_config": "items",
-    "licence": "cc0-1.0", "licence_note": "test data", "primary_citation": None, "citations": [],
-    "configs": {"items": {"description": "items", "fields": {"id": "id", "value": "value"}},
-                "extra": {"description": "extra", "fields": {}, "same_fields_as": "items"}},
+    "pretty_name": "small",
+    "summary": "A small test dataset.",
+    "description": [],
+    "construction": [],
+    "task_categories": [],
+    "task_ids": [],
+    "tags": [],
+    "language": ["en"],
+    "default_config": "items",
+    "licence": "cc0-1.0",
+    "licence_note": "test data",
+    "primary_citation": None,
+    "citations": [],
+    "configs": {
+        "items": {"description": "items", "fields": {"id": "id", "value": "value"}},
+        "extra": {"description": "extra", "fields": {}, "same_fields_as": "items"},
+    },
     "limits": [],
 }
 
 
 @pytest.fixture(autouse=True)
 def small_dataset(monkeypatch):
-    monkeypatch.setitem(registry._DATASETS, "small", registry.Dataset(
-        name="small", builder=f"{__name__}:SmallBuilder", checks="ctxrobust.validators.structure",
-        prompts="toy.evaluation:prompts", prompt_options="toy.evaluation:PromptOptions",
-        scorer="toy.evaluation:score", score_options="toy.evaluation:ScoreOptions", renderers={},
-        card=SMALL_CARD, schemas=("small.item",),
-    ))
+    monkeypatch.setitem(
+        registry._DATASETS,
+        "small",
+        registry.Dataset(
+            name="small",
+            builder=f"{__name__}:SmallBuilder",
+            checks="ctxrobust.validators.structure",
+            prompts="toy.evaluation:prompts",
+            prompt_options="toy.evaluation:PromptOptions",
+            scorer="toy.evaluation:score",
+            score_options="toy.evaluation:ScoreOptions",
+            renderers={},
+            card=SMALL_CARD,
+            schemas=("small.item",),
+        ),
+    )
     original = schemas.load_schema
     monkeypatch.setattr(schemas, "load_schema", lambda name: ITEM_SCHEMA if name == "small.item" else original(name))
 
@@ -126,7 +144,9 @@ def test_failing_validator_freezes_nothing(tmp_path):
 
 
 def test_unknown_config_field_is_one_clear_line(tmp_path):
-    with pytest.raises(CtxRobustError, match="build configuration for small: no setting size; its settings are broken, empty_extra, n, seed"):
+    with pytest.raises(
+        CtxRobustError, match="build configuration for small: no setting size; its settings are broken, empty_extra, n, seed"
+    ):
         build_release("small", "1.0.0", {"size": 3}, tmp_path, None)
 
 

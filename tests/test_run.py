@@ -1,6 +1,7 @@
 """`ctxrobust run` against a stand-in OpenAI-compatible endpoint on 127.0.0.1, and the round trips
 through OpenAI Batch / `vllm run-batch` output, lm-eval samples and Inspect logs: every path gives
 the same report figures as the same answers written in the dataset's native format."""
+
 from __future__ import annotations
 
 import hashlib
@@ -14,10 +15,11 @@ import zipfile
 from pathlib import Path
 
 import pytest
-
 from chat_server import ChatServer
-from test_eval_gsm_ic import BASES, SUBSET, VARIANTS, write_release as write_gsm_ic
-from test_eval_misleadqa import MAIN, SUPPLEMENT, write_release as write_misleadqa
+from test_eval_gsm_ic import BASES, SUBSET, VARIANTS
+from test_eval_gsm_ic import write_release as write_gsm_ic
+from test_eval_misleadqa import MAIN, SUPPLEMENT
+from test_eval_misleadqa import write_release as write_misleadqa
 from test_eval_pseudowords import make_release as make_pseudowords
 
 from ctxrobust.canonical import dumps
@@ -69,7 +71,12 @@ def case(request, tmp_path):
     if name == "misleadqa":
         return name, write_misleadqa(tmp_path / "release", MAIN, SUPPLEMENT), [], ["--replicates", "50", "--min-clusters", "1"]
     bench = write_benchmark(tmp_path / "bench.jsonl")
-    return name, make_pseudowords(tmp_path / "release").path, ["--benchmark", str(bench)], ["--benchmark", str(bench), "--replicates", "50", "--null-experiments", "50", "--splits", "10"]
+    return (
+        name,
+        make_pseudowords(tmp_path / "release").path,
+        ["--benchmark", str(bench)],
+        ["--benchmark", str(bench), "--replicates", "50", "--null-experiments", "50", "--splits", "10"],
+    )
 
 
 def chat_lines(release: Path, flags: list[str], out: Path, extra=()) -> list[dict]:
@@ -87,7 +94,13 @@ def native_row(dataset: str, line: dict, model: str, text: str, bench: dict | No
             row["prompt"] = line["meta"]["prompt"]
         return row
     record = BenchmarkRecord.model_validate(bench[line["item"]])
-    return {"model": model, "id": line["item"], "context": line["condition"], "trial": line["sample"], "correct": grade(text, record).correct}
+    return {
+        "model": model,
+        "id": line["item"],
+        "context": line["condition"],
+        "trial": line["sample"],
+        "correct": grade(text, record).correct,
+    }
 
 
 def native_answers(dataset: str, lines: list[dict], model: str, answer, bench_path: Path | None, failed=frozenset()) -> list[dict]:
@@ -143,7 +156,10 @@ def test_the_papers_sampling_plans(tmp_path):
     lines = chat_lines(release, ["--benchmark", str(write_benchmark(tmp_path / "b.jsonl", n=2))], tmp_path / "r.jsonl")
     no_context = [l for l in lines if l["condition"] is None and l["item"] == "q000"]
     with_context = [l for l in lines if l["condition"] == "CHA-010000-000" and l["item"] == "q000"]
-    assert [l["sample"] for l in no_context] == list(range(20)) and [l["sample"] for l in with_context] == [0, 1]  # Section 2: p = 20, q = 2
+    assert [l["sample"] for l in no_context] == list(range(20)) and [l["sample"] for l in with_context] == [
+        0,
+        1,
+    ]  # Section 2: p = 20, q = 2
     assert {json.dumps(l["sampling"]) for l in lines} == {'{"temperature": 1.0}'}
     gsm = write_gsm_ic(tmp_path / "gsm", BASES, VARIANTS, SUBSET).path
     assert {json.dumps(l["sampling"]) for l in chat_lines(gsm, [], tmp_path / "g.jsonl")} == {'{"temperature": 0.0}'}  # greedy
@@ -189,8 +205,18 @@ def test_openai_batch_input_lines_and_splitting(tmp_path):
 
 
 def test_a_batch_input_is_split_at_50000_lines(tmp_path):
-    many = (Request(id=request_id(f"v{k:05d}", None, 0), dataset="gsm-ic", item=f"v{k:05d}", condition=None, sample=0,
-                    messages=[{"role": "user", "content": "Q"}], sampling={"temperature": 0.0}) for k in range(50_001))
+    many = (
+        Request(
+            id=request_id(f"v{k:05d}", None, 0),
+            dataset="gsm-ic",
+            item=f"v{k:05d}",
+            condition=None,
+            sample=0,
+            messages=[{"role": "user", "content": "Q"}],
+            sampling={"temperature": 0.0},
+        )
+        for k in range(50_001)
+    )
     parts = openai_batch.write_input(many, "m", tmp_path / "big.jsonl")
     assert [(p.name, n) for p, n in parts] == [("big-001.jsonl", 50_000), ("big-002.jsonl", 1)]
     assert not (tmp_path / "big.jsonl").exists() and sorted(p.name for p in tmp_path.iterdir()) == ["big-001.jsonl", "big-002.jsonl"]
@@ -208,8 +234,22 @@ def test_run_then_score_equals_the_native_answers(case, tmp_path, monkeypatch, c
     faults = ["429", "500", "malformed", "no-choices", "429", "slow"]
     with ChatServer(answer, faults=faults, slow_seconds=2.5) as server:
         # one request at a time, so the n-th answer to repeated messages is the n-th sample
-        argv = ["run", str(release), *flags, "--base-url", server.url, "--model", "m", "--api-key-env", "CTXROBUST_TEST_KEY",
-                "--concurrency", "1", "-o", str(tmp_path / "run.jsonl"), *FAST_RUN]
+        argv = [
+            "run",
+            str(release),
+            *flags,
+            "--base-url",
+            server.url,
+            "--model",
+            "m",
+            "--api-key-env",
+            "CTXROBUST_TEST_KEY",
+            "--concurrency",
+            "1",
+            "-o",
+            str(tmp_path / "run.jsonl"),
+            *FAST_RUN,
+        ]
         assert main(argv) == 0
     assert server.authorizations == {f"Bearer {SECRET}"}
     assert server.calls == len(lines) + len(faults) and server.answered == len(lines)
@@ -236,7 +276,21 @@ def test_requests_that_keep_failing_are_invalid_listed_and_retried_on_rerun(tmp_
     answer = answer_for("gsm-ic")
     out = tmp_path / "run.jsonl"
     with ChatServer(answer, faults=["500"] * 3) as server:  # the first request fails all 1 + 2 attempts
-        argv = ["run", str(release), "--base-url", server.url, "--model", "m", "--concurrency", "1", "--retries", "2", "-o", str(out), *FAST_RUN]
+        argv = [
+            "run",
+            str(release),
+            "--base-url",
+            server.url,
+            "--model",
+            "m",
+            "--concurrency",
+            "1",
+            "--retries",
+            "2",
+            "-o",
+            str(out),
+            *FAST_RUN,
+        ]
         assert main(argv) == 1
         err = capsys.readouterr().err
         assert "1 request(s) failed after retries" in err and "12/12 (0 cached, 11 answered, 1 failed)" in err  # the progress line
@@ -252,7 +306,21 @@ def test_a_bad_request_is_not_retried(tmp_path):
     release = write_gsm_ic(tmp_path / "release", BASES, VARIANTS, SUBSET).path
     with ChatServer(answer_for("gsm-ic")) as server:
         url = server.url.replace("/v1", "/missing")  # 404: a client error stays one, so it is not retried
-        argv = ["run", str(release), "--base-url", url, "--model", "m", "--concurrency", "2", "--retries", "3", "-o", str(tmp_path / "o.jsonl"), *FAST_RUN]
+        argv = [
+            "run",
+            str(release),
+            "--base-url",
+            url,
+            "--model",
+            "m",
+            "--concurrency",
+            "2",
+            "--retries",
+            "3",
+            "-o",
+            str(tmp_path / "o.jsonl"),
+            *FAST_RUN,
+        ]
         assert main(argv) == 1
         assert server.calls == 12
     record = json.loads((tmp_path / "o.jsonl.run.json").read_text(encoding="utf-8"))
@@ -267,8 +335,9 @@ def test_a_killed_run_resumes_sending_only_unfinished_requests(tmp_path):
     with ChatServer(answer, delay=0.4) as server:
         argv = ["run", str(release), "--base-url", server.url, "--model", "m", "--concurrency", "2", "-o", str(out), *FAST_RUN]
         env = {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"}
-        child = subprocess.Popen([sys.executable, "-m", "ctxrobust.cli", *argv], cwd=REPO, env=env,
-                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        child = subprocess.Popen(
+            [sys.executable, "-m", "ctxrobust.cli", *argv], cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
         try:
             deadline = time.monotonic() + 60
             while time.monotonic() < deadline and (not cache.exists() or cache.read_bytes().count(b"\n") < 4):
@@ -314,9 +383,14 @@ def test_the_endpoint_is_recorded_without_credentials():
 
 
 def completion(model: str, text: str, n: int) -> dict:
-    return {"id": f"chatcmpl-{n}", "object": "chat.completion", "created": 1700000000, "model": model,
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
-            "usage": {"prompt_tokens": 10, "completion_tokens": 3, "total_tokens": 13}}
+    return {
+        "id": f"chatcmpl-{n}",
+        "object": "chat.completion",
+        "created": 1700000000,
+        "model": model,
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 3, "total_tokens": 13},
+    }
 
 
 def batch_output(inputs: list[dict], texts: dict[str, str], failed: set[str], vllm: bool = False) -> list[dict]:
@@ -327,16 +401,45 @@ def batch_output(inputs: list[dict], texts: dict[str, str], failed: set[str], vl
         prefix = ("vllm-", "vllm-batch-") if vllm else ("batch_req_", "req_")
         if cid in failed:
             if vllm:
-                out.append({"id": f"{prefix[0]}{n:032x}", "custom_id": cid, "response": {"status_code": 400, "request_id": f"{prefix[1]}{n:032x}", "body": None},
-                            "error": {"object": "error", "message": "prompt too long", "type": "BadRequestError", "code": 400}})
+                out.append(
+                    {
+                        "id": f"{prefix[0]}{n:032x}",
+                        "custom_id": cid,
+                        "response": {"status_code": 400, "request_id": f"{prefix[1]}{n:032x}", "body": None},
+                        "error": {"object": "error", "message": "prompt too long", "type": "BadRequestError", "code": 400},
+                    }
+                )
             elif n % 2:
-                out.append({"id": f"{prefix[0]}{n}", "custom_id": cid, "response": None, "error": {"code": "server_error", "message": "internal error"}})
+                out.append(
+                    {
+                        "id": f"{prefix[0]}{n}",
+                        "custom_id": cid,
+                        "response": None,
+                        "error": {"code": "server_error", "message": "internal error"},
+                    }
+                )
             else:  # an error-file line: the request was answered with an HTTP error
-                out.append({"id": f"{prefix[0]}{n}", "custom_id": cid, "error": None,
-                            "response": {"status_code": 400, "request_id": f"{prefix[1]}{n}", "body": {"error": {"message": "context too long", "type": "invalid_request_error"}}}})
+                out.append(
+                    {
+                        "id": f"{prefix[0]}{n}",
+                        "custom_id": cid,
+                        "error": None,
+                        "response": {
+                            "status_code": 400,
+                            "request_id": f"{prefix[1]}{n}",
+                            "body": {"error": {"message": "context too long", "type": "invalid_request_error"}},
+                        },
+                    }
+                )
             continue
-        out.append({"id": f"{prefix[0]}{n}", "custom_id": cid,
-                    "response": {"status_code": 200, "request_id": f"{prefix[1]}{n}", "body": completion(line["body"]["model"], texts[cid], n)}, "error": None})
+        out.append(
+            {
+                "id": f"{prefix[0]}{n}",
+                "custom_id": cid,
+                "response": {"status_code": 200, "request_id": f"{prefix[1]}{n}", "body": completion(line["body"]["model"], texts[cid], n)},
+                "error": None,
+            }
+        )
     random.Random(0).shuffle(out)  # output lines come in any order
     return out
 
@@ -383,14 +486,28 @@ def test_lm_eval_samples_score_like_the_native_answers(case, tmp_path):
         key = json.dumps(line["messages"], sort_keys=True)
         text = answer(line["messages"], counts.get(key, 0))
         counts[key] = counts.get(key, 0) + 1
-        samples.append({
-            "doc_id": doc_id, "doc": line, "target": "",
-            "arguments": {"gen_args_0": {"arg_0": json.dumps(line["messages"]), "arg_1": {"until": [], "do_sample": False, "temperature": 0.0}}},
-            "resps": [[text]], "filtered_resps": [text.strip()], "filter": "none", "metrics": ["exact_match"],
-            "doc_hash": hashlib.sha256(dumps(line).encode()).hexdigest(), "prompt_hash": "0" * 64, "target_hash": "0" * 64, "exact_match": 0.0,
-        })
+        samples.append(
+            {
+                "doc_id": doc_id,
+                "doc": line,
+                "target": "",
+                "arguments": {
+                    "gen_args_0": {"arg_0": json.dumps(line["messages"]), "arg_1": {"until": [], "do_sample": False, "temperature": 0.0}}
+                },
+                "resps": [[text]],
+                "filtered_resps": [text.strip()],
+                "filter": "none",
+                "metrics": ["exact_match"],
+                "doc_hash": hashlib.sha256(dumps(line).encode()).hexdigest(),
+                "prompt_hash": "0" * 64,
+                "target_hash": "0" * 64,
+                "exact_match": 0.0,
+            }
+        )
     samples_path = write_rows(run_dir / "samples_ctxrobust_2026-01-01T00-00-00.000000.jsonl", samples)
-    (run_dir / "results_2026-01-01T00-00-00.000000.json").write_text(json.dumps({"results": {}, "model_name": "m", "config": {"model": "local-chat-completions"}}), encoding="utf-8")
+    (run_dir / "results_2026-01-01T00-00-00.000000.json").write_text(
+        json.dumps({"results": {}, "model_name": "m", "config": {"model": "local-chat-completions"}}), encoding="utf-8"
+    )
     via_lm_eval = score(release, samples_path, score_flags, tmp_path / "lm-report.json")
     native = write_rows(tmp_path / "native.jsonl", native_answers(dataset, lines, "m", answer, bench_of(flags)))
     assert figures(via_lm_eval) == figures(score(release, native, score_flags, tmp_path / "native-report.json"))
@@ -399,10 +516,21 @@ def test_lm_eval_samples_score_like_the_native_answers(case, tmp_path):
 
 def inspect_sample(line: dict, text: str, model: str) -> dict:
     return {
-        "id": line["id"], "epoch": 1, "input": line["messages"], "target": "", "messages": [*line["messages"], {"role": "assistant", "content": text, "source": "generate"}],
-        "output": {"model": model, "choices": [{"message": {"role": "assistant", "content": [{"type": "text", "text": text}]}, "stop_reason": "stop"}],
-                   "completion": text, "usage": {"input_tokens": 10, "output_tokens": 3, "total_tokens": 13}},
-        "scores": {"match": {"value": "I", "answer": text}}, "metadata": line["meta"], "store": {}, "events": [],
+        "id": line["id"],
+        "epoch": 1,
+        "input": line["messages"],
+        "target": "",
+        "messages": [*line["messages"], {"role": "assistant", "content": text, "source": "generate"}],
+        "output": {
+            "model": model,
+            "choices": [{"message": {"role": "assistant", "content": [{"type": "text", "text": text}]}, "stop_reason": "stop"}],
+            "completion": text,
+            "usage": {"input_tokens": 10, "output_tokens": 3, "total_tokens": 13},
+        },
+        "scores": {"match": {"value": "I", "answer": text}},
+        "metadata": line["meta"],
+        "store": {},
+        "events": [],
     }
 
 
@@ -418,11 +546,22 @@ def test_inspect_logs_score_like_the_native_answers(case, zipped, tmp_path):
         key = json.dumps(line["messages"], sort_keys=True)
         samples.append(inspect_sample(line, answer(line["messages"], counts.get(key, 0)), "openai/m"))
         counts[key] = counts.get(key, 0) + 1
-    header = {"version": 2, "status": "success",
-              "eval": {"run_id": "r1", "task": "ctxrobust", "task_id": "t1", "created": "2026-01-01T00:00:00+00:00", "model": "openai/m",
-                       "dataset": {"name": "requests", "samples": len(lines)}, "config": {}},
-              "plan": {"name": "plan", "steps": [{"solver": "generate", "params": {}}]}, "results": {"total_samples": len(lines), "completed_samples": len(lines), "scores": []},
-              "stats": {"started_at": "2026-01-01T00:00:00+00:00", "completed_at": "2026-01-01T00:01:00+00:00", "model_usage": {}}}
+    header = {
+        "version": 2,
+        "status": "success",
+        "eval": {
+            "run_id": "r1",
+            "task": "ctxrobust",
+            "task_id": "t1",
+            "created": "2026-01-01T00:00:00+00:00",
+            "model": "openai/m",
+            "dataset": {"name": "requests", "samples": len(lines)},
+            "config": {},
+        },
+        "plan": {"name": "plan", "steps": [{"solver": "generate", "params": {}}]},
+        "results": {"total_samples": len(lines), "completed_samples": len(lines), "scores": []},
+        "stats": {"started_at": "2026-01-01T00:00:00+00:00", "completed_at": "2026-01-01T00:01:00+00:00", "model_usage": {}},
+    }
     if zipped:
         log = tmp_path / "2026-01-01T00-00-00+00-00_ctxrobust_abc.eval"
         with zipfile.ZipFile(log, "w") as archive:
@@ -442,28 +581,38 @@ def test_inspect_logs_score_like_the_native_answers(case, zipped, tmp_path):
 
 def test_a_batch_line_with_an_unknown_id_is_reported_not_dropped_silently(tmp_path, capsys):
     release = write_gsm_ic(tmp_path / "release", BASES, VARIANTS, SUBSET).path
-    good = {"id": "batch_req_1", "custom_id": "b1/-/0", "response": {"status_code": 200, "request_id": "req_1", "body": completion("m", "The answer is 12.", 1)}, "error": None}
+    good = {
+        "id": "batch_req_1",
+        "custom_id": "b1/-/0",
+        "response": {"status_code": 200, "request_id": "req_1", "body": completion("m", "The answer is 12.", 1)},
+        "error": None,
+    }
     bad = {**good, "custom_id": "request-7"}
     path = write_rows(tmp_path / "out.jsonl", [good, bad])
     report = score(release, path, ["--replicates", "0"], tmp_path / "r.json")
     assert report["predictions"]["rows"] == 2 and report["predictions"]["excluded"] == 1
-    assert {"line": 2, "message": "request id 'request-7' is not one `ctxrobust prompts` wrote (item/condition/sample)"} in report["predictions"]["problems"]
+    assert {"line": 2, "message": "request id 'request-7' is not one `ctxrobust prompts` wrote (item/condition/sample)"} in report[
+        "predictions"
+    ]["problems"]
 
 
 # --------------------------------------------------------------------------------- pseudowords grading
 
 
-@pytest.mark.parametrize("response, record, correct, rule", [
-    ("Paris is the capital. The answer is (B).", {"options": ["Lyon", "Paris"], "answer": "B"}, 1, "multiple_choice"),
-    ("**Answer:** A", {"options": ["Lyon", "Paris"], "answer": "B"}, 0, "multiple_choice"),
-    ("B", {"options": ["Lyon", "Paris"], "answer": "Paris"}, 1, "multiple_choice"),
-    ("I think (A) at first, but the final answer is B.", {"options": ["Lyon", "Paris"], "answer": "B"}, 1, "multiple_choice"),
-    ("No idea.", {"options": ["Lyon", "Paris"], "answer": "B"}, 0, "unreadable"),
-    ("It is the Eiffel Tower.\nAnswer: The Eiffel tower", {"answer": "Eiffel Tower"}, 1, "short_answer"),
-    ("Adding them up gives 1,250.", {"answer": "1250"}, 1, "short_answer"),
-    ("Adding them up gives 1,251.", {"answer": "1250"}, 0, "short_answer"),
-    ("", {"answer": "x"}, 0, "unreadable"),
-])
+@pytest.mark.parametrize(
+    "response, record, correct, rule",
+    [
+        ("Paris is the capital. The answer is (B).", {"options": ["Lyon", "Paris"], "answer": "B"}, 1, "multiple_choice"),
+        ("**Answer:** A", {"options": ["Lyon", "Paris"], "answer": "B"}, 0, "multiple_choice"),
+        ("B", {"options": ["Lyon", "Paris"], "answer": "Paris"}, 1, "multiple_choice"),
+        ("I think (A) at first, but the final answer is B.", {"options": ["Lyon", "Paris"], "answer": "B"}, 1, "multiple_choice"),
+        ("No idea.", {"options": ["Lyon", "Paris"], "answer": "B"}, 0, "unreadable"),
+        ("It is the Eiffel Tower.\nAnswer: The Eiffel tower", {"answer": "Eiffel Tower"}, 1, "short_answer"),
+        ("Adding them up gives 1,250.", {"answer": "1250"}, 1, "short_answer"),
+        ("Adding them up gives 1,251.", {"answer": "1250"}, 0, "short_answer"),
+        ("", {"answer": "x"}, 0, "unreadable"),
+    ],
+)
 def test_grading_rules(response, record, correct, rule):
     result = grade(response, BenchmarkRecord.model_validate({"id": "q", "question": "?", **record}))
     assert (result.correct, result.rule) == (correct, rule)

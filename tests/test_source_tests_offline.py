@@ -1,4 +1,5 @@
 """Source tests on any machine: skipped with one count line without snapshots, a failure under CTXROBUST_REQUIRE_SOURCES=1."""
+
 from __future__ import annotations
 
 import os
@@ -9,7 +10,7 @@ from pathlib import Path
 
 CONFTEST = Path(__file__).with_name("conftest.py")
 
-TESTS = '''
+TESTS = """
 import pytest
 
 def test_plain():
@@ -27,7 +28,7 @@ def test_skips_itself(mirror):
 
 def test_asks_for_the_store_late(request):
     assert request.getfixturevalue("store").names()
-'''
+"""
 
 
 def _run(folder: Path, tmp_path: Path, **env) -> subprocess.CompletedProcess:
@@ -35,7 +36,11 @@ def _run(folder: Path, tmp_path: Path, **env) -> subprocess.CompletedProcess:
     environment.update(CTXROBUST_CACHE=str(tmp_path / "empty-cache"), **env)
     return subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(folder)],
-        cwd=folder, env=environment, capture_output=True, text=True, timeout=120,
+        cwd=folder,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
 
 

@@ -1,4 +1,5 @@
 """Upstream fetchers against local HTTP servers: plain HTTPS, the FRED API at ALFRED vintages (as fredapi calls it), the Hub."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -12,14 +13,14 @@ from typing import Callable
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
+from fred_server import FredStandIn, Row, Serving, revise, vintaged
+from test_sources_store import snapshot
 
 from ctxrobust.errors import CtxRobustError, SourceError
 from ctxrobust.sources import fred_csv
 from ctxrobust.sources.fetch import fetch_fred, fetch_hf, fetch_https
 from ctxrobust.sources.lock import Snapshot
 from ctxrobust.sources.store import SnapshotStore
-from fred_server import FredStandIn, Row, Serving, revise, vintaged
-from test_sources_store import snapshot
 
 Route = Callable[[dict], tuple[int, dict, bytes]]
 
@@ -86,9 +87,9 @@ def _store(tmp_path: Path, *snapshots: Snapshot) -> SnapshotStore:
 # --- plain HTTPS ------------------------------------------------------------------
 
 POOL = (
-    '{"question": "Ada has 3 pens and buys 4 more. How many pens does she have?", "answer": "7", "n_steps": 1}\n'
-    '{"question": "A box holds 6 eggs. How many eggs are in 5 boxes?", "answer": "30", "n_steps": 1}\n'
-).encode("utf-8")
+    b'{"question": "Ada has 3 pens and buys 4 more. How many pens does she have?", "answer": "7", "n_steps": 1}\n'
+    b'{"question": "A box holds 6 eggs. How many eggs are in 5 boxes?", "answer": "30", "n_steps": 1}\n'
+)
 
 
 def test_https_upstream_fills_the_cache_with_verified_bytes(server, tmp_path):
@@ -142,11 +143,17 @@ def test_http_errors_and_unreachable_hosts_name_the_url(server, tmp_path):
 
 VINTAGE = dt.date(2024, 6, 3)
 D = dt.date.fromisoformat
-WAGES = [(D("1968-01-01"), "1.15"), (D("1969-01-01"), "1.30"), (D("1970-01-01"), "1.30"), (D("1971-01-01"), "."),
-         (D("1990-01-01"), "3.35"), (D("2009-01-01"), "7.25"), (D("2024-01-01"), "12.00")]
+WAGES = [
+    (D("1968-01-01"), "1.15"),
+    (D("1969-01-01"), "1.30"),
+    (D("1970-01-01"), "1.30"),
+    (D("1971-01-01"), "."),
+    (D("1990-01-01"), "3.35"),
+    (D("2009-01-01"), "7.25"),
+    (D("2024-01-01"), "12.00"),
+]
 WAGES_CSV = (
-    "DATE,STTMINWGZZ\n1968-01-01,1.15\n1969-01-01,1.30\n1970-01-01,1.30\n1971-01-01,.\n"
-    "1990-01-01,3.35\n2009-01-01,7.25\n2024-01-01,12.00\n"
+    "DATE,STTMINWGZZ\n1968-01-01,1.15\n1969-01-01,1.30\n1970-01-01,1.30\n1971-01-01,.\n1990-01-01,3.35\n2009-01-01,7.25\n2024-01-01,12.00\n"
 )
 
 
@@ -155,7 +162,10 @@ def _history() -> list[Row]:
     2024 revised and 2025 added after it."""
     rows = vintaged([w for w in WAGES if w[0].year < 2024], D("2020-02-01"))
     rows = revise(rows, D("1990-01-01"), "3.35", D("2021-05-01"))
-    rows = [Row(r.date, "3.30" if r.date.year == 1990 and r.realtime_start < D("2021-05-01") else r.value, r.realtime_start, r.realtime_end) for r in rows]
+    rows = [
+        Row(r.date, "3.30" if r.date.year == 1990 and r.realtime_start < D("2021-05-01") else r.value, r.realtime_start, r.realtime_end)
+        for r in rows
+    ]
     rows.append(Row(D("2024-01-01"), "12.00", D("2024-02-01")))
     rows = revise(rows, D("2024-01-01"), "12.50", VINTAGE + dt.timedelta(days=1))
     rows.append(Row(D("2025-01-01"), "13.00", D("2025-02-01")))
@@ -180,7 +190,14 @@ def test_the_canonical_form_has_iso_dates_values_at_cents_and_the_series_header(
     raw = "DATE,STTMINWGZZ\r\n1/1/68,1.15\r\n1/1/69,1.3\r\n1/1/70,1.30\r\n1/1/71,.\r\n1/1/90,3.35\r\n1/1/09,7.25\r\n1/1/24,12\r\n"
     assert fred_csv.canonical(raw.encode(), "STTMINWGZZ", "zz.csv") == WAGES_CSV.encode()
     assert fred_csv.canonical(WAGES_CSV.encode(), "STTMINWGZZ", "zz.csv") == WAGES_CSV.encode(), "the form is a fixed point"
-    assert [fred_csv.cents(Decimal(v)) for v in ("12", "12.0", "2.1", "12.006", "12.0060", "0")] == ["12.00", "12.00", "2.10", "12.006", "12.006", "0.00"]
+    assert [fred_csv.cents(Decimal(v)) for v in ("12", "12.0", "2.1", "12.006", "12.0060", "0")] == [
+        "12.00",
+        "12.00",
+        "2.10",
+        "12.006",
+        "12.006",
+        "0.00",
+    ]
     with pytest.raises(CtxRobustError, match=r"zz.csv:1: header names series STTMINWGFG, the lock pins STTMINWGZZ"):
         fred_csv.canonical(b"DATE,STTMINWGFG\n1968-01-01,1.15\n", "STTMINWGZZ", "zz.csv")
     with pytest.raises(CtxRobustError, match=r"zz.csv:3: date 1968-01-01 does not follow 1969-01-01"):
@@ -193,8 +210,13 @@ def test_fetch_fred_asks_for_the_vintage_like_fredapi_and_writes_the_canonical_f
     fetch_fred("STTMINWGZZ", VINTAGE, tmp_path / "zz.csv", api_key="test-key", root_url=fred_api.root)
     assert (tmp_path / "zz.csv").read_bytes() == WAGES_CSV.encode("utf-8")
     (query,) = fred_api.stand_in.requests
-    assert query == {"path": "/fred/series/observations", "series_id": "STTMINWGZZ", "api_key": "test-key",
-                     "realtime_start": "2024-06-03", "realtime_end": "2024-06-03"}
+    assert query == {
+        "path": "/fred/series/observations",
+        "series_id": "STTMINWGZZ",
+        "api_key": "test-key",
+        "realtime_start": "2024-06-03",
+        "realtime_end": "2024-06-03",
+    }
 
 
 def test_revisions_after_the_vintage_change_a_later_vintage_only(fred_api, tmp_path):
@@ -224,7 +246,7 @@ def test_fred_through_the_store_at_the_pinned_vintage(fred_api, tmp_path, monkey
 
 
 def test_a_mirror_file_in_another_written_form_is_converted_and_its_own_hash_kept(tmp_path):
-    written = "DATE,STTMINWGZZ\n1/1/68,1.15\n1/1/69,1.3\n1/1/70,1.3\n1/1/71,.\n1/1/90,3.35\n1/1/09,7.25\n1/1/24,12.0\n".encode()
+    written = b"DATE,STTMINWGZZ\n1/1/68,1.15\n1/1/69,1.3\n1/1/70,1.3\n1/1/71,.\n1/1/90,3.35\n1/1/09,7.25\n1/1/24,12.0\n"
     (tmp_path / "mirror" / "fred").mkdir(parents=True)
     (tmp_path / "mirror" / "fred" / "STTMINWGZZ.csv").write_bytes(written)
     snap = _fred_snapshot(WAGES_CSV.encode("utf-8"))
@@ -235,10 +257,14 @@ def test_a_mirror_file_in_another_written_form_is_converted_and_its_own_hash_kep
     # different observations, or a file that is no FRED CSV, are refused and named
     (tmp_path / "mirror" / "fred" / "STTMINWGZZ.csv").write_bytes(written.replace(b"7.25", b"7.26"))
     with pytest.raises(SourceError, match=r"canonical form sha256 [0-9a-f]{64} \(file sha256 [0-9a-f]{64}\), different observations"):
-        SnapshotStore(cache_dir=tmp_path / "cache2", mirror=tmp_path / "mirror", allow_upstream=False, lock={snap.name: snap}).path(snap.name)
+        SnapshotStore(cache_dir=tmp_path / "cache2", mirror=tmp_path / "mirror", allow_upstream=False, lock={snap.name: snap}).path(
+            snap.name
+        )
     (tmp_path / "mirror" / "fred" / "STTMINWGZZ.csv").write_bytes(b"<html>moved</html>\n")
     with pytest.raises(SourceError, match=r"STTMINWGZZ.csv: not a FRED series CSV \(.*expected a 'DATE,<SERIES_ID>' header\)"):
-        SnapshotStore(cache_dir=tmp_path / "cache3", mirror=tmp_path / "mirror", allow_upstream=False, lock={snap.name: snap}).path(snap.name)
+        SnapshotStore(cache_dir=tmp_path / "cache3", mirror=tmp_path / "mirror", allow_upstream=False, lock={snap.name: snap}).path(
+            snap.name
+        )
 
 
 def test_fred_without_an_api_key_says_so(tmp_path, monkeypatch):
@@ -261,7 +287,10 @@ def test_fred_api_errors_are_reported_with_the_series_and_vintage(fred_api, tmp_
         assert "\n" not in str(caught.value)
         return str(caught.value)
 
-    assert fails("STTMINWGQQ", VINTAGE) == "FRED series STTMINWGQQ at vintage 2024-06-03: download failed (Bad Request. The series does not exist.)"
+    assert (
+        fails("STTMINWGQQ", VINTAGE)
+        == "FRED series STTMINWGQQ at vintage 2024-06-03: download failed (Bad Request. The series does not exist.)"
+    )
     assert "api_key is not registered" in fails("STTMINWGZZ", VINTAGE, key="wrong")
     assert "FRED returned no observations" in fails("STTMINWGZZ", D("2019-01-01")), "before the first publication"
     fred_api.stand_in.broken = True
@@ -275,7 +304,10 @@ def test_fred_api_errors_are_reported_with_the_series_and_vintage(fred_api, tmp_
 
 def test_the_stand_in_answers_realtime_periods_like_alfred(fred_api):
     stand_in = fred_api.stand_in
-    period = lambda start, end: stand_in.answer("/fred/series/observations", {"series_id": ["STTMINWGZZ"], "api_key": ["test-key"], "realtime_start": [start], "realtime_end": [end]})
+    period = lambda start, end: stand_in.answer(
+        "/fred/series/observations",
+        {"series_id": ["STTMINWGZZ"], "api_key": ["test-key"], "realtime_start": [start], "realtime_end": [end]},
+    )
     status, _, body = period("2024-06-03", "2024-06-02")
     assert status == 400 and b"realtime_start is after the value for variable realtime_end" in body
     status, _, body = period("2020-01-01", "9999-12-31")  # every release: 1990 twice, 2024 twice

@@ -1,4 +1,5 @@
 """The lock and the snapshot store: cache -> mirror -> upstream, every file verified against the lock."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -10,11 +11,10 @@ from pathlib import Path
 import pytest
 
 from ctxrobust.canonical import sha256_file
-from ctxrobust.errors import CtxRobustError
+from ctxrobust.errors import CtxRobustError, SourceError
 from ctxrobust.sources import fred_csv
 from ctxrobust.sources.lock import DEFAULT_LOCK_PATH, Snapshot, dump_lock, load_lock, read_lock
 from ctxrobust.sources.regenerate_lock import regenerate
-from ctxrobust.errors import SourceError
 from ctxrobust.sources.store import SnapshotStore
 
 FEDERAL_FILES = {"AL", "LA", "MS", "SC", "TN"}
@@ -63,8 +63,10 @@ def test_lock_groups_licences_and_upstreams(mirror):
     fred = {n: s for n, s in lock.items() if n.startswith("fred/")}
     assert len(fred) == 51
     assert sorted(n for n in lock if n.startswith("situatedqa/")) == [
-        "situatedqa/geo.dev.jsonl", "situatedqa/geo.train.jsonl",
-        "situatedqa/temp.dev.jsonl", "situatedqa/temp.train.jsonl",
+        "situatedqa/geo.dev.jsonl",
+        "situatedqa/geo.train.jsonl",
+        "situatedqa/temp.dev.jsonl",
+        "situatedqa/temp.train.jsonl",
     ]
     assert {"gsm_ic/gsm8k_validation.jsonl", "gsm8k/train.jsonl", "gsm8k/LICENSE"} <= set(lock)
     assert {snap.upstream.vintage for snap in fred.values()} == {dt.date(2026, 11, 29)}
@@ -244,8 +246,10 @@ def test_several_unavailable_snapshots_are_named_in_one_error(tmp_path):
         store.require(["c/three.txt", "a/one.txt", "b/two.txt"])
     message = str(caught.value)
     assert "\n" not in message and len(message) < 200
-    assert message == ("2 source file(s) missing or mismatching (first: b/two.txt, missing); "
-                       "to fix: set SOURCES_MIRROR=DIR to a source mirror, or allow downloads from example.invalid")
+    assert message == (
+        "2 source file(s) missing or mismatching (first: b/two.txt, missing); "
+        "to fix: set SOURCES_MIRROR=DIR to a source mirror, or allow downloads from example.invalid"
+    )
     assert [line.split(":")[0] for line in caught.value.details] == ["b/two.txt", "c/three.txt"]
     assert all("expected sha256" in line and "tried cache" in line for line in caught.value.details)
     # fill caches what it can before reporting the rest

@@ -1,5 +1,6 @@
 """Several submissions scored together: per-file problems, clashing model names kept apart, --strict per file,
 a leaderboard (Markdown and CSV), and paired difference intervals equal to a hand-computed paired bootstrap."""
+
 from __future__ import annotations
 
 import json
@@ -8,8 +9,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-
 import test_eval_gsm_ic as gsm
+
 from ctxrobust.cli import main
 
 GOLD = {"b1": "12", "b2": "1250", "b3": "7.5"}
@@ -146,15 +147,32 @@ def test_misleadqa_differences_are_paired(tmp_path):
     lines = mqa.prediction_lines("m1", mqa.M1) + mqa.prediction_lines("m2", mqa.M2)
     for name in ("x.jsonl", "y.jsonl"):
         (tmp_path / name).write_text("\n".join(lines) + "\n", encoding="utf-8")
-    assert main(["score", str(release), str(tmp_path / "x.jsonl"), str(tmp_path / "y.jsonl"), "--replicates", "200",
-                 "--min-clusters", "1", "-o", str(tmp_path / "r.json")]) == 0
+    assert (
+        main(
+            [
+                "score",
+                str(release),
+                str(tmp_path / "x.jsonl"),
+                str(tmp_path / "y.jsonl"),
+                "--replicates",
+                "200",
+                "--min-clusters",
+                "1",
+                "-o",
+                str(tmp_path / "r.json"),
+            ]
+        )
+        == 0
+    )
     report = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))
     same = report["differences"]["by_pair"]["m1 [x.jsonl]"]["m1 [y.jsonl]"]
     for name in ("LR.F", "LR.S", "RLR.F", "RLR.S"):
         assert same[f"difference.{name}"]["estimate"] == 0 and same[f"difference.{name}"]["ci"] == [0.0, 0.0]
     other = report["differences"]["by_pair"]["m1 [x.jsonl]"]["m2 [x.jsonl]"]["difference.LR.F"]
     models = report["models"]
-    assert other["estimate"] == pytest.approx(models["m1 [x.jsonl]"]["metrics"]["LR.F"]["estimate"] - models["m2 [x.jsonl]"]["metrics"]["LR.F"]["estimate"])
+    assert other["estimate"] == pytest.approx(
+        models["m1 [x.jsonl]"]["metrics"]["LR.F"]["estimate"] - models["m2 [x.jsonl]"]["metrics"]["LR.F"]["estimate"]
+    )
     assert other["ci"][0] <= other["estimate"] <= other["ci"][1]
     assert report["leaderboard"]["ranked_by"] == "LR.F" and report["leaderboard"]["better"] == "lower"
 
@@ -166,8 +184,25 @@ def test_pseudowords_differences_are_paired_on_shared_questions(tmp_path):
     one = pw.simulated_file(tmp_path, models=2, n=30)
     (tmp_path / "x.jsonl").write_bytes(one.read_bytes())
     (tmp_path / "y.jsonl").write_bytes(one.read_bytes())
-    assert main(["score", str(release), str(tmp_path / "x.jsonl"), str(tmp_path / "y.jsonl"), "--replicates", "100",
-                 "--null-experiments", "50", "--splits", "10", "-o", str(tmp_path / "r.json")]) == 0
+    assert (
+        main(
+            [
+                "score",
+                str(release),
+                str(tmp_path / "x.jsonl"),
+                str(tmp_path / "y.jsonl"),
+                "--replicates",
+                "100",
+                "--null-experiments",
+                "50",
+                "--splits",
+                "10",
+                "-o",
+                str(tmp_path / "r.json"),
+            ]
+        )
+        == 0
+    )
     report = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))
     pairs = report["differences"]["by_pair"]
     same = pairs["model-0 [x.jsonl]"]["model-0 [y.jsonl]"]
@@ -175,7 +210,11 @@ def test_pseudowords_differences_are_paired_on_shared_questions(tmp_path):
         assert same[f"difference.{name}"]["estimate"] == 0 and same[f"difference.{name}"]["ci"] == [0.0, 0.0]
     other = pairs["model-0 [x.jsonl]"]["model-1 [x.jsonl]"]
     m = report["models"]
-    assert other["difference.INS"]["estimate"] == pytest.approx(m["model-0 [x.jsonl]"]["metrics"]["INS"]["estimate"] - m["model-1 [x.jsonl]"]["metrics"]["INS"]["estimate"], abs=1e-6)
-    floors = m["model-0 [x.jsonl]"]["metrics"]["noise_floor.INS"]["estimate"] - m["model-1 [x.jsonl]"]["metrics"]["noise_floor.INS"]["estimate"]
+    assert other["difference.INS"]["estimate"] == pytest.approx(
+        m["model-0 [x.jsonl]"]["metrics"]["INS"]["estimate"] - m["model-1 [x.jsonl]"]["metrics"]["INS"]["estimate"], abs=1e-6
+    )
+    floors = (
+        m["model-0 [x.jsonl]"]["metrics"]["noise_floor.INS"]["estimate"] - m["model-1 [x.jsonl]"]["metrics"]["noise_floor.INS"]["estimate"]
+    )
     assert other["difference.INS.adjusted"]["estimate"] == pytest.approx(other["difference.INS"]["estimate"] - floors, abs=1e-6)
     assert report["leaderboard"]["ranked_by"] == "INS.adjusted" and not report["leaderboard"]["shared_draws"]

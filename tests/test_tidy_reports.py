@@ -1,5 +1,6 @@
 """Tidy reports: each dataset's CSV loads with one pandas.read_csv call, one row per figure, with units;
 Parquet holds the same rows; the JSON names every figure's unit."""
+
 from __future__ import annotations
 
 import json
@@ -7,10 +8,10 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-
 import test_eval_gsm_ic as gsm
 import test_eval_misleadqa as mqa
 import test_eval_pseudowords as pw
+
 from ctxrobust.cli import main
 from ctxrobust.evaluation.report import figure_names
 from ctxrobust.evaluation.tidy import COLUMNS, MEAN, tidy_rows
@@ -63,7 +64,7 @@ def test_the_csv_report_loads_with_one_read_csv_call(dataset, tmp_path):
         row = frame[(frame["section"] == "model") & (frame["model"] == name) & (frame["metric"] == metric)]
         assert len(row) == 1
         got = row.iloc[0]
-        assert (pd.isna(got["estimate"]) if figure["estimate"] is None else got["estimate"] == figure["estimate"])
+        assert pd.isna(got["estimate"]) if figure["estimate"] is None else got["estimate"] == figure["estimate"]
         if figure["ci"]:
             assert (got["ci_low"], got["ci_high"]) == tuple(figure["ci"])
         else:
@@ -96,9 +97,19 @@ def test_parquet_needs_an_output_file(tmp_path, capsys):
 
 
 def test_tidy_rows_name_pairs_and_sections():
-    report = {"dataset": "x", "units": {"r": "correlation"}, "models": {"a": {"metrics": {"m": {"estimate": 0.5, "ci": [0.1, 0.9], "n": 3}}}},
-              "pairs": {"by_group": {"G": {"metrics": {"r.mean": {"estimate": 0.1, "ci": None, "n": 4}},
-                                           "by_pair": {"a": {"b": {"r": {"estimate": 0.2, "ci": None, "n": 4}}}}}}}}
+    report = {
+        "dataset": "x",
+        "units": {"r": "correlation"},
+        "models": {"a": {"metrics": {"m": {"estimate": 0.5, "ci": [0.1, 0.9], "n": 3}}}},
+        "pairs": {
+            "by_group": {
+                "G": {
+                    "metrics": {"r.mean": {"estimate": 0.1, "ci": None, "n": 4}},
+                    "by_pair": {"a": {"b": {"r": {"estimate": 0.2, "ci": None, "n": 4}}}},
+                }
+            }
+        },
+    }
     rows = {(r["section"], r["model"], r["metric"]): r for r in tidy_rows(report)}
     assert set(rows) == {("model", "a", "m"), ("pairs.by_group.G", "(all pairs)", "r.mean"), ("pairs.by_group.G", "a / b", "r")}
     assert rows[("pairs.by_group.G", "a / b", "r")]["unit"] == "correlation"

@@ -1,5 +1,6 @@
 """The built wheel, installed (not editable) into a fresh virtual environment and run from another
 folder: one top-level name, every data file the code reads, and the commands work."""
+
 from __future__ import annotations
 
 import json
@@ -58,7 +59,14 @@ def installed(wheel, tmp_path_factory) -> Path:
 
 def test_the_installed_wheel_builds_validates_prompts_and_scores(installed, tmp_path):
     bin_dir = installed / "bin"
-    where = run([str(bin_dir / "python"), "-c", "import ctxrobust.builders, ctxrobust.publish.card as c; print(ctxrobust.builders.__file__); print(c.CARD_TEXT.exists())"], cwd=tmp_path)
+    where = run(
+        [
+            str(bin_dir / "python"),
+            "-c",
+            "import ctxrobust.builders, ctxrobust.publish.card as c; print(ctxrobust.builders.__file__); print(c.CARD_TEXT.exists())",
+        ],
+        cwd=tmp_path,
+    )
     assert str(installed) in where.stdout and where.stdout.split()[1] == "True", where.stderr
     settings = ["--set", "vocabulary_size=500", "--set", 'kinds=["CHA"]', "--set", "lengths=[10]", "--set", "contexts_per_length=2"]
     done = run([str(bin_dir / "ctxrobust"), "build", "pseudowords", "--version", "0.1.0", *settings, "--out", "releases"], cwd=tmp_path)
@@ -69,9 +77,15 @@ def test_the_installed_wheel_builds_validates_prompts_and_scores(installed, tmp_
     bench.write_text("".join(json.dumps({"id": f"q{i}", "question": f"What is {i} + 1?", "answer": str(i + 1)}) + "\n" for i in range(3)))
     release = "releases/pseudowords/0.1.0"
     done = run([str(bin_dir / "ctxrobust"), "prompts", release, "--benchmark", str(bench), "-o", "requests.jsonl"], cwd=tmp_path)
-    assert done.returncode == 0 and len((tmp_path / "requests.jsonl").read_text().splitlines()) == 3 * (20 + 2 * 2), done.stderr  # the sampling plan: 20 no-context samples, 2 per context
-    rows = [{"model": "m", "id": f"q{i}", "context": c, "trial": t, "correct": (i + t) % 2}
-            for i in range(3) for c in (None, "CHA-000010-000", "CHA-000010-001") for t in range(4)]
+    assert done.returncode == 0 and len((tmp_path / "requests.jsonl").read_text().splitlines()) == 3 * (20 + 2 * 2), (
+        done.stderr
+    )  # the sampling plan: 20 no-context samples, 2 per context
+    rows = [
+        {"model": "m", "id": f"q{i}", "context": c, "trial": t, "correct": (i + t) % 2}
+        for i in range(3)
+        for c in (None, "CHA-000010-000", "CHA-000010-001")
+        for t in range(4)
+    ]
     (tmp_path / "preds.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     done = run([str(bin_dir / "ctxrobust"), "score", release, "preds.jsonl", "--replicates", "20", "-o", "report.json"], cwd=tmp_path)
     assert done.returncode == 0, done.stderr

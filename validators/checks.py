@@ -1,4 +1,5 @@
 """Named checks: each a function of a release that yields its failures."""
+
 from __future__ import annotations
 
 import importlib
@@ -61,7 +62,7 @@ def checks_for(dataset: str) -> dict[str, CheckFn]:
     return ordered
 
 
-def run_checks(release: "Release", skip: Iterable[str] = (), only: Iterable[str] | None = None) -> dict[str, list[Failure]]:
+def run_checks(release: Release, skip: Iterable[str] = (), only: Iterable[str] | None = None) -> dict[str, list[Failure]]:
     """Run every check for the release's dataset (or the generic ones named in `only`); a check that
     crashes is itself a failure."""
     results: dict[str, list[Failure]] = {}

@@ -3,6 +3,7 @@
 Paper: Shi et al. 2023, Section 3.1 (factors, number rule), Table 1 (the sentence goes
 before the question), Appendix A (pronoun rewording), Section 5 (GSM-IC-4K).
 """
+
 from __future__ import annotations
 
 import re
@@ -41,7 +42,9 @@ def span_replay(release) -> Iterable[Failure]:
     for row in release.rows(VARIANTS):
         for edit in row["edits"]:
             if edit["old"].lower() not in PRONOUNS or edit["new"] not in names.get(row["base_id"], ()):
-                yield Failure(VARIANTS, row["id"], f"edit {edit['old']!r} -> {edit['new']!r} does not replace a pronoun by a person of the problem")
+                yield Failure(
+                    VARIANTS, row["id"], f"edit {edit['old']!r} -> {edit['new']!r} does not replace a pronoun by a person of the problem"
+                )
         try:
             edited = apply_edits(row["original_question"], row["edits"])
         except ValueError as exc:
@@ -53,19 +56,25 @@ def span_replay(release) -> Iterable[Failure]:
         except (KeyError, IndexError, ValueError) as exc:
             expected_sentence = f"<sentence_template does not format: {exc!r}>"
         if row["sentence"] != expected_sentence:
-            yield Failure(VARIANTS, row["id"], f"sentence {row['sentence']!r} is not the template filled with role and number ({expected_sentence!r})")
+            yield Failure(
+                VARIANTS, row["id"], f"sentence {row['sentence']!r} is not the template filled with role and number ({expected_sentence!r})"
+            )
         offset = row["insert_offset"]
         if not 0 <= offset <= len(edited):
             yield Failure(VARIANTS, row["id"], f"insert_offset {offset} lies outside the edited question (length {len(edited)})")
             continue
         rebuilt = insert_sentence(edited, offset, row["sentence"])
         if rebuilt != row["new_question"]:
-            at = next((i for i, (a, b) in enumerate(zip(rebuilt, row["new_question"])) if a != b), min(len(rebuilt), len(row["new_question"])))
+            at = next(
+                (i for i, (a, b) in enumerate(zip(rebuilt, row["new_question"])) if a != b), min(len(rebuilt), len(row["new_question"]))
+            )
             yield Failure(VARIANTS, row["id"], f"new_question differs from the replayed insertion at character {at}")
         if edited not in question_start:
             question_start[edited] = question_sentence_start(edited)
         if offset != question_start[edited]:
-            yield Failure(VARIANTS, row["id"], f"insert_offset {offset} is not the start of the question sentence ({question_start[edited]})")
+            yield Failure(
+                VARIANTS, row["id"], f"insert_offset {offset} is not the start of the question sentence ({question_start[edited]})"
+            )
 
 
 def _number(row: dict) -> Fraction | None:
@@ -95,7 +104,11 @@ def factor_replay(release) -> Iterable[Failure]:
                 number_labels[base["id"], number] = number_label(number, known[base["id"]])
             expected = number_labels[base["id"], number]
             if row["number_label"] != expected:
-                yield Failure(VARIANTS, row["id"], f"number_label {row['number_label']!r}, but {number} is {expected} for the numbers of the problem and its solution")
+                yield Failure(
+                    VARIANTS,
+                    row["id"],
+                    f"number_label {row['number_label']!r}, but {number} is {expected} for the numbers of the problem and its solution",
+                )
         if (base["id"], row["role"]) not in role_labels:
             found = role_label(row["role"], base["people"], base["question"], base["solution"])
             owner, sep, relation = row["role"].partition("'s ")
@@ -104,7 +117,11 @@ def factor_replay(release) -> Iterable[Failure]:
             role_labels[base["id"], row["role"]] = found
         expected = role_labels[base["id"], row["role"]]
         if expected is None:
-            yield Failure(VARIANTS, row["id"], f"role {row['role']!r} is neither one of the configured relations of a person of the problem nor a configured name absent from it")
+            yield Failure(
+                VARIANTS,
+                row["id"],
+                f"role {row['role']!r} is neither one of the configured relations of a person of the problem nor a configured name absent from it",
+            )
         elif row["role_label"] != expected:
             yield Failure(VARIANTS, row["id"], f"role_label {row['role_label']!r}, but role {row['role']!r} is {expected}")
         if row["topic"] != base["topic"]:
@@ -113,7 +130,9 @@ def factor_replay(release) -> Iterable[Failure]:
         if "/" in row["template_id"] and row["template_id"].split("/")[0] != base["id"]:
             expected = "off_topic"  # a template written for another problem is never in-topic here
         if row["sentence_label"] != expected:
-            yield Failure(VARIANTS, row["id"], f"sentence_label {row['sentence_label']!r}, but the template is {expected} for topic {base['topic']!r}")
+            yield Failure(
+                VARIANTS, row["id"], f"sentence_label {row['sentence_label']!r}, but the template is {expected} for topic {base['topic']!r}"
+            )
 
 
 @check("gsm-ic", "answer_matches_base")
@@ -210,12 +229,18 @@ def base_selection(release) -> Iterable[Failure]:
     two = sum(1 for b in bases if b["n_steps"] == 2)
     more = len(bases) - two
     if two != config.n_two_step or more != config.n_more_steps:
-        yield Failure(BASE, None, f"{two} two-step and {more} longer base problems; the configuration asks for {config.n_two_step} and {config.n_more_steps}")
+        yield Failure(
+            BASE,
+            None,
+            f"{two} two-step and {more} longer base problems; the configuration asks for {config.n_two_step} and {config.n_more_steps}",
+        )
     wanted = config.step_mix or paper_step_mix(config.n_more_steps, config.max_steps)
     have = {k: sum(1 for b in bases if b["n_steps"] == k) for k in wanted}
     note = release.manifest.get("build_notes", {}).get("step_mix_note")
     if have != wanted and not note:
-        yield Failure(BASE, None, f"longer base problems by steps {have}, the configured mix is {wanted}, and no build note says the pool lacked it")
+        yield Failure(
+            BASE, None, f"longer base problems by steps {have}, the configured mix is {wanted}, and no build note says the pool lacked it"
+        )
 
 
 @check("gsm-ic", "gsm_ic_4k")
@@ -247,7 +272,9 @@ def provenance(release) -> Iterable[Failure]:
         yield from _user_provenance(release, user)
         return
     if release.store is None:
-        yield Failure(BASE, None, f"provenance needs the source snapshots {gsm8k.POOL} and {gsm8k.TRAIN}: set SOURCES_MIRROR to a folder holding them")
+        yield Failure(
+            BASE, None, f"provenance needs the source snapshots {gsm8k.POOL} and {gsm8k.TRAIN}: set SOURCES_MIRROR to a folder holding them"
+        )
         return
     from ctxrobust.errors import SourceError
 
@@ -286,7 +313,7 @@ def _asked(release) -> Iterable[tuple[dict, dict, str]]:
                 edited = apply_edits(base["question"], row["edits"])
             except ValueError:
                 continue  # reported by span_replay
-            cache[key] = edited[question_sentence_start(edited):]
+            cache[key] = edited[question_sentence_start(edited) :]
         yield row, base, cache[key]
 
 
@@ -415,7 +442,11 @@ def template_mix(release) -> Iterable[Failure]:
     """Per base problem, in-range and out-of-range variants share the template mix (total-variation distance <= 0.05)."""
     for base_id, distance in sorted(template_mix_distance(release.rows(VARIANTS)).items()):
         if distance > 0.05:
-            yield Failure(BASE, base_id, f"template mixes of in-range and out-of-range variants differ by {distance:.3f} (total variation; at most 0.05)")
+            yield Failure(
+                BASE,
+                base_id,
+                f"template mixes of in-range and out-of-range variants differ by {distance:.3f} (total variation; at most 0.05)",
+            )
 
 
 def _user_provenance(release, user: dict) -> Iterable[Failure]:

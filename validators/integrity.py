@@ -1,4 +1,5 @@
 """Integrity: every file's hash, size and row count as the release says, and sources as the lock pins them."""
+
 from __future__ import annotations
 
 import os
@@ -68,19 +69,30 @@ def only_regular_files(release) -> Iterable[Failure]:
             continue
         name = release_files.shown(entry.name) if release_files.name_problem(entry.name) else entry.name
         if kind == "a folder" and os.path.lexists(os.path.join(entry.path, MANIFEST)):
-            yield Failure(name, None, "a release nested inside this release; a release holds no folders: move it to a <dataset>/<version>/ folder of its own")
+            yield Failure(
+                name,
+                None,
+                "a release nested inside this release; a release holds no folders: move it to a <dataset>/<version>/ folder of its own",
+            )
         elif kind == "a folder":
             yield Failure(name, None, "a folder inside the release; a release holds files only: remove it")
         else:
-            yield Failure(name, None, f"is {kind}; a release holds regular files only, and it was not read: replace it with the file itself or rebuild the release")
+            yield Failure(
+                name,
+                None,
+                f"is {kind}; a release holds regular files only, and it was not read: replace it with the file itself or rebuild the release",
+            )
 
 
 @check("*", "hashes")
 def hashes_match(release) -> Iterable[Failure]:
     sums, problems = _read_sums(release)
     yield from problems
-    present = {p.name for p in release.path.iterdir()
-               if p.name != SUMS and p.name not in HUB_MANAGED and release_files.kind_of(os.lstat(p).st_mode) is None}
+    present = {
+        p.name
+        for p in release.path.iterdir()
+        if p.name != SUMS and p.name not in HUB_MANAGED and release_files.kind_of(os.lstat(p).st_mode) is None
+    }
     for name in sorted(present - set(sums)):
         yield Failure(name if not release_files.name_problem(name) else release_files.shown(name), None, f"file is not listed in {SUMS}")
     entries = release.manifest.get("files", []) + release.manifest.get("parquet", [])
@@ -96,7 +108,11 @@ def hashes_match(release) -> Iterable[Failure]:
             continue
         actual = release.sha256(name)
         if actual != digest and recorded.get(name) == actual:
-            yield Failure(SUMS, name, f"says {digest} for {name}, but the file and manifest.json agree on {actual}: {SUMS} was changed after the release was frozen")
+            yield Failure(
+                SUMS,
+                name,
+                f"says {digest} for {name}, but the file and manifest.json agree on {actual}: {SUMS} was changed after the release was frozen",
+            )
         elif actual != digest and name not in recorded:
             yield Failure(name, None, f"sha256 is {actual}, {SUMS} says {digest}, and nothing else records it: {RECORDED_ONLY_HERE}")
             reported.add(name)
@@ -105,19 +121,27 @@ def hashes_match(release) -> Iterable[Failure]:
             reported.add(name)
     for entry in entries:
         if not isinstance(entry, dict) or not {"name", "sha256", "bytes"} <= entry.keys():
-            yield Failure("manifest.json", None, f"file entry {release_files.shown(entry)} lacks name, sha256 or bytes: manifest.json was changed after the release was frozen")
+            yield Failure(
+                "manifest.json",
+                None,
+                f"file entry {release_files.shown(entry)} lacks name, sha256 or bytes: manifest.json was changed after the release was frozen",
+            )
             continue
         names = [entry["name"]] + ([entry["from"]] if "from" in entry else [])
         bad = next((release_files.name_problem(n) for n in names if release_files.name_problem(n)), None)
         if bad:
-            yield Failure("manifest.json", None, f"{bad}; nothing outside the release is read: manifest.json was changed after the release was frozen")
+            yield Failure(
+                "manifest.json", None, f"{bad}; nothing outside the release is read: manifest.json was changed after the release was frozen"
+            )
             continue
         if entry["name"] in reported or _special(release, entry["name"]) or not release_files.exists(release.path, entry["name"]):
             continue
         if release.sha256(entry["name"]) != entry["sha256"]:
             yield Failure(entry["name"], None, f"sha256 differs from manifest.json ({entry['sha256']})")
         elif release_files.size(release.path, entry["name"]) != entry["bytes"]:
-            yield Failure(entry["name"], None, f"size {release_files.size(release.path, entry['name'])} differs from manifest.json ({entry['bytes']})")
+            yield Failure(
+                entry["name"], None, f"size {release_files.size(release.path, entry['name'])} differs from manifest.json ({entry['bytes']})"
+            )
 
 
 def frozen_problems(release) -> list[Failure]:
@@ -140,7 +164,11 @@ def folder_matches_manifest(release) -> Iterable[Failure]:
     if where[0] not in registry.names() and where[0] != release.dataset:
         return
     if where != (release.dataset, release.version):
-        yield Failure("manifest.json", None, f"the folder {where[0]}/{where[1]} holds {release.dataset} {release.version} by its manifest; move it to {release.dataset}/{release.version}/")
+        yield Failure(
+            "manifest.json",
+            None,
+            f"the folder {where[0]}/{where[1]} holds {release.dataset} {release.version} by its manifest; move it to {release.dataset}/{release.version}/",
+        )
 
 
 @check("*", "row_counts")

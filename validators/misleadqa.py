@@ -4,6 +4,7 @@ Item-level checks replay the builder's item rules (`builders/misleadqa/item_rule
 builder screens candidates with them, so every released item passes them by construction and
 `validate` proves it again.
 """
+
 from __future__ import annotations
 
 import json
@@ -100,11 +101,13 @@ def balance_problems(items: list[dict]) -> list[tuple[str | None, str]]:
                 shown = {("".join(k) if isinstance(k, tuple) else k): counter.get(k, 0) for k in keys}
                 crowded = [k for k in keys if counter.get(k, 0) == max(values)]
                 ids = sorted(i["id"] for i in members if position(i) in crowded)
-                problems.append((
-                    None,
-                    f"group {source}/{dimension}: {label} position counts {shown} differ by more than one; "
-                    f"most used by items {', '.join(ids[:20])}{' ...' if len(ids) > 20 else ''}",
-                ))
+                problems.append(
+                    (
+                        None,
+                        f"group {source}/{dimension}: {label} position counts {shown} differ by more than one; "
+                        f"most used by items {', '.join(ids[:20])}{' ...' if len(ids) > 20 else ''}",
+                    )
+                )
     return problems
 
 
@@ -160,7 +163,8 @@ def check_exclusions(release) -> Iterable[Failure]:
         differing = sorted(k for k in set(recorded) | set(counted) if recorded.get(k) != counted.get(k))
         for source, dimension, reason in differing:
             yield Failure(
-                "exclusions.jsonl", None,
+                "exclusions.jsonl",
+                None,
                 f"{source}/{dimension} {reason}: {counted.get((source, dimension, reason), 0)} rows, build notes say {recorded.get((source, dimension, reason), 0)}",
             )
 
@@ -194,7 +198,7 @@ class _SourceReader:
     def path(self, snapshot: str) -> Path:
         """A pinned snapshot's verified path, or a file of the SituatedQA folder the build read."""
         if snapshot.startswith(USER_SITUATEDQA) and self.situatedqa_dir:
-            return Path(self.situatedqa_dir) / snapshot[len(USER_SITUATEDQA):]
+            return Path(self.situatedqa_dir) / snapshot[len(USER_SITUATEDQA) :]
         return self.store.path(snapshot)
 
     def line(self, path: Path, line: int) -> str | None:
@@ -264,7 +268,8 @@ def check_provenance(release) -> Iterable[Failure]:
     store = getattr(release, "store", None)
     if store is None:
         yield Failure(
-            None, None,
+            None,
+            None,
             "provenance needs the source snapshots: set SOURCES_MIRROR to a folder laid out like fred/ and situatedqa/ "
             "(or fill the cache with `ctxrobust sources`) and validate again",
         )
@@ -285,8 +290,10 @@ def check_provenance(release) -> Iterable[Failure]:
     reader = _SourceReader(store, release.config_as(MisleadQAConfig).situatedqa_dir)
     for name, item in _items(release):
         options = item["options"]
-        records = [("G", item["provenance"]["G"], item["target_scope"], options[item["gold"]]),
-                   ("S", item["provenance"]["S"], item["alt_scope"], options[item["lure"]])]
+        records = [
+            ("G", item["provenance"]["G"], item["target_scope"], options[item["gold"]]),
+            ("S", item["provenance"]["S"], item["alt_scope"], options[item["lure"]]),
+        ]
         distractor_texts = [options[letter] for letter in distractor_letters(item)]
         for number, prov in enumerate(item["provenance"]["distractors"]):
             matching = [t for t in distractor_texts if answer_key(t) == answer_key(prov["value"])]
@@ -298,12 +305,18 @@ def check_provenance(release) -> Iterable[Failure]:
             snapshot = prov["snapshot"]
             if snapshot in lock:
                 if prov["sha256"] != lock[snapshot].sha256:
-                    yield Failure(name, item["id"], f"{role}: {snapshot} sha256 {prov['sha256']} differs from the lock ({lock[snapshot].sha256})")
+                    yield Failure(
+                        name, item["id"], f"{role}: {snapshot} sha256 {prov['sha256']} differs from the lock ({lock[snapshot].sha256})"
+                    )
                     continue
             elif snapshot in user_by_file:
                 source, entry = user_by_file[snapshot]
                 if prov["sha256"] != entry["sha256"]:
-                    yield Failure(name, item["id"], f"{role}: {snapshot} sha256 {prov['sha256']} differs from the recorded user source ({entry['sha256']})")
+                    yield Failure(
+                        name,
+                        item["id"],
+                        f"{role}: {snapshot} sha256 {prov['sha256']} differs from the recorded user source ({entry['sha256']})",
+                    )
                     continue
             else:
                 yield Failure(name, item["id"], f"{role}: {snapshot} is neither pinned in the lock nor a recorded user source")
@@ -328,12 +341,16 @@ def _user_problems(release, readers: dict, source: str, role: str, prov: dict, v
         path_field = f"{source}_path"
         path = getattr(release.config_as(MisleadQAConfig), path_field, None)
         if entry is None or not path or not Path(path).is_file():
-            readers[source] = f"{source} file {path or '(none recorded)'} not found: supply it at that path (config {path_field}) to check provenance"
+            readers[source] = (
+                f"{source} file {path or '(none recorded)'} not found: supply it at that path (config {path_field}) to check provenance"
+            )
         else:
             from ctxrobust.canonical import sha256_file
 
             if sha256_file(Path(path)) != entry["sha256"]:
-                readers[source] = f"{path}: sha256 differs from the one recorded at build time ({entry['sha256']}); supply the file the release was built from"
+                readers[source] = (
+                    f"{path}: sha256 differs from the one recorded at build time ({entry['sha256']}); supply the file the release was built from"
+                )
             else:
                 module = __import__(f"ctxrobust.sources.{source}", fromlist=["read_file", "facts"])
                 facts = {}

@@ -4,6 +4,7 @@ Paper: "The Illusion of Robustness", Section 2 (vocabulary, contexts), Section 3
 (context kinds and lengths), Appendix B (Zipf threshold 1.5, 10,000 words).
 Rows whose fields have the wrong type are left to the `schema` check.
 """
+
 from __future__ import annotations
 
 import re
@@ -67,7 +68,9 @@ def zipf_replay(release) -> Iterable[Failure]:
         if actual != row.get("zipf"):
             yield Failure(VOCABULARY, row["id"], f"recorded zipf {row.get('zipf')} but wordfreq gives {actual}{versions}")
         if actual >= cfg.zipf_threshold:
-            yield Failure(VOCABULARY, row["id"], f"English Zipf frequency {actual} is at or above the threshold {cfg.zipf_threshold}{versions}")
+            yield Failure(
+                VOCABULARY, row["id"], f"English Zipf frequency {actual} is at or above the threshold {cfg.zipf_threshold}{versions}"
+            )
 
 
 @check("pseudowords", "vocabulary_alphabet")
@@ -127,7 +130,11 @@ def token_count_replay(release) -> Iterable[Failure]:
         text = row["text"]
         actual = tok.count(text)
         if not actual == row.get("n_tokens") == row.get("target_tokens"):
-            yield Failure(CONTEXTS, row["id"], f"text has {actual} tokens; recorded n_tokens {row.get('n_tokens')}, target_tokens {row.get('target_tokens')}")
+            yield Failure(
+                CONTEXTS,
+                row["id"],
+                f"text has {actual} tokens; recorded n_tokens {row.get('n_tokens')}, target_tokens {row.get('target_tokens')}",
+            )
         if row.get("n_chars") != len(text):
             yield Failure(CONTEXTS, row["id"], f"n_chars {row.get('n_chars')} but the text has {len(text)} characters")
 

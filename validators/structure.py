@@ -1,4 +1,5 @@
 """Structure: every item validates against its JSON Schema, and ids are unique."""
+
 from __future__ import annotations
 
 from typing import Iterable

@@ -15,6 +15,7 @@ only problems where its automatic steps are safe. A pool problem is usable when
 The topic of a problem with a reviewed entry (reviewed.json) is that entry's; other
 problems take the keyword rule (topics.py).
 """
+
 from __future__ import annotations
 
 import re
@@ -54,8 +55,14 @@ class Analysis:
 
 
 def analyse(
-    question: str, solution: str, answer: str, lexicon: Lexicon, templates: Templates,
-    reviewed: Reviewed | None = None, base_id: str | None = None, relations: list[str] = (),
+    question: str,
+    solution: str,
+    answer: str,
+    lexicon: Lexicon,
+    templates: Templates,
+    reviewed: Reviewed | None = None,
+    base_id: str | None = None,
+    relations: list[str] = (),
 ) -> Analysis:
     worked = solution_text(solution)
     try:
@@ -80,7 +87,9 @@ def analyse(
     start = question_sentence_start(question)
     group = GROUP_WORDS.search(question, start)
     if group:
-        result.problems.append(("group_reference", f"the question sentence refers to a group ({group.group(1)!r}) the inserted person could join"))
+        result.problems.append(
+            ("group_reference", f"the question sentence refers to a group ({group.group(1)!r}) the inserted person could join")
+        )
     try:
         result.edits = pronoun_edits(question, result.people)
     except Unresolved as exc:
@@ -93,7 +102,7 @@ def analyse(
         result.problems.append(("it_reference", f"the question sentence's {it!r} could be read as the inserted sentence's subject"))
     edited = apply_edits(question, [e.as_row() for e in result.edits])
     result.insert_offset = question_sentence_start(edited)
-    asked = edited[result.insert_offset:]
+    asked = edited[result.insert_offset :]
     result.targets = irrelevance.target_words(asked, question + "\n" + worked)
     result.money_question = irrelevance.is_money_question(asked, solution)
     if result.money_question:

@@ -1,4 +1,5 @@
 """The GSM-IC builder: base problems, their variants, and the GSM-IC-4K evaluation ids."""
+
 from __future__ import annotations
 
 from collections import Counter
@@ -34,14 +35,19 @@ class GsmIcConfig(BuildConfig):
     n_more_steps: int = Field(40, ge=0, le=MAX_BASE, description="base problems with three to max_steps steps")
     max_steps: int = Field(7, ge=3, le=100, description="the paper's base problems need two to seven steps [§3.1]")
     step_mix: dict[int, int] | None = Field(
-        None, description="longer base problems by steps; default: the mix the paper's variant counts imply [app. A]")
+        None, description="longer base problems by steps; default: the mix the paper's variant counts imply [app. A]"
+    )
     base_ids: list[str] | None = Field(None, max_length=MAX_BASE, description='use these pool ids ("pool-0042") instead of a seeded draw')
     base_file: str | None = Field(
-        None, description="a GSM8K-format JSONL of the user's problems ({question, answer}); every usable one (or those of "
-                          'base_ids, "user-0007" for line 7) becomes a base problem, steps counted from its solution; its sha256 goes to the manifest')
-    n_variants: int = Field(58052, ge=8, le=MAX_VARIANTS, description="the size of GSM-IC [§3.1]; spread evenly over base problems and the 8 cells")
+        None,
+        description="a GSM8K-format JSONL of the user's problems ({question, answer}); every usable one (or those of "
+        'base_ids, "user-0007" for line 7) becomes a base problem, steps counted from its solution; its sha256 goes to the manifest',
+    )
+    n_variants: int = Field(
+        58052, ge=8, le=MAX_VARIANTS, description="the size of GSM-IC [§3.1]; spread evenly over base problems and the 8 cells"
+    )
     numbers_per_label: int = Field(20, ge=1, le=1000, description="distinct inserted numbers per base problem and number label")
-    relations: list[str] = Field(PAPER_RELATIONS, min_length=1, description="overlapped roles: \"<person>'s <relation>\" [app. A]")
+    relations: list[str] = Field(PAPER_RELATIONS, min_length=1, description='overlapped roles: "<person>\'s <relation>" [app. A]')
     names: list[str] = Field(PAPER_NAMES, min_length=1, description="nonoverlapped roles [app. A]")
     eval_size: int = Field(4000, ge=1, le=MAX_VARIANTS, description="GSM-IC-4K [§5]")
     eval_seed: int = Field(0, ge=0, description="seed of the GSM-IC-4K draw")
@@ -59,12 +65,16 @@ class GsmIcConfig(BuildConfig):
         n_base = len(self.base_ids) if self.base_ids is not None else self.n_two_step + self.n_more_steps
         if n_base < 1:
             raise ValueError("at least one base problem is needed")
-        if self.step_mix is not None and (any(k < 3 or k > self.max_steps or v < 0 for k, v in self.step_mix.items()) or sum(self.step_mix.values()) != self.n_more_steps):
+        if self.step_mix is not None and (
+            any(k < 3 or k > self.max_steps or v < 0 for k, v in self.step_mix.items()) or sum(self.step_mix.values()) != self.n_more_steps
+        ):
             raise ValueError(f"step_mix must map steps 3..max_steps to counts >= 0 that add up to n_more_steps ({self.n_more_steps})")
         if not self.relations or not self.names or any(not r.strip() for r in self.relations) or any(not n.strip() for n in self.names):
             raise ValueError("relations and names must be non-empty lists of non-empty strings")
         if self.n_variants < len(CELLS) * n_base:
-            raise ValueError(f"n_variants must be at least {len(CELLS)} per base problem ({len(CELLS) * n_base}) so every cell is populated")
+            raise ValueError(
+                f"n_variants must be at least {len(CELLS)} per base problem ({len(CELLS) * n_base}) so every cell is populated"
+            )
         if not n_base <= self.eval_size <= self.n_variants:
             raise ValueError(f"eval_size must lie between the number of base problems ({n_base}) and n_variants")
         return self
@@ -126,16 +136,22 @@ class GsmIcBuilder(Builder):
         if self.config.base_file:
             path = Path(self.config.base_file).expanduser()
             if not path.is_file():
-                raise CtxRobustError(f"gsm-ic: base_file {path} is not a file; give a GSM8K-format JSONL file (question, answer ending in '#### N')")
+                raise CtxRobustError(
+                    f"gsm-ic: base_file {path} is not a file; give a GSM8K-format JSONL file (question, answer ending in '#### N')"
+                )
             output = build_from_pool(gsm8k.read_user_file(path), self.config)
-            output.notes["user_sources"] = {"base_file": {"file": path.name, "sha256": sha256_file(path), "problems": output.notes["pool"]["problems"]}}
+            output.notes["user_sources"] = {
+                "base_file": {"file": path.name, "sha256": sha256_file(path), "problems": output.notes["pool"]["problems"]}
+            }
             return output
         if self.store is None:
             raise CtxRobustError("gsm-ic needs the GSM8K snapshots; no source store was given")
         return build_from_pool(gsm8k.load(self.store), self.config)
 
 
-def usability(pool: gsm8k.GsmPool, analyses: dict[str, Analysis], config: GsmIcConfig, lexicon: Lexicon, templates: Templates, reviewed: Reviewed):
+def usability(
+    pool: gsm8k.GsmPool, analyses: dict[str, Analysis], config: GsmIcConfig, lexicon: Lexicon, templates: Templates, reviewed: Reviewed
+):
     """Why each joined pool problem cannot be a base problem (empty: it can), and the slots of those that can.
 
     Besides the analysis: 2..max_steps reasoning steps, and enough distinct sentences for the largest cell
@@ -154,8 +170,13 @@ def usability(pool: gsm8k.GsmPool, analyses: dict[str, Analysis], config: GsmIcC
             slots = slots_for(analyses[problem.id], lexicon, templates, reviewed.templates_for(problem.id, problem.question), config, rng)
             short = shortfalls(slots, largest_quota)
             if short:
-                found.append(("few_sentences", f"{len(short)} of its topic/role levels ({short[0]}, ...) cannot give {largest_quota} distinct sentences "
-                              "at both number levels from shared templates (lower n_variants or raise numbers_per_label)"))
+                found.append(
+                    (
+                        "few_sentences",
+                        f"{len(short)} of its topic/role levels ({short[0]}, ...) cannot give {largest_quota} distinct sentences "
+                        "at both number levels from shared templates (lower n_variants or raise numbers_per_label)",
+                    )
+                )
             else:
                 prepared[problem.id] = (slots, rng)
         reasons[problem.id] = found
@@ -172,7 +193,9 @@ def _n_base(config: GsmIcConfig, pool: gsm8k.GsmPool) -> int:
 
 def build_from_pool(pool: gsm8k.GsmPool, config: GsmIcConfig) -> BuildOutput:
     lexicon, templates, reviewed = load_lexicon(), load_templates(), load_reviewed()
-    analyses = {p.id: analyse(p.question, p.solution, p.answer, lexicon, templates, reviewed, p.id, config.relations) for p in pool.problems}
+    analyses = {
+        p.id: analyse(p.question, p.solution, p.answer, lexicon, templates, reviewed, p.id, config.relations) for p in pool.problems
+    }
     reasons, prepared = usability(pool, analyses, config, lexicon, templates, reviewed)
     mix_note = None
     if config.base_ids is not None:
@@ -206,10 +229,14 @@ def build_from_pool(pool: gsm8k.GsmPool, config: GsmIcConfig) -> BuildOutput:
 def _check_user_counts(chosen, pool, reasons, config: GsmIcConfig) -> None:
     if not chosen:
         first = next(iter(reasons.items()), ("", [("", "no problems")]))
-        raise CtxRobustError(f"gsm-ic: no problem of base_file can be a base problem ({first[0]}: {first[1][0][1] if first[1] else 'usable'}); "
-                             "see build_notes.pool.excluded of a build with base_ids, or give problems that name a person")
+        raise CtxRobustError(
+            f"gsm-ic: no problem of base_file can be a base problem ({first[0]}: {first[1][0][1] if first[1] else 'usable'}); "
+            "see build_notes.pool.excluded of a build with base_ids, or give problems that name a person"
+        )
     if config.n_variants < len(CELLS) * len(chosen):
-        raise CtxRobustError(f"gsm-ic: {len(chosen)} usable problems in base_file need n_variants >= {len(CELLS) * len(chosen)} so every cell is populated")
+        raise CtxRobustError(
+            f"gsm-ic: {len(chosen)} usable problems in base_file need n_variants >= {len(CELLS) * len(chosen)} so every cell is populated"
+        )
     if not len(chosen) <= config.eval_size <= config.n_variants:
         raise CtxRobustError(f"gsm-ic: eval_size must lie between the number of base problems ({len(chosen)}) and n_variants")
 
@@ -265,5 +292,10 @@ def _notes(pool, reasons, chosen, bases, variants, eval_rows, attempt, config) -
         "base_by_topic_source": _count(bases, lambda b: b["topic_source"]),
         "template_mix_tv_max": round(max(template_mix_distance(variants).values()), 4),
         "out_range_spread": out_range_spread(variants, bases),
-        "gsm_ic_4k": {"size": len(eval_rows), "seed": config.eval_seed, "attempt": attempt, "bases_covered": len({r["base_id"] for r in eval_rows})},
+        "gsm_ic_4k": {
+            "size": len(eval_rows),
+            "seed": config.eval_seed,
+            "attempt": attempt,
+            "bases_covered": len({r["base_id"] for r in eval_rows}),
+        },
     }

@@ -4,6 +4,7 @@ The sentence goes immediately before the question sentence [tab. 1]; where the
 question then refers to its person only by a pronoun, the pronoun is replaced by
 the person's name and the replacement recorded as an edit [app. A].
 """
+
 from __future__ import annotations
 
 import re
@@ -18,10 +19,58 @@ PRONOUNS = {"he": "m", "him": "m", "his": "m", "she": "f", "her": "f"}
 _PRONOUN = re.compile(r"\b(he|him|his|she|her)\b", re.IGNORECASE)
 # "her" is an object pronoun (not a possessive) when the next word is one of these, a number or punctuation
 _AFTER_OBJECT_HER = {
-    "a", "about", "after", "again", "all", "altogether", "an", "and", "any", "as", "at", "back", "before", "but",
-    "by", "each", "enough", "every", "for", "from", "if", "in", "into", "less", "more", "now", "of", "off", "on",
-    "or", "out", "over", "per", "so", "some", "than", "that", "the", "then", "these", "this", "those", "to",
-    "together", "total", "until", "up", "when", "while", "with", "within", "without",
+    "a",
+    "about",
+    "after",
+    "again",
+    "all",
+    "altogether",
+    "an",
+    "and",
+    "any",
+    "as",
+    "at",
+    "back",
+    "before",
+    "but",
+    "by",
+    "each",
+    "enough",
+    "every",
+    "for",
+    "from",
+    "if",
+    "in",
+    "into",
+    "less",
+    "more",
+    "now",
+    "of",
+    "off",
+    "on",
+    "or",
+    "out",
+    "over",
+    "per",
+    "so",
+    "some",
+    "than",
+    "that",
+    "the",
+    "then",
+    "these",
+    "this",
+    "those",
+    "to",
+    "together",
+    "total",
+    "until",
+    "up",
+    "when",
+    "while",
+    "with",
+    "within",
+    "without",
 }
 
 
@@ -89,7 +138,7 @@ def pronoun_replacement(text: str, match: re.Match, name: str) -> str:
     if word == "his":
         return possessive(name)
     if word == "her":
-        rest = text[match.end():].lstrip()
+        rest = text[match.end() :].lstrip()
         nxt = re.match(r"[A-Za-z]+", rest)
         if nxt and nxt.group().lower() not in _AFTER_OBJECT_HER:
             return possessive(name)

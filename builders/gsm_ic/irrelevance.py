@@ -14,24 +14,102 @@ replayed over every variant by the validator (validators/gsm_ic.py):
 - `no_ambiguous_reference`: the question has no "it" the sentence could take
   over, and no he/she/him/his/her that the role could be read as.
 """
+
 from __future__ import annotations
 
 import re
 
 UNITS = {
-    "dollar", "cent", "money", "minute", "hour", "second", "day", "week", "month", "year", "mile", "kilometer",
-    "km", "meter", "foot", "feet", "inch", "yard", "pound", "ounce", "kilogram", "kg", "gram", "gallon", "liter",
-    "litre", "quart", "cup", "acre", "percent", "point", "lb", "oz", "ml",
+    "dollar",
+    "cent",
+    "money",
+    "minute",
+    "hour",
+    "second",
+    "day",
+    "week",
+    "month",
+    "year",
+    "mile",
+    "kilometer",
+    "km",
+    "meter",
+    "foot",
+    "feet",
+    "inch",
+    "yard",
+    "pound",
+    "ounce",
+    "kilogram",
+    "kg",
+    "gram",
+    "gallon",
+    "liter",
+    "litre",
+    "quart",
+    "cup",
+    "acre",
+    "percent",
+    "point",
+    "lb",
+    "oz",
+    "ml",
 }
 TIME_UNITS = {"second", "minute", "hour", "day", "week", "month", "year"}
 DISTANCE_UNITS = {"mile", "kilometer", "km", "meter", "foot", "feet", "inch", "yard", "block", "lap"}
 MONEY_WORDS = {"dollar", "cent", "money", "$"}
 # words that end the noun phrase after "how many" / "how much"
 _STOP = {
-    "do", "does", "did", "will", "would", "is", "are", "was", "were", "can", "could", "should", "has", "have", "had",
-    "must", "may", "might", "shall", "in", "on", "at", "for", "to", "from", "per", "each", "that", "than", "of",
-    "more", "fewer", "less", "total", "altogether", "left", "remain", "remaining", "the", "a", "an", "and",
-    "there", "she", "he", "they", "it", "we", "you", "i",
+    "do",
+    "does",
+    "did",
+    "will",
+    "would",
+    "is",
+    "are",
+    "was",
+    "were",
+    "can",
+    "could",
+    "should",
+    "has",
+    "have",
+    "had",
+    "must",
+    "may",
+    "might",
+    "shall",
+    "in",
+    "on",
+    "at",
+    "for",
+    "to",
+    "from",
+    "per",
+    "each",
+    "that",
+    "than",
+    "of",
+    "more",
+    "fewer",
+    "less",
+    "total",
+    "altogether",
+    "left",
+    "remain",
+    "remaining",
+    "the",
+    "a",
+    "an",
+    "and",
+    "there",
+    "she",
+    "he",
+    "they",
+    "it",
+    "we",
+    "you",
+    "i",
 }
 _ARTICLES = {"the", "a", "an", "more", "fewer", "less", "total", "extra", "additional", "different", "whole"}
 _WORD = re.compile(r"\$|[A-Za-z]+(?:-[A-Za-z]+)*")
@@ -171,17 +249,15 @@ def open_pronoun_genders(question_sentence: str, people: list[tuple[str, str | N
     open_: set[str] = set()
     for match in _PRONOUN.finditer(question_sentence):
         gender = PRONOUN_GENDER[match.group(1).lower()]
-        before = question_sentence[:match.start()]
-        carried = any(
-            re.search(r"(?<![A-Za-z])" + re.escape(name) + r"(?![A-Za-z])", before) and g in (None, gender) for name, g in people
-        )
+        before = question_sentence[: match.start()]
+        carried = any(re.search(r"(?<![A-Za-z])" + re.escape(name) + r"(?![A-Za-z])", before) and g in (None, gender) for name, g in people)
         if not carried:
             open_.add(gender)
     return sorted(open_)
 
 
 def role_gender(role: str, name_genders: dict[str, str | None]) -> str | None:
-    """"Mike's sister" -> f; "Ada" -> the name's gender; None when unknown (neighbor)."""
+    """ "Mike's sister" -> f; "Ada" -> the name's gender; None when unknown (neighbor)."""
     owner, sep, relation = role.partition("'s ")
     if sep:
         return RELATION_GENDER.get(relation)

@@ -1,4 +1,5 @@
 """The project's word lists and templates (lexicon.json, templates.json beside this module), as typed models."""
+
 from __future__ import annotations
 
 import hashlib

@@ -14,6 +14,7 @@ Reading rules (documented in README "GSM-IC"):
 - signs are not read: every number is its magnitude.
 Values are exact fractions.Fraction, so 1/10 <= a/b <= 10 is decided exactly.
 """
+
 from __future__ import annotations
 
 import re
@@ -24,11 +25,39 @@ import numpy as np
 
 SCALES = {"dozen": 12, "hundred": 100, "thousand": 1000, "million": 10**6, "billion": 10**9}
 UNITS = {
-    "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
-    "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14,
-    "fifteen": 15, "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19,
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "eleven": 11,
+    "twelve": 12,
+    "thirteen": 13,
+    "fourteen": 14,
+    "fifteen": 15,
+    "sixteen": 16,
+    "seventeen": 17,
+    "eighteen": 18,
+    "nineteen": 19,
 }
-DENOMINATORS = {"half": 2, "halve": 2, "third": 3, "quarter": 4, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7, "eighth": 8, "ninth": 9, "tenth": 10}
+DENOMINATORS = {
+    "half": 2,
+    "halve": 2,
+    "third": 3,
+    "quarter": 4,
+    "fourth": 4,
+    "fifth": 5,
+    "sixth": 6,
+    "seventh": 7,
+    "eighth": 8,
+    "ninth": 9,
+    "tenth": 10,
+}
 TENS = {"twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90}
 
 _SCALE_WORD = r"dozen|hundred|thousand|million|billion"
@@ -88,7 +117,7 @@ def find_numbers(text: str) -> list[NumberMention]:
             else:
                 found.append(NumberMention(start, match.end("whole"), match.group("whole"), Fraction(whole), "digits"))
                 if den:
-                    found.append(NumberMention(match.start("mnum"), end, text[match.start("mnum"):end], Fraction(num, den), "fraction"))
+                    found.append(NumberMention(match.start("mnum"), end, text[match.start("mnum") : end], Fraction(num, den), "fraction"))
         elif match.group("frac"):
             den = int(match.group("den"))
             if den:
@@ -97,7 +126,13 @@ def find_numbers(text: str) -> list[NumberMention]:
             value = _digits_value(match.group("digits"))
             if match.group("scale"):
                 value *= SCALES[match.group("scale").lower()]
-            kind = "ordinal" if match.group("ordinal") else "percent" if text[match.end("digits"):match.end("digits") + 1] == "%" else "digits"
+            kind = (
+                "ordinal"
+                if match.group("ordinal")
+                else "percent"
+                if text[match.end("digits") : match.end("digits") + 1] == "%"
+                else "digits"
+            )
             found.append(NumberMention(start, end, span, value, kind))
         elif match.group("dozen"):
             found.append(NumberMention(start, end, span, Fraction(12), "word"))
@@ -136,7 +171,13 @@ def problem_numbers(question: str, solution: str) -> set[Fraction]:
     numbers of each a/b of the solution, as well as its value [§3.1]."""
     annotations = " ".join(a.replace("=", " = ") for a in _ANNOTATION.findall(solution))
     worked = solution_text(solution)
-    return numbers_in(question) | numbers_in(worked) | numbers_in(annotations.replace("<<", " ").replace(">>", " ")) | _fraction_parts(worked) | _fraction_parts(annotations)
+    return (
+        numbers_in(question)
+        | numbers_in(worked)
+        | numbers_in(annotations.replace("<<", " ").replace(">>", " "))
+        | _fraction_parts(worked)
+        | _fraction_parts(annotations)
+    )
 
 
 def known_numbers(question: str, solution: str) -> list[Fraction]:
@@ -157,11 +198,7 @@ def is_in_range(number: Fraction | int, known: list[Fraction]) -> bool:
     """
     a = Fraction(number)
     an, ad = a.numerator, a.denominator
-    return any(
-        b.numerator * ad <= 10 * an * b.denominator and an * b.denominator <= 10 * b.numerator * ad
-        for b in known
-        if b > 0
-    )
+    return any(b.numerator * ad <= 10 * an * b.denominator and an * b.denominator <= 10 * b.numerator * ad for b in known if b > 0)
 
 
 def number_label(number: Fraction | int, known: list[Fraction]) -> str:

@@ -18,6 +18,7 @@ that ends in a number does not count for the name opening the next line), after 
 place preposition without a possessive ("in Salem"), before ", which has/is"
 ("Greenville, which has"), or inside a run of capitalised words ("Cape Town").
 """
+
 from __future__ import annotations
 
 import re
@@ -29,7 +30,32 @@ from ctxrobust.builders.gsm_ic.lexicon import Lexicon
 # a capitalised word ("Jewel", "McKenzie", "Méliès"): Latin-1 letters count, so accented names are read whole
 _UPPER, _LOWER = "A-ZÀ-ÖØ-Þ", "a-zß-öø-ÿ"
 _CAPITAL = re.compile(rf"\b[{_UPPER}][{_LOWER}]+(?:[{_UPPER}][{_LOWER}]+)?\b")
-_DETERMINERS = {"the", "a", "an", "these", "those", "his", "her", "their", "its", "my", "our", "your", "each", "every", "any", "some", "many", "few", "several", "more", "fewer", "less", "both", "all"}
+_DETERMINERS = {
+    "the",
+    "a",
+    "an",
+    "these",
+    "those",
+    "his",
+    "her",
+    "their",
+    "its",
+    "my",
+    "our",
+    "your",
+    "each",
+    "every",
+    "any",
+    "some",
+    "many",
+    "few",
+    "several",
+    "more",
+    "fewer",
+    "less",
+    "both",
+    "all",
+}
 _PLACE_PREPOSITIONS = {"in", "at", "near", "across", "around", "throughout", "visit", "visits", "visited", "visiting", "via"}
 _PREV_WORD = re.compile(r"([A-Za-z]+)\.?\s+$")  # the word just before, across spaces (and a title's period) only
 _NEXT_WORD = re.compile(r"\s+([A-Za-z]+)")
@@ -64,7 +90,7 @@ def _tokens(text: str) -> list[_Token]:
         begin = match.start()
         while begin > 0 and text[begin - 1] in _OPENERS:
             begin -= 1
-        line_start = not text[text.rfind("\n", 0, begin) + 1:begin].strip()  # solutions: one step per line
+        line_start = not text[text.rfind("\n", 0, begin) + 1 : begin].strip()  # solutions: one step per line
         out.append(_Token(match.group(), match.start(), match.end(), begin in starts or line_start))
     return out
 
@@ -80,7 +106,7 @@ def _in_capital_run(text: str, tokens: list[_Token], index: int, stop: frozenset
     for other in (tokens[index - 1] if index else None, tokens[index + 1] if index + 1 < len(tokens) else None):
         if other is None or other.text.lower() in stop:
             continue
-        gap = text[other.end:token.start] if other.start < token.start else text[token.end:other.start]
+        gap = text[other.end : token.start] if other.start < token.start else text[token.end : other.start]
         if gap == " ":
             return True
     return False
@@ -105,7 +131,7 @@ def _collect(text: str, lexicon: Lexicon, evidence: dict[str, _Evidence]) -> Non
         if _in_capital_run(text, tokens, index, lexicon.stop) and _prev_word(text, token.start) not in lexicon.titles_lower:
             found.thing = True
             continue
-        if (prev in _DETERMINERS or re.search(r"\d\s+$", text[:token.start])) and not token.initial:
+        if (prev in _DETERMINERS or re.search(r"\d\s+$", text[: token.start])) and not token.initial:
             found.thing = True
             continue
         if (prev in _PLACE_PREPOSITIONS and not token.initial and not possessive) or _WHICH.match(text, token.end):
@@ -139,7 +165,7 @@ def find_people(question: str, solution: str, lexicon: Lexicon) -> list[Person]:
         if word in lexicon.titles:
             match = _TITLE_NAME.match(question, token.end)
             if match and match.group(1).lower() not in lexicon.stop:
-                name, skip_until = question[token.start:match.end()], match.end()
+                name, skip_until = question[token.start : match.end()], match.end()
                 people.setdefault(name, Person(name, lexicon.titles[word], token.start))
             continue
         if word.lower() in lexicon.stop:
@@ -154,9 +180,15 @@ def find_people(question: str, solution: str, lexicon: Lexicon) -> list[Person]:
         elif word in lexicon.ambiguous:
             accepted = seen.person
         else:  # a word the lexicon does not know: also needs a he/she pronoun or its possessive in the problem
-            accepted = seen.person > 0 and not word.endswith("ing") and word.lower() not in lowered and (seen.person > 1 or bool(
-                _SINGULAR_PRONOUN.search(problem) or re.search(re.escape(word) + r"(?:'s|’s|')(?![A-Za-z])", problem)
-            ))
+            accepted = (
+                seen.person > 0
+                and not word.endswith("ing")
+                and word.lower() not in lowered
+                and (
+                    seen.person > 1
+                    or bool(_SINGULAR_PRONOUN.search(problem) or re.search(re.escape(word) + r"(?:'s|’s|')(?![A-Za-z])", problem))
+                )
+            )
         if accepted:
             people.setdefault(word, Person(word, lexicon.gender_of(word), token.start))
     # a bare name that is also part of a titled name ("Smith" in "Mr. Smith") is the same person

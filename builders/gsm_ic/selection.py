@@ -6,6 +6,7 @@ paper's base problems need two to seven steps, 60 of them two). Alternatively a 
 ids chosen by the user, each of which must be usable. `reasons` maps every joined
 pool id to why it cannot be used (empty: usable).
 """
+
 from __future__ import annotations
 
 from collections import Counter
@@ -89,7 +90,9 @@ def select_listed(
         if base in unjoined:
             raise CtxRobustError(f"gsm-ic: base id {base}: {unjoined[base]}; choose another base problem")
         if base not in by_id:
-            raise CtxRobustError(f"gsm-ic: base id {base} is not in the pool (ids run pool-0001 to pool-{len(problems) + len(unjoined):04d})")
+            raise CtxRobustError(
+                f"gsm-ic: base id {base} is not in the pool (ids run pool-0001 to pool-{len(problems) + len(unjoined):04d})"
+            )
         if reasons[base]:
             raise CtxRobustError(f"gsm-ic: base id {base} cannot be used: {reasons[base][0][1]}; choose another base problem")
         chosen.append(by_id[base])

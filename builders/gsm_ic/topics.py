@@ -6,6 +6,7 @@ phrases; where two keywords of a topic overlap, the longer one counts once); the
 topic with the highest count wins, ties going to the topic listed first in
 templates.json. No keyword at all: no topic.
 """
+
 from __future__ import annotations
 
 import re

@@ -7,6 +7,7 @@ pairs are drawn uniformly without replacement with the problem's own seeded
 generator. Templates and roles that break an irrelevance rule (irrelevance.py)
 are never candidates.
 """
+
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
@@ -75,7 +76,7 @@ class Slots:
 
     def fitting(self, template: Template, number_label: str) -> list[int]:
         numbers = self.numbers[number_label]
-        return numbers[bisect_left(numbers, template.min):bisect_right(numbers, template.max) if template.max is not None else None]
+        return numbers[bisect_left(numbers, template.min) : bisect_right(numbers, template.max) if template.max is not None else None]
 
     def usable_templates(self, sentence_label: str, role_label: str, quota: int) -> list[Template]:
         """Templates that can give ceil(quota / their count) distinct sentences at both number levels, so both
@@ -91,7 +92,9 @@ class Slots:
         return []
 
 
-def slots_for(analysis: Analysis, lexicon: Lexicon, templates: Templates, own_templates: list[Template], config, rng: np.random.Generator) -> Slots:
+def slots_for(
+    analysis: Analysis, lexicon: Lexicon, templates: Templates, own_templates: list[Template], config, rng: np.random.Generator
+) -> Slots:
     """The templates, roles and numbers of one base problem. `own_templates`: the in-topic templates written for
     it (reviewed.json), else the topic's shared in-topic templates are used."""
     # the inserted number (a whole number >= 2) is never the answer, nor a number of the problem or its solution
@@ -135,7 +138,9 @@ def template_counts(templates: list[Template], quotas: dict[str, int], rng: np.r
     return out
 
 
-def make_variants(base: dict, analysis: Analysis, slots: Slots, quotas: dict[tuple[str, str, str], int], rng: np.random.Generator) -> list[dict]:
+def make_variants(
+    base: dict, analysis: Analysis, slots: Slots, quotas: dict[tuple[str, str, str], int], rng: np.random.Generator
+) -> list[dict]:
     """The variant rows of one base problem (`base`: its base.jsonl row)."""
     edits = [edit.as_row() for edit in analysis.edits]
     edited = apply_edits(base["question"], edits)
@@ -157,8 +162,10 @@ def make_variants(base: dict, analysis: Analysis, slots: Slots, quotas: dict[tup
                     numbers = slots.fitting(template, number_label)
                     for index in np.sort(rng.choice(len(roles) * len(numbers), size=count, replace=False)).tolist():
                         role, number = roles[index // len(numbers)], numbers[index % len(numbers)]
-                        rows.append(_row(base, analysis, template, role, number, edited, offset, edits, (sentence_label, role_label, number_label)))
-    rows.sort(key=lambda r: (CELLS.index((r["sentence_label"], r["role_label"], r["number_label"]))))
+                        rows.append(
+                            _row(base, analysis, template, role, number, edited, offset, edits, (sentence_label, role_label, number_label))
+                        )
+    rows.sort(key=lambda r: CELLS.index((r["sentence_label"], r["role_label"], r["number_label"])))
     for number, row in enumerate(rows, start=1):
         row["id"] = f"{base['id']}-v{number:04d}"
     return rows

@@ -7,6 +7,7 @@ An adjudication file (JSON Lines or CSV) holds one row per reviewed candidate: `
 listed in exclusions.jsonl with its decision and reason; a candidate without a row was not flagged
 and stays. The file's sha256 is recorded in the manifest like any user source.
 """
+
 from __future__ import annotations
 
 import csv
@@ -65,7 +66,9 @@ def _rows(path: Path) -> list[tuple[int, dict]]:
 def read(path: Path) -> dict[str, Decision]:
     """candidate id -> its decision; a malformed row or a candidate decided twice is one error naming the line."""
     if not path.is_file():
-        raise CtxRobustError(f"adjudication={path}: file not found; give a JSON Lines or CSV file with columns {', '.join(FIELDS)}, or adjudication=none")
+        raise CtxRobustError(
+            f"adjudication={path}: file not found; give a JSON Lines or CSV file with columns {', '.join(FIELDS)}, or adjudication=none"
+        )
     out: dict[str, Decision] = {}
     for number, row in _rows(path):
         if row.get("criterion") in ("", None):
@@ -75,7 +78,9 @@ def read(path: Path) -> dict[str, Decision]:
         except ValidationError as exc:
             err = exc.errors()[0]
             where = ".".join(str(p) for p in err["loc"]) or "row"
-            raise CtxRobustError(f"{path}:{number}: {where}: {err['msg']}; decisions are retain|exclude|revise|verify, criterion 1-6 or empty") from None
+            raise CtxRobustError(
+                f"{path}:{number}: {where}: {err['msg']}; decisions are retain|exclude|revise|verify, criterion 1-6 or empty"
+            ) from None
         if decision.id in out:
             raise CtxRobustError(f"{path}:{number}: candidate {decision.id} is decided twice; keep one row per candidate")
         out[decision.id] = decision

@@ -9,6 +9,7 @@ month ('May 2010'), day of year ('July 4'), number ('23', '7.64%'), quantity wit
 'Ernesto Zedillo, Vicente Fox'), team (a sports team's name, or an acronym such as 'LSU'), numbered
 text ('2002 Winter Olympics') and name (anything else).
 """
+
 from __future__ import annotations
 
 import json
@@ -16,8 +17,8 @@ import re
 from functools import lru_cache
 from pathlib import Path
 
-from ctxrobust.builders.misleadqa.scopes import is_place
 from ctxrobust.builders.misleadqa.normalise import MONTHS, answer_key, answer_parts, is_numeric_key, tokens
+from ctxrobust.builders.misleadqa.scopes import is_place
 
 _LEXICON = Path(__file__).with_name("answer_types.json")
 _SEASON = re.compile(r"\d{4}\s*[-–—]\s*\d{2}")
@@ -77,4 +78,3 @@ def kind(text: str) -> str:
     if any(ch.isdigit() for ch in text):
         return "numbered text"
     return "name"
-

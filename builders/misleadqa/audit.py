@@ -1,5 +1,6 @@
 """The human-audit sample (paper Appendix B.2): a stratified sample of released main items,
 fixed before annotation by SHA-256 ranking within each stratum under a recorded seed."""
+
 from __future__ import annotations
 
 import hashlib
@@ -16,7 +17,7 @@ AUDIT_SIZES = {  # Appendix B.2, Table 10
 
 
 def rank_hash(seed: int, item_id: str) -> str:
-    return hashlib.sha256(f"misleadqa-audit:{seed}:{item_id}".encode("utf-8")).hexdigest()
+    return hashlib.sha256(f"misleadqa-audit:{seed}:{item_id}".encode()).hexdigest()
 
 
 def audit_sample(main_items: list[dict], seed: int = AUDIT_SEED, sizes: dict[str, int] | None = None) -> list[dict]:

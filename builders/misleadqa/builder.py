@@ -4,6 +4,7 @@ Paper: Section 3 and Appendices A (construction) and B (screening, release,
 audit sample). Files: main.jsonl (FRED, SituatedQA, AmbigDocs), condition.jsonl
 (CondAmbigQA supplement), audit_sample.jsonl, exclusions.jsonl.
 """
+
 from __future__ import annotations
 
 from collections import Counter
@@ -54,7 +55,9 @@ class MisleadQABuilder(Builder):
                 continue
             path = Path(value)
             if path.is_dir():
-                raise CtxRobustError(f"{field}={value}: is a folder, not a file; give the path of {module.EXPECTED} itself{_json_files_in(path)}, or leave {field} unset")
+                raise CtxRobustError(
+                    f"{field}={value}: is a folder, not a file; give the path of {module.EXPECTED} itself{_json_files_in(path)}, or leave {field} unset"
+                )
             if not path.is_file():
                 raise CtxRobustError(f"{field}={value}: file not found; give the path of the downloaded file, or leave {field} unset")
             sha = sha256_file(path)
@@ -69,7 +72,9 @@ class MisleadQABuilder(Builder):
             raise CtxRobustError("misleadqa needs the FRED and SituatedQA snapshots: set SOURCES_MIRROR=DIR or run `ctxrobust sources`")
         names = self.required_snapshots()
         if not any(n.startswith(FRED_PREFIX) for n in names) or not any(n.startswith(SITUATEDQA_PREFIX) for n in names):
-            raise CtxRobustError("sources/lock.json pins no fred/ or situatedqa/ snapshots; regenerate it from a mirror (python -m ctxrobust.sources.regenerate_lock --regenerate-from DIR)")
+            raise CtxRobustError(
+                "sources/lock.json pins no fred/ or situatedqa/ snapshots; regenerate it from a mirror (python -m ctxrobust.sources.regenerate_lock --regenerate-from DIR)"
+            )
         cfg = self.config
         notes: dict = {"user_sources": {}}
         user_records = self._user_records(notes)  # a missing or malformed user file fails before anything is built
@@ -101,12 +106,21 @@ class MisleadQABuilder(Builder):
         series = [read_series(path, name, sha) for name, path, sha in self._snapshots(FRED_PREFIX)]
         for s in series:
             if not s.holds_own_series:
-                why = "the federal minimum-wage series (the state has no minimum-wage law)" if s.is_federal else f"series {s.series_id}, not the state's own"
-                exclusions.append({
-                    "id": f"excl-fred-{s.file_series}", "source": "fred", "scope_dimension": None,
-                    "cluster_id": f"fred-{s.code}", "reason": "federal_series" if s.is_federal else "not_own_series",
-                    "detail": f"{s.snapshot} holds {why}; it yields no state minimum-wage facts",
-                })
+                why = (
+                    "the federal minimum-wage series (the state has no minimum-wage law)"
+                    if s.is_federal
+                    else f"series {s.series_id}, not the state's own"
+                )
+                exclusions.append(
+                    {
+                        "id": f"excl-fred-{s.file_series}",
+                        "source": "fred",
+                        "scope_dimension": None,
+                        "cluster_id": f"fred-{s.code}",
+                        "reason": "federal_series" if s.is_federal else "not_own_series",
+                        "detail": f"{s.snapshot} holds {why}; it yields no state minimum-wage facts",
+                    }
+                )
         ff = fred_items.FredFacts(series, cfg.fred_first_year, cfg.fred_last_year)
         notes["fred"] = {
             "jurisdictions": sorted(ff.by_code),
@@ -115,8 +129,12 @@ class MisleadQABuilder(Builder):
         }
         state = SelectionState()  # a target fact is used once across both scope dimensions
         return {
-            ("fred", "time"): self._select(fred_items.time_specs(ff, cfg.seed, cfg.fred_max_gap_years), cfg.fred_time_n, cfg.fred_per_jurisdiction, state),
-            ("fred", "location"): self._select(fred_items.location_specs(ff, cfg.seed), cfg.fred_location_n, cfg.fred_per_jurisdiction, state),
+            ("fred", "time"): self._select(
+                fred_items.time_specs(ff, cfg.seed, cfg.fred_max_gap_years), cfg.fred_time_n, cfg.fred_per_jurisdiction, state
+            ),
+            ("fred", "location"): self._select(
+                fred_items.location_specs(ff, cfg.seed), cfg.fred_location_n, cfg.fred_per_jurisdiction, state
+            ),
         }
 
     def _situatedqa(self, notes: dict) -> dict[tuple[str, str], Selected]:
@@ -187,13 +205,21 @@ class MisleadQABuilder(Builder):
         value = self.config.adjudication
         screened = sum(len(s.accepted) for s in selections.values())
         if value == "none":
-            notes["screening"] = {"candidates": screened, "reviewed": False, "flagged": 0, "retained": screened, "excluded": 0,
-                                  "note": "built without adjudication: the items were not reviewed by a person"}
+            notes["screening"] = {
+                "candidates": screened,
+                "reviewed": False,
+                "flagged": 0,
+                "retained": screened,
+                "excluded": 0,
+                "note": "built without adjudication: the items were not reviewed by a person",
+            }
             return
         path = adjudication.DEFAULT if value == "default" else Path(value)
         decisions = adjudication.read(path)
-        notes["user_sources"]["adjudication"] = {"file": path.name if value != "default" else "builders/misleadqa/review/adjudication.jsonl",
-                                                 "sha256": sha256_file(path)}
+        notes["user_sources"]["adjudication"] = {
+            "file": path.name if value != "default" else "builders/misleadqa/review/adjudication.jsonl",
+            "sha256": sha256_file(path),
+        }
         by_decision: Counter = Counter()
         flagged = 0
         known = set()
@@ -208,14 +234,21 @@ class MisleadQABuilder(Builder):
                 if decision is None or decision.decision == "retain":
                     kept.append(candidate)
                     continue
-                exclusions.append({
-                    "id": candidate.id, "source": candidate.source, "scope_dimension": candidate.scope_dimension,
-                    "cluster_id": candidate.cluster_id, "reason": f"adjudication_{decision.decision}",
-                    "detail": adjudication.exclusion_detail(decision),
-                })
+                exclusions.append(
+                    {
+                        "id": candidate.id,
+                        "source": candidate.source,
+                        "scope_dimension": candidate.scope_dimension,
+                        "cluster_id": candidate.cluster_id,
+                        "reason": f"adjudication_{decision.decision}",
+                        "detail": adjudication.exclusion_detail(decision),
+                    }
+                )
             selected.accepted = kept
         notes["screening"] = {
-            "candidates": screened, "reviewed": True, "flagged": flagged,
+            "candidates": screened,
+            "reviewed": True,
+            "flagged": flagged,
             "retained": screened - sum(n for d, n in by_decision.items() if d != "retain"),
             "excluded": sum(n for d, n in by_decision.items() if d != "retain"),
             "decisions": dict(sorted(by_decision.items())),
@@ -294,10 +327,13 @@ def departures(notes: dict) -> dict[str, str]:
         "first); the paper's restatements were written with model assistance.",
         "situatedqa_question_types": "the cap of twenty items per question type is not applied: the qa_data files carry no question-type labels.",
         "screening": "candidates.jsonl is the pool screening reads (`ctxrobust prompts --prompt screen`, `ctxrobust screen`); "
-        + ("no screening model judged this pool; the project's maintainers read every SituatedQA candidate against the six "
-           "criteria and their decisions (the adjudication file) set release membership, so groups are thinned by review "
-           "(paper: 183 SituatedQA time and 184 location items)." if notes.get("screening", {}).get("reviewed")
-           else "this build was not adjudicated: its items were not reviewed by a person, only by the rule-based checks."),
+        + (
+            "no screening model judged this pool; the project's maintainers read every SituatedQA candidate against the six "
+            "criteria and their decisions (the adjudication file) set release membership, so groups are thinned by review "
+            "(paper: 183 SituatedQA time and 184 location items)."
+            if notes.get("screening", {}).get("reviewed")
+            else "this build was not adjudicated: its items were not reviewed by a person, only by the rule-based checks."
+        ),
         "dependency_groups": "clusters are merged when they share distractor sources, AmbigDocs documents or reworded SituatedQA "
         "questions; the archived passages behind the paper's groups are not available, so groups are finer than the paper's 132.",
     }

@@ -4,6 +4,7 @@ Source modules describe candidates cheaply (`Spec`: id, cluster, the keys
 selection needs) and build the full `Candidate` only when selection reaches
 it; a candidate that breaks a construction rule raises `Excluded`.
 """
+
 from __future__ import annotations
 
 import json
@@ -14,9 +15,9 @@ from itertools import permutations
 from pathlib import Path
 from typing import Any, Callable
 
+from ctxrobust.builders.misleadqa.normalise import same_answer
 from ctxrobust.builders.misleadqa.substitution import substitute
 from ctxrobust.sources.facts import Provenance, Scope
-from ctxrobust.builders.misleadqa.normalise import same_answer
 
 _TEMPLATES = Path(__file__).with_name("templates.json")
 
@@ -131,7 +132,7 @@ class Spec:
     cluster_id: str
     target_key: str  # equal keys: the same target fact (repeated targets are excluded)
     alt_key: str  # (target_key, alt_key) reversed is the reversed pair
-    make: Callable[["Spec"], Candidate]  # raises Excluded for a candidate that breaks a construction rule
+    make: Callable[[Spec], Candidate]  # raises Excluded for a candidate that breaks a construction rule
 
     def build(self) -> Candidate:
         return self.make(self)
@@ -157,8 +158,11 @@ def pair_specs(
     return [
         Spec(
             id=f"{source}-{dimension}-{safe_id(upstream_id)}-{tag(t)}-{tag(a)}",
-            source=source, scope_dimension=dimension, cluster_id=cluster_id(source, upstream_id),
-            target_key=f"{source}:{fact_key(t)}", alt_key=f"{source}:{fact_key(a)}",
+            source=source,
+            scope_dimension=dimension,
+            cluster_id=cluster_id(source, upstream_id),
+            target_key=f"{source}:{fact_key(t)}",
+            alt_key=f"{source}:{fact_key(a)}",
             make=lambda spec, t=t, a=a: make(spec, t, a),
         )
         for t, a in permutations(members, 2)

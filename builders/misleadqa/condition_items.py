@@ -6,14 +6,15 @@ the answer under their condition with a fixed template; distractors always
 come from the same question's other properties. At most three items per
 question; items go to condition.jsonl, never the main split.
 """
+
 from __future__ import annotations
 
 from ctxrobust.builders.misleadqa.candidate import Candidate, Distractor, Excluded, Spec, pair_specs, templates
 from ctxrobust.builders.misleadqa.distractors import Pool, with_distractors
+from ctxrobust.builders.misleadqa.normalise import answer_key, word_count
 from ctxrobust.builders.misleadqa.scopes import canonical_condition
 from ctxrobust.sources.condambigqa import CondAmbigQARecord, Property
 from ctxrobust.sources.facts import Scope
-from ctxrobust.builders.misleadqa.normalise import answer_key, word_count
 
 MAX_ANSWER_WORDS = 12  # options are short answers; a sentence-long groundtruth cannot be an option
 
@@ -23,7 +24,10 @@ def specs(records: list[CondAmbigQARecord], seed: int) -> list[Spec]:
         spec
         for record in sorted(records, key=lambda r: (r.line or 0, r.index or 0, r.upstream_id))
         for spec in pair_specs(
-            "condambigqa", "condition", record.upstream_id, list(record.properties),
+            "condambigqa",
+            "condition",
+            record.upstream_id,
+            list(record.properties),
             answer=lambda prop: prop.groundtruth[0],
             fact_key=lambda prop, record=record: f"{record.upstream_id}@{canonical_condition(prop.condition)}",
             tag=lambda prop: str(prop.position),
@@ -58,6 +62,8 @@ def build(spec: Spec, record: CondAmbigQARecord, t: Property, a: Property, seed:
     )
     preferred = [
         Distractor(text=answer, provenance=record.answer_provenance(prop, answer), cluster_id=spec.cluster_id)
-        for prop in record.properties if prop is not t and prop is not a for answer in prop.groundtruth
+        for prop in record.properties
+        if prop is not t and prop is not a
+        for answer in prop.groundtruth
     ]
     return with_distractors(candidate, Pool(preferred), seed)

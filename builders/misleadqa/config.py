@@ -1,4 +1,5 @@
 """The MisleadQA build configuration: every setting with its paper default (Appendix A.1, A.2, B.2)."""
+
 from __future__ import annotations
 
 from pydantic import Field

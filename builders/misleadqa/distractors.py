@@ -9,6 +9,7 @@ the gold answer's precision; fallback values (other questions asking the same
 relation) are used only when too few preferred ones qualify, and must also
 match its type. Items with fewer than two valid distractors are deferred (left out).
 """
+
 from __future__ import annotations
 
 import dataclasses

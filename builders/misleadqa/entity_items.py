@@ -8,6 +8,7 @@ document's opening sentences through the first sentence stating the answer
 disambiguating words. Distractors come from the question's other documents,
 else from questions asking the same relation of another name.
 """
+
 from __future__ import annotations
 
 import re
@@ -15,10 +16,10 @@ from collections import defaultdict
 
 from ctxrobust.builders.misleadqa.candidate import Candidate, Distractor, Excluded, Spec, cluster_id, pair_specs, templates
 from ctxrobust.builders.misleadqa.distractors import Pool, with_distractors
+from ctxrobust.builders.misleadqa.normalise import answer_key, content_tokens, mentions
 from ctxrobust.builders.misleadqa.scopes import canonical_entity
 from ctxrobust.sources.ambigdocs import AmbigDocsRecord, Document
 from ctxrobust.sources.facts import Scope
-from ctxrobust.builders.misleadqa.normalise import answer_key, content_tokens, mentions
 
 LEAD_SENTENCES = 3  # an answer within the first three sentences keeps the opening (entity) sentence
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[]?[A-Z0-9])")
@@ -92,7 +93,10 @@ def specs(records: list[AmbigDocsRecord], seed: int) -> list[Spec]:
         spec
         for record in pool.records
         for spec in pair_specs(
-            "ambigdocs", "entity", record.qid, list(record.documents),
+            "ambigdocs",
+            "entity",
+            record.qid,
+            list(record.documents),
             answer=lambda doc: doc.answer,
             fact_key=lambda doc, record=record: f"{relation(record)}@{canonical_entity(doc.title)}",
             tag=lambda doc: str(doc.position),
@@ -112,9 +116,14 @@ def build(spec: Spec, pool: AmbigDocsPool, record: AmbigDocsRecord, t: Document,
     for role, doc, text in (("G", t, g_text), ("S", a, s_text)):
         words = disambiguators(doc.title, record.ambiguous_entity)
         if not words or not (words & content_tokens(text)):
-            raise Excluded("scope_not_stated", f"{role} ({doc.title!r}) does not name what distinguishes the entity from other {record.ambiguous_entity!r}")
+            raise Excluded(
+                "scope_not_stated",
+                f"{role} ({doc.title!r}) does not name what distinguishes the entity from other {record.ambiguous_entity!r}",
+            )
     candidate = spec.candidate(
-        question=templates()["ambigdocs"]["question"].format(ambiguous_entity=record.ambiguous_entity, title=t.title, question=record.question),
+        question=templates()["ambigdocs"]["question"].format(
+            ambiguous_entity=record.ambiguous_entity, title=t.title, question=record.question
+        ),
         target_scope=Scope(entity=t.title),
         alt_scope=Scope(entity=a.title),
         gold=gold,
@@ -129,10 +138,12 @@ def build(spec: Spec, pool: AmbigDocsPool, record: AmbigDocsRecord, t: Document,
     )
     preferred = [
         Distractor(text=doc.answer, provenance=record.document_provenance(doc), cluster_id=spec.cluster_id)
-        for doc in record.documents if doc is not t and doc is not a
+        for doc in record.documents
+        if doc is not t and doc is not a
     ]
     fallback = [
         Distractor(text=doc.answer, provenance=other.document_provenance(doc), cluster_id=cluster_id("ambigdocs", other.qid))
-        for other, doc in pool.by_relation[relation(record)] if other.qid != record.qid
+        for other, doc in pool.by_relation[relation(record)]
+        if other.qid != record.qid
     ]
     return with_distractors(candidate, Pool(preferred, fallback), seed)

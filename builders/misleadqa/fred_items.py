@@ -7,6 +7,7 @@
 - only jurisdictions whose file holds their own state series; G and S facts from
   the configured years (1990-2024); question, G and S from fixed templates.
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -82,7 +83,10 @@ def _spec(ff: FredFacts, seed: int, cid: str, dimension: str, gold: Fact, lure: 
     def make(spec: Spec) -> Candidate:
         for role, fact in (("gold", gold), ("lure", lure)):
             if not at_cents(fact.value):
-                raise Excluded("value_not_at_cents", f"the {role} rate {fact.value} ({fact.provenance.snapshot} line {fact.provenance.line}) is not a rate in whole cents")
+                raise Excluded(
+                    "value_not_at_cents",
+                    f"the {role} rate {fact.value} ({fact.provenance.snapshot} line {fact.provenance.line}) is not a rate in whole cents",
+                )
         t = templates()["fred"]
         date = spoken_date(gold.scope.time)
         candidate = spec.candidate(
@@ -101,8 +105,12 @@ def _spec(ff: FredFacts, seed: int, cid: str, dimension: str, gold: Fact, lure: 
         return with_distractors(candidate, Pool(_distinct_values(ff, others())), seed)
 
     return Spec(
-        id=cid, source="fred", scope_dimension=dimension, cluster_id=ff.cluster(gold),
-        target_key=f"fred:{ff.code[gold.subject]}@{gold.scope.time}", alt_key=f"fred:{ff.code[lure.subject]}@{lure.scope.time}",
+        id=cid,
+        source="fred",
+        scope_dimension=dimension,
+        cluster_id=ff.cluster(gold),
+        target_key=f"fred:{ff.code[gold.subject]}@{gold.scope.time}",
+        alt_key=f"fred:{ff.code[lure.subject]}@{lure.scope.time}",
         make=make,
     )
 

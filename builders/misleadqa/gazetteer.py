@@ -7,6 +7,7 @@ hold: common short names and abbreviations ('us', 'uk', 'la'), historical states
 ('soviet union', 'ottoman empire'), and the names English writes with 'the'. A name that is both a
 country and a US state (Georgia) is told apart by the question's other locations (`resolve`).
 """
+
 from __future__ import annotations
 
 import json

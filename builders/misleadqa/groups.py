@@ -5,6 +5,7 @@ Clusters are linked by the candidates themselves (`Candidate.linked_clusters`: t
 distractors come from, AmbigDocs questions sharing a document, SituatedQA questions that reword one
 another); a group is a connected component of those links, named after its smallest cluster id.
 """
+
 from __future__ import annotations
 
 from typing import Iterable

@@ -4,6 +4,7 @@ Each rule is a plain function of one item returning problem messages. The builde
 candidates with them, so every released item passes them by construction, and the validators
 replay the same functions on the release.
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -48,7 +49,9 @@ def span_replay_problems(item: dict) -> list[str]:
     problems = []
     if replayed != f:
         at = next((i for i, (a, b) in enumerate(zip(replayed, f)) if a != b), min(len(replayed), len(f)))
-        problems.append(f"replaying f_edits on G does not give F (first difference at offset {at}); F must differ from G only in the edited spans")
+        problems.append(
+            f"replaying f_edits on G does not give F (first difference at offset {at}); F must differ from G only in the edited spans"
+        )
     gold, lure = item["options"][item["gold"]], item["options"][item["lure"]]
     registered = {}
     for sub in item.get("substitutions", []):
@@ -136,7 +139,9 @@ def comparability_problems(item: dict, max_ratio: float, max_diff: int) -> list[
     scores = {name: overlap(item["question"], item["contexts"][name]["text"]) for name in CONTEXTS}
     for name in ("G", "F"):
         if scores["S"][0] > scores[name][0]:
-            problems.append(f"S's Jaccard similarity with the question ({float(scores['S'][0]):.3f}) is above {name}'s ({float(scores[name][0]):.3f})")
+            problems.append(
+                f"S's Jaccard similarity with the question ({float(scores['S'][0]):.3f}) is above {name}'s ({float(scores[name][0]):.3f})"
+            )
         if scores["S"][1] > scores[name][1]:
             problems.append(f"S's question-token recall ({float(scores['S'][1]):.3f}) is above {name}'s ({float(scores[name][1]):.3f})")
     return problems
@@ -160,7 +165,9 @@ def scope_design_problems(item: dict) -> list[str]:
         if ctx[name]["true"] is not true or ctx[name]["in_scope"] is not in_scope:
             problems.append(f"context {name} must be marked true={true}, in_scope={in_scope}")
     dimension = item["scope_dimension"]
-    changed = sorted(k for k in set(item["target_scope"]) | set(item["alt_scope"]) if item["target_scope"].get(k) != item["alt_scope"].get(k))
+    changed = sorted(
+        k for k in set(item["target_scope"]) | set(item["alt_scope"]) if item["target_scope"].get(k) != item["alt_scope"].get(k)
+    )
     if changed != [dimension]:
         problems.append(f"target and alternative scopes differ in {changed or 'nothing'}, expected exactly [{dimension!r}]")
     elif scopes_overlap(dimension, item["target_scope"][dimension], item["alt_scope"][dimension]):
@@ -249,11 +256,15 @@ def scope_precision_problems(item: dict) -> list[str]:
         for letter in SUBSTANTIVE:
             when = _day(item["options"][letter])
             if when is not None and when > target:
-                problems.append(f"option {letter} {item['options'][letter]!r} postdates the as-of date {item['target_scope']['time']} of a question about the past")
+                problems.append(
+                    f"option {letter} {item['options'][letter]!r} postdates the as-of date {item['target_scope']['time']} of a question about the past"
+                )
     elif future_question(item["question"]):
         when = _day(item["options"][item["lure"]])
         if when is not None and when < target:
-            problems.append(f"lure {item['options'][item['lure']]!r} precedes the as-of date of a question about the next occurrence, so F contradicts its scope")
+            problems.append(
+                f"lure {item['options'][item['lure']]!r} precedes the as-of date of a question about the next occurrence, so F contradicts its scope"
+            )
     return problems
 
 
@@ -262,7 +273,8 @@ def unit_problems(item: dict) -> list[str]:
     gold = unit_of(item["options"][item["gold"]])
     return [
         f"option {letter} {item['options'][letter]!r} is not in the gold answer's unit"
-        for letter in SUBSTANTIVE if letter != item["gold"] and unit_of(item["options"][letter]) != gold
+        for letter in SUBSTANTIVE
+        if letter != item["gold"] and unit_of(item["options"][letter]) != gold
     ]
 
 
@@ -273,7 +285,11 @@ def fred_cents_problems(item: dict) -> list[str]:
     """FRED rates are printed in dollars and whole cents ('$12.00', never '$12.006')."""
     if item["source"] != "fred":
         return []
-    return [f"option {k} {item['options'][k]!r} is not a rate in dollars and cents" for k in SUBSTANTIVE if not FRED_RATE.fullmatch(item["options"][k])]
+    return [
+        f"option {k} {item['options'][k]!r} is not a rate in dollars and cents"
+        for k in SUBSTANTIVE
+        if not FRED_RATE.fullmatch(item["options"][k])
+    ]
 
 
 def item_checks(cfg: MisleadQAConfig) -> dict[str, Callable[[dict], list[str]]]:
@@ -284,8 +300,9 @@ def item_checks(cfg: MisleadQAConfig) -> dict[str, Callable[[dict], list[str]]]:
         "distractor_leakage": distractor_leakage_problems,
         "gold_mention_in_f": gold_mention_problems,
         "distinctness": distinctness_problems,
-        "scope_design": lambda item: scope_design_problems(item)
-        + fred_pair_problems(item, cfg.fred_max_gap_years, cfg.fred_first_year, cfg.fred_last_year),
+        "scope_design": lambda item: (
+            scope_design_problems(item) + fred_pair_problems(item, cfg.fred_max_gap_years, cfg.fred_first_year, cfg.fred_last_year)
+        ),
         "comparability": lambda item: comparability_problems(item, cfg.comparability_max_ratio, cfg.comparability_max_diff),
         "natural_text": natural_text_problems,
         "scope_precision": scope_precision_problems,

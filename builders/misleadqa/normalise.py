@@ -6,6 +6,7 @@ currency formats, and written-out dates. Context overlap is measured on
 "normalized token sets without stop words" (Appendix A.1, "Context
 comparability").
 """
+
 from __future__ import annotations
 
 import re
@@ -34,9 +35,18 @@ MONTHS = {
     name: number
     for number, names in enumerate(
         [
-            ("january", "jan"), ("february", "feb"), ("march", "mar"), ("april", "apr"), ("may",),
-            ("june", "jun"), ("july", "jul"), ("august", "aug"), ("september", "sep", "sept"),
-            ("october", "oct"), ("november", "nov"), ("december", "dec"),
+            ("january", "jan"),
+            ("february", "feb"),
+            ("march", "mar"),
+            ("april", "apr"),
+            ("may",),
+            ("june", "jun"),
+            ("july", "jul"),
+            ("august", "aug"),
+            ("september", "sep", "sept"),
+            ("october", "oct"),
+            ("november", "nov"),
+            ("december", "dec"),
         ],
         start=1,
     )
@@ -200,19 +210,101 @@ def word_count(text: str) -> int:
 # --- entities, not strings (Appendix A.1 "Fact pairs": distinct after normalising aliases, formats and units) ---
 
 ABBREVIATIONS = {
-    "la": "los angeles", "ny": "new york", "nyc": "new york city", "us": "united states", "usa": "united states",
-    "uk": "united kingdom", "st": "saint", "mt": "mount", "ft": "fort", "dr": "doctor", "jr": "junior", "sr": "senior",
-    "utd": "united", "intl": "international", "nz": "new zealand", "uae": "united arab emirates", "dc": "district of columbia",
+    "la": "los angeles",
+    "ny": "new york",
+    "nyc": "new york city",
+    "us": "united states",
+    "usa": "united states",
+    "uk": "united kingdom",
+    "st": "saint",
+    "mt": "mount",
+    "ft": "fort",
+    "dr": "doctor",
+    "jr": "junior",
+    "sr": "senior",
+    "utd": "united",
+    "intl": "international",
+    "nz": "new zealand",
+    "uae": "united arab emirates",
+    "dc": "district of columbia",
 }
 # words many distinct entities share: a shared one says nothing about two answers naming one entity
-GENERIC_WORDS = frozenset({
-    "united", "states", "state", "kingdom", "republic", "new", "north", "south", "east", "west", "northern", "southern",
-    "eastern", "western", "city", "county", "national", "university", "college", "saint", "team", "club", "fort", "mount",
-    "great", "royal", "american", "international", "island", "islands", "federal", "central", "football", "league", "party",
-    "democratic", "people", "peoples", "empire", "world", "cup", "series", "award", "awards", "house", "church", "river",
-    "lake", "park", "bowl", "super", "king", "queen", "prince", "first", "second", "third", "year", "years", "day",
-    "january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december",
-})
+GENERIC_WORDS = frozenset(
+    {
+        "united",
+        "states",
+        "state",
+        "kingdom",
+        "republic",
+        "new",
+        "north",
+        "south",
+        "east",
+        "west",
+        "northern",
+        "southern",
+        "eastern",
+        "western",
+        "city",
+        "county",
+        "national",
+        "university",
+        "college",
+        "saint",
+        "team",
+        "club",
+        "fort",
+        "mount",
+        "great",
+        "royal",
+        "american",
+        "international",
+        "island",
+        "islands",
+        "federal",
+        "central",
+        "football",
+        "league",
+        "party",
+        "democratic",
+        "people",
+        "peoples",
+        "empire",
+        "world",
+        "cup",
+        "series",
+        "award",
+        "awards",
+        "house",
+        "church",
+        "river",
+        "lake",
+        "park",
+        "bowl",
+        "super",
+        "king",
+        "queen",
+        "prince",
+        "first",
+        "second",
+        "third",
+        "year",
+        "years",
+        "day",
+        "january",
+        "february",
+        "march",
+        "april",
+        "may",
+        "june",
+        "july",
+        "august",
+        "september",
+        "october",
+        "november",
+        "december",
+    }
+)
 STEM = 5  # two words with the same first five letters ('allies' / 'allied') count as one stem
 
 
@@ -264,5 +356,9 @@ def unit_of(text: str) -> str | None:
     if not re.search(r"\d", folded) or _iso_date(list(_token_tuple(text))) is not None or re.fullmatch(r"\s*\d{4}\s*", folded):
         return None
     rest = re.sub(r"\d+(?:[.,]\d+)*", " ", folded)
-    words = [w.rstrip("s") if len(w) > 3 else w for w in _UNIT_WORDS.findall(rest) if w not in STOP_WORDS and w not in ("or", "less", "more", "than", "about", "approximately", "over", "under")]
+    words = [
+        w.rstrip("s") if len(w) > 3 else w
+        for w in _UNIT_WORDS.findall(rest)
+        if w not in STOP_WORDS and w not in ("or", "less", "more", "than", "about", "approximately", "over", "under")
+    ]
     return words[0] if words else ""

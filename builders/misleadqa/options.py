@@ -7,6 +7,7 @@ source-scope group: gold counts over A-D, lure counts over A-D and the 12
 ordered (gold, lure) pair counts each differ by at most one (Appendix B.1,
 "Final option assignment").
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -18,9 +19,7 @@ LETTERS = ("A", "B", "C", "D")
 # The 12 ordered (gold, lure) pairs as three blocks of four, block k pairing letter i with
 # letter i+k (mod 4): every prefix of the sequence uses each letter as gold at most once more
 # than any other, and likewise as lure, so n items taken in order are balanced for any n.
-PAIR_SEQUENCE = tuple(
-    (LETTERS[i], LETTERS[(i + shift) % 4]) for shift in (1, 2, 3) for i in range(4)
-)
+PAIR_SEQUENCE = tuple((LETTERS[i], LETTERS[(i + shift) % 4]) for shift in (1, 2, 3) for i in range(4))
 
 
 def _rng(*parts: object) -> np.random.Generator:

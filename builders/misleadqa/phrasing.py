@@ -8,6 +8,7 @@ and an answer into a declarative sentence that states the relation and the answe
 `Excluded("no_restatement")` when the question has no form this module can restate faithfully;
 the builder adds the scope ("As of February 10, 2012, ..." / "In Chile, ...").
 """
+
 from __future__ import annotations
 
 import re
@@ -18,30 +19,238 @@ from wordfreq import zipf_frequency
 from ctxrobust.builders.misleadqa.candidate import Excluded
 from ctxrobust.builders.misleadqa.gazetteer import lookup, places
 
-JUNK = frozenset({"brainly", "quizlet", "chegg", "wikipedia", "wiki", "quora", "reddit", "yahoo", "google", "tge", "teh", "hte", "thw", "wat", "whos", "wht", "waht", "yhe", "nad", "adn", "fo"})
+JUNK = frozenset(
+    {
+        "brainly",
+        "quizlet",
+        "chegg",
+        "wikipedia",
+        "wiki",
+        "quora",
+        "reddit",
+        "yahoo",
+        "google",
+        "tge",
+        "teh",
+        "hte",
+        "thw",
+        "wat",
+        "whos",
+        "wht",
+        "waht",
+        "yhe",
+        "nad",
+        "adn",
+        "fo",
+    }
+)
 REFERRED = frozenset({"we", "our"})  # SituatedQA location questions use them for the place asked about
 FIRST_PERSON = frozenset({"we", "our", "ours", "ourselves", "i", "me", "my", "mine", "myself"})
-UNSTATED_TIME = frozenset({"last", "power", "ruling", "reigning", "current", "currently", "now", "present", "presently", "today", "latest", "recent", "recently", "new", "newest", "this", "next", "upcoming"})
-OFFICES = ("president", "prime minister", "governor", "mayor", "chief minister", "head of", "leader", "speaker", "ceo",
-           "chancellor", "king", "queen", "minister", "senator", "rate", "population", "price", "champion", "coach", "record")
-ACRONYMS = {w: w.upper() for w in ("nba", "nfl", "mlb", "nhl", "nascar", "fifa", "uefa", "ncaa", "wwe", "ufc", "ipl", "bbc", "cnn", "gdp", "usa",
-                                   "uk", "un", "eu", "nato", "ceo", "tv", "mvp", "afc", "nfc", "sec", "acc", "fbi", "cia", "nasa", "who's")}
+UNSTATED_TIME = frozenset(
+    {
+        "last",
+        "power",
+        "ruling",
+        "reigning",
+        "current",
+        "currently",
+        "now",
+        "present",
+        "presently",
+        "today",
+        "latest",
+        "recent",
+        "recently",
+        "new",
+        "newest",
+        "this",
+        "next",
+        "upcoming",
+    }
+)
+OFFICES = (
+    "president",
+    "prime minister",
+    "governor",
+    "mayor",
+    "chief minister",
+    "head of",
+    "leader",
+    "speaker",
+    "ceo",
+    "chancellor",
+    "king",
+    "queen",
+    "minister",
+    "senator",
+    "rate",
+    "population",
+    "price",
+    "champion",
+    "coach",
+    "record",
+)
+ACRONYMS = {
+    w: w.upper()
+    for w in (
+        "nba",
+        "nfl",
+        "mlb",
+        "nhl",
+        "nascar",
+        "fifa",
+        "uefa",
+        "ncaa",
+        "wwe",
+        "ufc",
+        "ipl",
+        "bbc",
+        "cnn",
+        "gdp",
+        "usa",
+        "uk",
+        "un",
+        "eu",
+        "nato",
+        "ceo",
+        "tv",
+        "mvp",
+        "afc",
+        "nfc",
+        "sec",
+        "acc",
+        "fbi",
+        "cia",
+        "nasa",
+        "who's",
+    )
+}
 ACRONYMS["who's"] = "who's"
 MIN_ZIPF = 1.0  # a word rarer than this in English (wordfreq) and not a known name reads as a typo
 PAST = {"is": "was", "are": "were", "has": "had", "have": "had", "does": "did", "do": "did"}
-IRREGULAR = {"win": "won", "get": "got", "become": "became", "come": "came", "go": "went", "make": "made", "take": "took", "give": "gave",
-             "begin": "began", "leave": "left", "lose": "lost", "hold": "held", "lead": "led", "run": "ran", "write": "wrote", "sing": "sang",
-             "build": "built", "find": "found", "break": "broke", "meet": "met", "send": "sent", "spend": "spent", "beat": "beat", "buy": "bought",
-             "sell": "sold", "bring": "brought", "tell": "told", "say": "said", "see": "saw", "fall": "fell", "rise": "rose", "grow": "grew",
-             "throw": "threw", "draw": "drew", "fly": "flew", "keep": "kept", "put": "put", "set": "set", "hit": "hit", "have": "had", "do": "did",
-             "be": "was", "choose": "chose", "steal": "stole", "wear": "wore", "shoot": "shot", "sit": "sat", "stand": "stood", "split": "split"}
-VERBS = frozenset(IRREGULAR) | frozenset({
-    "enter", "join", "start", "end", "die", "open", "close", "release", "invent", "host", "play", "reach", "sign", "gain", "pass", "appear",
-    "finish", "launch", "score", "qualify", "change", "move", "introduce", "adopt", "legalize", "legalise", "ban", "abolish", "vote", "elect",
-    "declare", "achieve", "receive", "form", "found", "create", "establish", "discover", "celebrate", "stop", "occur", "happen",
-    "marry", "retire", "return", "visit", "perform", "record", "air", "premiere", "debut", "compete", "participate", "defeat", "claim",
-    "earn", "travel", "arrive", "land", "use", "allow", "approve", "ratify", "grant", "attain", "cross", "sweep", "capture",
-})
+IRREGULAR = {
+    "win": "won",
+    "get": "got",
+    "become": "became",
+    "come": "came",
+    "go": "went",
+    "make": "made",
+    "take": "took",
+    "give": "gave",
+    "begin": "began",
+    "leave": "left",
+    "lose": "lost",
+    "hold": "held",
+    "lead": "led",
+    "run": "ran",
+    "write": "wrote",
+    "sing": "sang",
+    "build": "built",
+    "find": "found",
+    "break": "broke",
+    "meet": "met",
+    "send": "sent",
+    "spend": "spent",
+    "beat": "beat",
+    "buy": "bought",
+    "sell": "sold",
+    "bring": "brought",
+    "tell": "told",
+    "say": "said",
+    "see": "saw",
+    "fall": "fell",
+    "rise": "rose",
+    "grow": "grew",
+    "throw": "threw",
+    "draw": "drew",
+    "fly": "flew",
+    "keep": "kept",
+    "put": "put",
+    "set": "set",
+    "hit": "hit",
+    "have": "had",
+    "do": "did",
+    "be": "was",
+    "choose": "chose",
+    "steal": "stole",
+    "wear": "wore",
+    "shoot": "shot",
+    "sit": "sat",
+    "stand": "stood",
+    "split": "split",
+}
+VERBS = frozenset(IRREGULAR) | frozenset(
+    {
+        "enter",
+        "join",
+        "start",
+        "end",
+        "die",
+        "open",
+        "close",
+        "release",
+        "invent",
+        "host",
+        "play",
+        "reach",
+        "sign",
+        "gain",
+        "pass",
+        "appear",
+        "finish",
+        "launch",
+        "score",
+        "qualify",
+        "change",
+        "move",
+        "introduce",
+        "adopt",
+        "legalize",
+        "legalise",
+        "ban",
+        "abolish",
+        "vote",
+        "elect",
+        "declare",
+        "achieve",
+        "receive",
+        "form",
+        "found",
+        "create",
+        "establish",
+        "discover",
+        "celebrate",
+        "stop",
+        "occur",
+        "happen",
+        "marry",
+        "retire",
+        "return",
+        "visit",
+        "perform",
+        "record",
+        "air",
+        "premiere",
+        "debut",
+        "compete",
+        "participate",
+        "defeat",
+        "claim",
+        "earn",
+        "travel",
+        "arrive",
+        "land",
+        "use",
+        "allow",
+        "approve",
+        "ratify",
+        "grant",
+        "attain",
+        "cross",
+        "sweep",
+        "capture",
+    }
+)
 PREPOSITIONS = frozenset({"in", "on", "at", "from", "of", "to", "for", "with", "by", "about", "into"})
 PARTICIPLES = ("ed", "en", "wn", "ught", "ilt", "ung", "eld", "ade", "ost")
 
@@ -129,8 +338,15 @@ def truecase(question: str, names: dict[str, str]) -> str:
     i = 0
     while i < len(words):
         for n in (3, 2, 1):  # place names of up to three words
-            chunk = " ".join(words[i:i + n])
-            if i + n <= len(words) and chunk.replace(" ", "").isalpha() and len(chunk) > 3 and chunk.lower() in places() and words[i].lower() not in ("the", "of", "and", "in") and (n > 1 or _proper(chunk.lower())):
+            chunk = " ".join(words[i : i + n])
+            if (
+                i + n <= len(words)
+                and chunk.replace(" ", "").isalpha()
+                and len(chunk) > 3
+                and chunk.lower() in places()
+                and words[i].lower() not in ("the", "of", "and", "in")
+                and (n > 1 or _proper(chunk.lower()))
+            ):
                 for k in range(i, i + n):
                     out[k] = words[k][:1].upper() + words[k][1:] if words[k] not in ("of", "and", "the") else words[k]
                 i += n - 1
@@ -210,7 +426,11 @@ def _insert_be(rest: str, be: str) -> str:
         w = words[k].lower()
         if words[k][:1].isupper():
             continue
-        if w.endswith(PARTICIPLES) and len(w) > 3 and w not in ("golden", "garden", "women", "children", "seven", "eleven", "heaven", "queen"):
+        if (
+            w.endswith(PARTICIPLES)
+            and len(w) > 3
+            and w not in ("golden", "garden", "women", "children", "seven", "eleven", "heaven", "queen")
+        ):
             return " ".join(words[:k] + [be] + words[k:])
     return f"{rest} {be}"
 
@@ -224,7 +444,7 @@ def _split_verb(rest: str) -> tuple[str, str, str] | None:
     if not found:
         return None
     k = found[-1]
-    return " ".join(words[:k]), words[k].lower(), " ".join(words[k + 1:])
+    return " ".join(words[:k]), words[k].lower(), " ".join(words[k + 1 :])
 
 
 def restate(question: str, answer: str) -> str:
@@ -265,9 +485,14 @@ def restate(question: str, answer: str) -> str:
         noun_verb = _first_verb(words[1:])
         if noun_verb is not None:
             k, verb = noun_verb
-            if verb in ("is", "was", "are", "were", "has", "had", "have") or verb in VERBS or verb in IRREGULAR.values() or verb.endswith("ed"):
+            if (
+                verb in ("is", "was", "are", "were", "has", "had", "have")
+                or verb in VERBS
+                or verb in IRREGULAR.values()
+                or verb.endswith("ed")
+            ):
                 if k > 0 and low.split(" ")[-1] not in PREPOSITIONS:  # 'what region are colorado in' does not restate so
-                    return f"{answer} {' '.join(words[1 + k:])}"
+                    return f"{answer} {' '.join(words[1 + k :])}"
     if wh == "how" and aux in ("many", "much"):
         return _how_many(words, answer, question)
     raise Excluded("no_restatement", f"question {question!r} has no form the restatement rules cover")
@@ -287,11 +512,11 @@ def _how_many(words: list[str], answer: str, question: str) -> str:
     low = [w.lower() for w in words]
     for k in range(3, len(low)):
         if low[k] in ("are", "were", "is", "was") and k + 1 < len(low) and low[k + 1] == "there":
-            noun, tail = " ".join(words[2:k]), " ".join(words[k + 2:])
+            noun, tail = " ".join(words[2:k]), " ".join(words[k + 2 :])
             return " ".join(x for x in ("there", low[k], answer, noun, tail) if x)
         if low[k] in ("does", "do", "did", "has", "have", "had"):
             noun = " ".join(words[2:k])
-            split = _split_verb(" ".join(words[k + 1:]))
+            split = _split_verb(" ".join(words[k + 1 :]))
             if split is None:
                 break
             subject, verb, tail = split

@@ -5,6 +5,7 @@ identifiers, and an alternative scope must not cover the target scope (a
 time span that includes the target date, a region that contains the target
 place). Two scopes that are equal or overlap cannot form a fact pair.
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -38,7 +39,7 @@ def time_interval(text: str) -> tuple[dt.date, dt.date] | None:
             return day, day
         if len(toks) == 2 and toks[0] in MONTHS and re.fullmatch(r"\d{4}", toks[1]):
             year, month = int(toks[1]), MONTHS[toks[0]]
-            last = (dt.date(year + month // 12, month % 12 + 1, 1) - dt.timedelta(days=1))
+            last = dt.date(year + month // 12, month % 12 + 1, 1) - dt.timedelta(days=1)
             return dt.date(year, month, 1), last
     except ValueError:
         return None

@@ -7,6 +7,7 @@ per-cluster maximum, when it repeats a target fact already selected, when it
 reverses a selected fact pair, or when it breaks a construction rule.
 Examination stops once `n` candidates are accepted; a shortfall is reported.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -18,7 +19,7 @@ from ctxrobust.builders.misleadqa.candidate import Candidate, Excluded, Spec
 
 
 def rank_key(seed: int, candidate_id: str) -> str:
-    return hashlib.sha256(f"misleadqa-select:{seed}:{candidate_id}".encode("utf-8")).hexdigest()
+    return hashlib.sha256(f"misleadqa-select:{seed}:{candidate_id}".encode()).hexdigest()
 
 
 @dataclass

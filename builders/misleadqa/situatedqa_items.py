@@ -15,6 +15,7 @@ answers in common) ask for the same facts from the same sources: their target
 facts count as one when repeated targets are excluded, and their clusters fall
 in one dependency group (Appendix A.1 "Candidate selection", A.4).
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -94,7 +95,9 @@ class SituatedQAPool:
         self.relations = {uid: relation_key(group[0].question) for uid, group in self.groups.items()}
         self.by_relation: dict[tuple, list[Distractor]] = defaultdict(list)  # filled below, with by_type
         self.asked: dict[str, tuple[str, Excluded | None]] = {}
-        self.related: dict[tuple, list[tuple[Distractor, float]]] = {}  # (question type, upstream id) -> same-relation answers  # upstream id -> (cleaned question, its exclusion)
+        self.related: dict[
+            tuple, list[tuple[Distractor, float]]
+        ] = {}  # (question type, upstream id) -> same-relation answers  # upstream id -> (cleaned question, its exclusion)
         self.relation = self._rewordings()
         self.rewordings: dict[str, set[str]] = defaultdict(set)
         for uid, rel in self.relation.items():
@@ -108,10 +111,21 @@ class SituatedQAPool:
                 answer = record.answers[0]
                 seen.add(answer_key(answer))
                 self.by_relation[(question_type(record, answer), self.relations[upstream_id])].append(
-                    Distractor(text=clean_text(answer), provenance=record.answer_provenance(answer), cluster_id=cluster_id("situatedqa", upstream_id))
+                    Distractor(
+                        text=clean_text(answer),
+                        provenance=record.answer_provenance(answer),
+                        cluster_id=cluster_id("situatedqa", upstream_id),
+                    )
                 )
                 self.by_type[question_type(record, answer)].append(
-                    (Distractor(text=clean_text(answer), provenance=record.answer_provenance(answer), cluster_id=cluster_id("situatedqa", upstream_id)), self.words[upstream_id])
+                    (
+                        Distractor(
+                            text=clean_text(answer),
+                            provenance=record.answer_provenance(answer),
+                            cluster_id=cluster_id("situatedqa", upstream_id),
+                        ),
+                        self.words[upstream_id],
+                    )
                 )
 
     def _rewordings(self) -> dict[str, str]:
@@ -126,8 +140,11 @@ class SituatedQAPool:
             if len(uids) <= COMMON_ANSWER:
                 for pair in combinations(uids, 2):
                     shared[pair] += 1
-        links = [pair for pair, count in sorted(shared.items())
-                 if count >= 2 and similarity(self.words[pair[0]], self.words[pair[1]]) >= REWORDING_MIN_SIMILARITY]
+        links = [
+            pair
+            for pair, count in sorted(shared.items())
+            if count >= 2 and similarity(self.words[pair[0]], self.words[pair[1]]) >= REWORDING_MIN_SIMILARITY
+        ]
         return components(links, self.groups)
 
     def rewordings_of(self, upstream_id: str) -> set[str]:
@@ -139,7 +156,10 @@ def specs(pool: SituatedQAPool, seed: int, min_similarity: float) -> list[Spec]:
         spec
         for upstream_id in sorted(pool.groups)
         for spec in pair_specs(
-            "situatedqa", pool.groups[upstream_id][0].dimension, upstream_id, [r for r in pool.groups[upstream_id] if r.answers],
+            "situatedqa",
+            pool.groups[upstream_id][0].dimension,
+            upstream_id,
+            [r for r in pool.groups[upstream_id] if r.answers],
             answer=lambda record: record.answers[0],
             fact_key=lambda record: f"{record.dimension}:{safe_id(pool.relation[record.upstream_id])}@{canonical_scope(record)}",
             tag=_tag,
@@ -166,7 +186,9 @@ def _answer(record: SituatedQARecord, role: str) -> str:
     answers = [clean_text(a) for a in record.answers]
     first = answers[0]
     if any(answer_key(a) != answer_key(first) and entity_clash(a, first) is None for a in answers[1:]):
-        raise Excluded("multiple_answers", f"{role} context {record.snapshot}:{record.line} gives {len(set(answers))} different answers {answers}")
+        raise Excluded(
+            "multiple_answers", f"{role} context {record.snapshot}:{record.line} gives {len(set(answers))} different answers {answers}"
+        )
     if is_garbled(first):
         raise Excluded("garbled_text", f"{role} answer {first!r} is mis-encoded in {record.snapshot}:{record.line}")
     return first
@@ -211,7 +233,27 @@ def relation_key(question: str) -> frozenset[str]:
     return frozenset(w for w in content_tokens(question) if not w.isdigit() and w not in TIME_WORDS)
 
 
-TIME_WORDS = frozenset({"last", "latest", "current", "currently", "now", "recent", "recently", "year", "today", "present", "new", "newest", "ever", "time", "as", "2017", "2018"})
+TIME_WORDS = frozenset(
+    {
+        "last",
+        "latest",
+        "current",
+        "currently",
+        "now",
+        "recent",
+        "recently",
+        "year",
+        "today",
+        "present",
+        "new",
+        "newest",
+        "ever",
+        "time",
+        "as",
+        "2017",
+        "2018",
+    }
+)
 
 
 def _check_pair(group: list[SituatedQARecord], t: SituatedQARecord, a: SituatedQARecord, dimension: str) -> tuple[str, str]:
@@ -228,13 +270,20 @@ def _check_pair(group: list[SituatedQARecord], t: SituatedQARecord, a: SituatedQ
         raise Excluded("scope_unreadable", f"date {t.scope_value!r} or {a.scope_value!r} cannot be read")
     unknown = [r.scope_value for r in (t, a) if dimension == "location" and not is_place(r.scope_value)]
     if unknown:
-        raise Excluded("scope_not_a_place", f"location {unknown[0]!r} is not a place the gazetteer knows (SituatedQA names teams and shows as locations too)")
+        raise Excluded(
+            "scope_not_a_place",
+            f"location {unknown[0]!r} is not a place the gazetteer knows (SituatedQA names teams and shows as locations too)",
+        )
     if scopes_overlap(dimension, t.scope_value, a.scope_value):
         raise Excluded("scope_overlap", f"{a.scope_value!r} and {t.scope_value!r} are the same or overlapping {dimension}s")
     # each scope must support a unique answer: no overlapping context may say otherwise (Section 3.1)
     for role, record, answer in (("target", t, gold), ("alternative", a, lure)):
         for other in group:
-            if other is not record and scopes_overlap(dimension, other.scope_value, record.scope_value) and any(not same_answer(x, answer) for x in other.answers):
+            if (
+                other is not record
+                and scopes_overlap(dimension, other.scope_value, record.scope_value)
+                and any(not same_answer(x, answer) for x in other.answers)
+            ):
                 raise Excluded(
                     "conflicting_answers",
                     f"{role} scope {record.scope_value!r}: {other.snapshot}:{other.line} ({other.scope_value!r}) answers {list(other.answers)}",
@@ -250,7 +299,12 @@ def _place(record: SituatedQARecord, group: list[SituatedQARecord], role: str) -
     if place is None:
         raise Excluded("ambiguous_place", f"{role} location {record.scope_value!r} names more than one place (or none) the gazetteer knows")
     shown = display_location(record.scope_value)
-    if len(lookup(record.scope_value)) > 1 and place.kind == "subdivision" and place.country == "US" and any(p.kind == "country" for p in lookup(record.scope_value)):
+    if (
+        len(lookup(record.scope_value)) > 1
+        and place.kind == "subdivision"
+        and place.country == "US"
+        and any(p.kind == "country" for p in lookup(record.scope_value))
+    ):
         return f"the US state of {shown}"
     return shown
 
@@ -275,7 +329,13 @@ def _asked(pool: SituatedQAPool, t: SituatedQARecord, group: list[SituatedQAReco
 
 
 def build(
-    spec: Spec, pool: SituatedQAPool, group: list[SituatedQARecord], t: SituatedQARecord, a: SituatedQARecord, seed: int, min_similarity: float
+    spec: Spec,
+    pool: SituatedQAPool,
+    group: list[SituatedQARecord],
+    t: SituatedQARecord,
+    a: SituatedQARecord,
+    seed: int,
+    min_similarity: float,
 ) -> Candidate:
     dimension = spec.scope_dimension
     gold, lure = _check_pair(group, t, a, dimension)
@@ -292,12 +352,16 @@ def build(
             for role, value, day in (("gold", gold, t_day), ("lure", lure, a_day)):
                 when = answer_date(value)
                 if when is not None and when < day:
-                    raise Excluded("predates_scope", f"the {role} {value!r} precedes the as-of date of a question about the next occurrence")
+                    raise Excluded(
+                        "predates_scope", f"the {role} {value!r} precedes the as-of date of a question about the next occurrence"
+                    )
         if past_question(asked):
             for role, value in (("gold", gold), ("lure", lure)):
                 day = answer_date(value)
                 if day is not None and day > t_day:
-                    raise Excluded("postdates_scope", f"the {role} {value!r} postdates the as-of date {t_scope} of a question about the past")
+                    raise Excluded(
+                        "postdates_scope", f"the {role} {value!r} postdates the as-of date {t_scope} of a question about the past"
+                    )
     else:
         hint = unstated_time(asked)
         if hint is not None:
@@ -344,15 +408,20 @@ def build(
 
     own = [r for uid in sorted(pool.rewordings_of(t.upstream_id)) for r in pool.groups[uid]]
     preferred = [
-        Distractor(text=clean_text(answer), provenance=other.answer_provenance(answer), cluster_id=cluster_id("situatedqa", other.upstream_id))
-        for other in own if other is not t and other is not a and not scopes_overlap(dimension, other.scope_value, t.scope_value)
+        Distractor(
+            text=clean_text(answer), provenance=other.answer_provenance(answer), cluster_id=cluster_id("situatedqa", other.upstream_id)
+        )
+        for other in own
+        if other is not t and other is not a and not scopes_overlap(dimension, other.scope_value, t.scope_value)
         for answer in other.answers
     ] + [
         Distractor(text=clean_text(answer), provenance=t.provenance(t.upstream_id, "any_answer", answer), cluster_id=spec.cluster_id)
         for answer in t.any_answer
     ]
     preferred = [d for d in preferred if valid(d)]
-    distractors = Pool(preferred, lambda: [d for d in _same_relation(pool, t, gold, seed, spec.id, min_similarity) if valid(d)], fallback_ranked=True)
+    distractors = Pool(
+        preferred, lambda: [d for d in _same_relation(pool, t, gold, seed, spec.id, min_similarity) if valid(d)], fallback_ranked=True
+    )
     return with_distractors(candidate, distractors, seed)
 
 
@@ -364,7 +433,8 @@ def _same_relation(pool: SituatedQAPool, t: SituatedQARecord, gold: str, seed: i
     if kind_key not in pool.related:
         key = pool.relations[t.upstream_id]
         pool.related[kind_key] = [
-            (d, similarity(key, pool.relations[d.provenance.upstream_id])) for d, _ in pool.by_type.get(kind_key[0], [])
+            (d, similarity(key, pool.relations[d.provenance.upstream_id]))
+            for d, _ in pool.by_type.get(kind_key[0], [])
             if d.provenance.upstream_id != t.upstream_id and _same_relation_words(key, pool.relations[d.provenance.upstream_id])
         ]
     entries = pool.related[kind_key]
@@ -377,11 +447,39 @@ def _same_relation(pool: SituatedQAPool, t: SituatedQARecord, gold: str, seed: i
 # the only words in which two questions asking one relation may differ ('when did England last reach the
 # semi final' / 'when was the last time England reached the semi final'); every other content word (a
 # league, a gender, a sport, a record) must be shared, so no distractor comes from another domain
-LOOSE_WORDS = frozenset({
-    "last", "time", "ever", "all", "most", "recent", "recently", "win", "wins", "winner", "reach", "reached", "get", "got",
-    "make", "made", "did", "held", "host", "hosted", "play",
-    "played", "take", "took", "place", "name", "one", "history", "s",
-})
+LOOSE_WORDS = frozenset(
+    {
+        "last",
+        "time",
+        "ever",
+        "all",
+        "most",
+        "recent",
+        "recently",
+        "win",
+        "wins",
+        "winner",
+        "reach",
+        "reached",
+        "get",
+        "got",
+        "make",
+        "made",
+        "did",
+        "held",
+        "host",
+        "hosted",
+        "play",
+        "played",
+        "take",
+        "took",
+        "place",
+        "name",
+        "one",
+        "history",
+        "s",
+    }
+)
 MAX_OTHER_WORDS = 3  # content words beyond LOOSE_WORDS in which two questions of one relation may differ
 
 
@@ -393,15 +491,133 @@ def _same_relation_words(a: frozenset[str], b: frozenset[str]) -> bool:
 
 
 # words that fix a relation's domain, league, gender or record type: two questions differing in one ask different relations
-DOMAIN_WORDS = frozenset({
-    "nba", "nfl", "mlb", "nhl", "wnba", "nascar", "ncaa", "fifa", "uefa", "ipl", "afl", "wwe", "ufc", "premier", "champions",
-    "women", "womens", "woman", "men", "mens", "man", "female", "male", "girls", "boys", "ladies", "actress", "actor",
-    "basketball", "football", "baseball", "hockey", "soccer", "tennis", "golf", "cricket", "rugby", "boxing", "olympics",
-    "olympic", "winter", "summer", "singles", "doubles", "world", "super", "bowl", "series", "cup", "open", "grammy", "oscar",
-    "emmy", "album", "song", "movie", "film", "show", "season", "president", "vice", "prime", "minister", "governor", "senate",
-    "house", "court", "justice", "king", "queen", "pope", "college", "university", "state", "city", "country", "team", "player",
-    "single", "career", "game", "games", "tournament", "match", "race", "round", "quarter", "semi", "semifinal", "final",
-    "finals", "first", "second", "third", "oldest", "youngest", "longest", "shortest", "highest", "lowest", "largest", "smallest",
-    "women's", "men's", "girls'", "boys'", "softball", "triples", "homers", "runs", "goals", "points", "assists",
-    "rebounds", "blocks", "steals", "sacks", "yards", "touchdowns", "wickets", "medals", "gold", "silver", "bronze", "won", "lost",
-})
+DOMAIN_WORDS = frozenset(
+    {
+        "nba",
+        "nfl",
+        "mlb",
+        "nhl",
+        "wnba",
+        "nascar",
+        "ncaa",
+        "fifa",
+        "uefa",
+        "ipl",
+        "afl",
+        "wwe",
+        "ufc",
+        "premier",
+        "champions",
+        "women",
+        "womens",
+        "woman",
+        "men",
+        "mens",
+        "man",
+        "female",
+        "male",
+        "girls",
+        "boys",
+        "ladies",
+        "actress",
+        "actor",
+        "basketball",
+        "football",
+        "baseball",
+        "hockey",
+        "soccer",
+        "tennis",
+        "golf",
+        "cricket",
+        "rugby",
+        "boxing",
+        "olympics",
+        "olympic",
+        "winter",
+        "summer",
+        "singles",
+        "doubles",
+        "world",
+        "super",
+        "bowl",
+        "series",
+        "cup",
+        "open",
+        "grammy",
+        "oscar",
+        "emmy",
+        "album",
+        "song",
+        "movie",
+        "film",
+        "show",
+        "season",
+        "president",
+        "vice",
+        "prime",
+        "minister",
+        "governor",
+        "senate",
+        "house",
+        "court",
+        "justice",
+        "king",
+        "queen",
+        "pope",
+        "college",
+        "university",
+        "state",
+        "city",
+        "country",
+        "team",
+        "player",
+        "single",
+        "career",
+        "game",
+        "games",
+        "tournament",
+        "match",
+        "race",
+        "round",
+        "quarter",
+        "semi",
+        "semifinal",
+        "final",
+        "finals",
+        "first",
+        "second",
+        "third",
+        "oldest",
+        "youngest",
+        "longest",
+        "shortest",
+        "highest",
+        "lowest",
+        "largest",
+        "smallest",
+        "women's",
+        "men's",
+        "girls'",
+        "boys'",
+        "softball",
+        "triples",
+        "homers",
+        "runs",
+        "goals",
+        "points",
+        "assists",
+        "rebounds",
+        "blocks",
+        "steals",
+        "sacks",
+        "yards",
+        "touchdowns",
+        "wickets",
+        "medals",
+        "gold",
+        "silver",
+        "bronze",
+        "won",
+        "lost",
+    }
+)

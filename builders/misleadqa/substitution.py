@@ -5,6 +5,7 @@ answer (aliases and formats included) with the lure, leaving all other text
 unchanged. Each edit is recorded as {start, end, old, new}: offsets into G
 (Python string indices), the text replaced and its replacement.
 """
+
 from __future__ import annotations
 
 import re

@@ -4,6 +4,7 @@ Paper: "The Illusion of Robustness" (Section 2, Section 3 "Experiment Details",
 Section 3.3 "Context Type" / "Context Length", Appendix B). SQA contexts depend on
 the benchmark being evaluated, so they are made by `ctxrobust prompts`, not here.
 """
+
 from __future__ import annotations
 
 from importlib import metadata
@@ -14,7 +15,7 @@ import numpy as np
 import wordfreq
 from pydantic import Field, field_validator, model_validator
 
-from ctxrobust.builders.base import Builder, BuildConfig, BuildOutput, DataFile
+from ctxrobust.builders.base import BuildConfig, Builder, BuildOutput, DataFile
 from ctxrobust.builders.pseudowords import contexts, tokenizer, vocabulary, web
 
 Kind = Literal["CHA", "TOK", "WEB"]
@@ -63,7 +64,7 @@ class PseudowordsConfig(BuildConfig):
         return tuple(sorted(set(value)))
 
     @model_validator(mode="after")
-    def _consistent(self) -> "PseudowordsConfig":
+    def _consistent(self) -> PseudowordsConfig:
         if self.min_word_length > self.max_word_length:
             raise ValueError("min_word_length is larger than max_word_length")
         if self.web_corpus is not None and "WEB" not in self.kinds:

@@ -3,6 +3,7 @@
 Every context is drawn from its own generator, seeded by (seed, kind, length, index),
 so adding a length or a kind never changes the contexts already in a bank.
 """
+
 from __future__ import annotations
 
 from typing import Callable
@@ -45,7 +46,9 @@ def cha_text(words: list[str], first: np.ndarray, rest: np.ndarray, target: int,
     while total < target:
         costs = rest if chosen else first
         if target - total < int(costs.min()):
-            raise CtxRobustError(f"pseudowords CHA: no vocabulary word fits the last {target - total} token(s) of a {target}-token context; enlarge the vocabulary")
+            raise CtxRobustError(
+                f"pseudowords CHA: no vocabulary word fits the last {target - total} token(s) of a {target}-token context; enlarge the vocabulary"
+            )
         for index in rng.integers(0, len(words), size=max(16, (target - total) // 2)).tolist():
             cost = int((rest if chosen else first)[index])
             if total + cost <= target:
@@ -113,7 +116,9 @@ def bank(
                 )
             row = context_row(kind, length, index, text, tokenizer)
             if row["n_tokens"] != length:
-                raise CtxRobustError(f"pseudowords {row['id']}: text re-tokenises to {row['n_tokens']} tokens, not {length}; this is a bug, please report it")
+                raise CtxRobustError(
+                    f"pseudowords {row['id']}: text re-tokenises to {row['n_tokens']} tokens, not {length}; this is a bug, please report it"
+                )
             seen.add(text)
             rows.append(row)
     return rows

@@ -6,9 +6,10 @@ bpe-openai ships the o200k merge table inside the wheel: nothing is downloaded.
 Text is always encoded as ordinary text: a context that happens to spell a
 special token such as "<|endoftext|>" is counted as the characters it is.
 """
+
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 from importlib import metadata
 
 import numpy as np
@@ -69,7 +70,7 @@ class Tokenizer:
         return self._pool
 
 
-@lru_cache(maxsize=None)
+@cache
 def load(name: str = DEFAULT_TOKENIZER) -> Tokenizer:
     """The tokenizer called `name`, loaded once per process."""
     if name not in SUPPORTED:

@@ -1,4 +1,5 @@
 """The pseudo-word vocabulary: random a-z strings that are not English words (Section 2, Appendix B)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass

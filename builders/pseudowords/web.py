@@ -9,6 +9,7 @@ Its sha256 is recorded in the build notes: for a file, the file's sha256; for a
 directory, the sha256 of its SHA256SUMS-style listing ("<sha256>  <relative path>\n"
 per corpus file, sorted by path).
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -23,7 +24,9 @@ from ctxrobust.errors import CtxRobustError
 
 SEPARATOR = "\n\n"  # between concatenated documents
 MAX_CUTS = 20  # prefix lengths tried when cutting a concatenation to an exact token count
-SHAPE = 'a .txt file (one document), a .jsonl file of {"text": ...} records, a .parquet file with a "text" column, or a directory of such files'
+SHAPE = (
+    'a .txt file (one document), a .jsonl file of {"text": ...} records, a .parquet file with a "text" column, or a directory of such files'
+)
 
 
 @dataclass
@@ -150,4 +153,6 @@ def web_text(corpus: Corpus, tokenizer: Tokenizer, target: int, rng: np.random.G
         text = cut_to_tokens(tokenizer, tokens, target)
         if text is not None:
             return text
-    raise CtxRobustError(f"web_corpus {corpus.source['name']}: no cut of {MAX_CUTS} document orders gives exactly {target} tokens; try another seed")
+    raise CtxRobustError(
+        f"web_corpus {corpus.source['name']}: no cut of {MAX_CUTS} document orders gives exactly {target} tokens; try another seed"
+    )

@@ -5,6 +5,7 @@ Everything in the card comes from the release manifest and the project's own car
 `card.json` beside its builder, named in the registry: descriptions, field descriptions, known
 limits). No dates, no clocks, no data files: the same manifest gives the same bytes.
 """
+
 from __future__ import annotations
 
 import functools
@@ -95,7 +96,7 @@ class CardText(_Text):
     citations: dict[str, Citation]
 
     @model_validator(mode="after")
-    def _references(self) -> "CardText":
+    def _references(self) -> CardText:
         if sorted(self.licence_precedence) != sorted(self.licences):
             raise ValueError("licence_precedence must list every licence of `licences` once")
         for source in self.sources:
@@ -134,9 +135,23 @@ def card_text() -> CardText:
 
 def bare_text(dataset: str) -> DatasetText:
     """The card text of a dataset whose registry entry names none: its name, no licence claim, no descriptions."""
-    return DatasetText(pretty_name=dataset, summary=f"The `{dataset}` dataset (no card text is recorded for it).", description=[],
-                       construction=[], task_categories=[], task_ids=[], tags=[], language=[], default_config="", licence=UNSTATED,
-                       licence_note="", primary_citation=None, citations=[], configs={}, limits=[])
+    return DatasetText(
+        pretty_name=dataset,
+        summary=f"The `{dataset}` dataset (no card text is recorded for it).",
+        description=[],
+        construction=[],
+        task_categories=[],
+        task_ids=[],
+        tags=[],
+        language=[],
+        default_config="",
+        licence=UNSTATED,
+        licence_note="",
+        primary_citation=None,
+        citations=[],
+        configs={},
+        limits=[],
+    )
 
 
 def dataset_text(dataset: str) -> DatasetText:
@@ -285,7 +300,11 @@ def _brief(value: Any) -> str:
     if isinstance(value, dict):
         return "; ".join(f"{k}: " + (f"({_brief(v)})" if isinstance(v, dict) else _brief(v)) for k, v in sorted(value.items()))
     if isinstance(value, list):
-        return f"{len(value)} entries" if len(value) > LIST_LIMIT else ", ".join(f"({_brief(x)})" if isinstance(x, dict) else _brief(x) for x in value)
+        return (
+            f"{len(value)} entries"
+            if len(value) > LIST_LIMIT
+            else ", ".join(f"({_brief(x)})" if isinstance(x, dict) else _brief(x) for x in value)
+        )
     return _cell(value)
 
 
@@ -310,7 +329,10 @@ def known_limits(manifest: Manifest, text: DatasetText) -> list[str]:
     """The dataset's standing limits, those its build settings imply, empty splits, and what the build notes say was left out."""
     limits = list(text.limits)
     limits += [s.text for s in text.setting_limits if s.setting in manifest.config and manifest.config[s.setting] == s.equals]
-    limits += [f"`{name}` has no rows in this build: its files are carried with their columns, but it is not declared as a configuration." for name in _empty_configs(manifest)]
+    limits += [
+        f"`{name}` has no rows in this build: its files are carried with their columns, but it is not declared as a configuration."
+        for name in _empty_configs(manifest)
+    ]
     return limits + _noted_exclusions(manifest.build_notes)
 
 
@@ -326,14 +348,17 @@ def _repo_name(repo: Optional[str]) -> str:
 def _overview(manifest: Manifest, text: DatasetText, licence: Licence, repo: Optional[str]) -> list[str]:
     names = [entry.config for entry in manifest.published if entry.rows]
     out = [f"# {text.pretty_name}", "", text.summary, ""]
-    out += _table(["", ""], [
-        ["dataset", f"`{manifest.dataset}`"],
-        ["version", f"`{manifest.version}` (Hub tag `v{manifest.version}`)"],
-        ["configurations", ", ".join(f"`{name}`" for name in names) or "none"],
-        ["rows", f"{total_rows(manifest):,}"],
-        ["licence", f"[{licence.name}]({licence.url})"],
-        ["built by", f"ctxrobust {manifest.builder.package_version}, builder code sha256 `{manifest.builder.code_sha256}`"],
-    ])
+    out += _table(
+        ["", ""],
+        [
+            ["dataset", f"`{manifest.dataset}`"],
+            ["version", f"`{manifest.version}` (Hub tag `v{manifest.version}`)"],
+            ["configurations", ", ".join(f"`{name}`" for name in names) or "none"],
+            ["rows", f"{total_rows(manifest):,}"],
+            ["licence", f"[{licence.name}]({licence.url})"],
+            ["built by", f"ctxrobust {manifest.builder.package_version}, builder code sha256 `{manifest.builder.code_sha256}`"],
+        ],
+    )
     example = text.default_config if text.default_config in names else (names[0] if names else text.default_config)
     out += [
         "",
@@ -353,8 +378,11 @@ def _overview(manifest: Manifest, text: DatasetText, licence: Licence, repo: Opt
         "`croissant.json` describes every file and field in Croissant 1.1 (`mlcroissant` reads it).",
     ]
     for name in _empty_configs(manifest):
-        out += ["", f"`{name}` has no rows in this build, so it is not declared as a configuration (`datasets` cannot load an empty split); "
-                f"its files (`{name}.parquet`, `{name}.jsonl`) are carried with their columns."]
+        out += [
+            "",
+            f"`{name}` has no rows in this build, so it is not declared as a configuration (`datasets` cannot load an empty split); "
+            f"its files (`{name}.parquet`, `{name}.jsonl`) are carried with their columns.",
+        ]
     return out + [""]
 
 
@@ -411,12 +439,17 @@ def _evaluating(manifest: Manifest, repo: Optional[str]) -> list[str]:
     except CtxRobustError:
         needed = []
     release = f"hf://datasets/{_repo_name(repo)}@v{manifest.version}"
-    out = ["## Evaluating a model", "", "```sh",
-           "pip install ctxrobust                       # Python 3.10+; or `pip install -e .` in a ctxrobust checkout",
-           f"ctxrobust prompts {release}{''.join(needed)} -o requests.jsonl",
-           "# run requests.jsonl through any model (an OpenAI-compatible endpoint, vLLM, ...): one predictions row per response",
-           f"ctxrobust score {release} predictions.jsonl -o report.md   # or report.json, report.csv, report.html",
-           "```", ""]
+    out = [
+        "## Evaluating a model",
+        "",
+        "```sh",
+        "pip install ctxrobust                       # Python 3.10+; or `pip install -e .` in a ctxrobust checkout",
+        f"ctxrobust prompts {release}{''.join(needed)} -o requests.jsonl",
+        "# run requests.jsonl through any model (an OpenAI-compatible endpoint, vLLM, ...): one predictions row per response",
+        f"ctxrobust score {release} predictions.jsonl -o report.md   # or report.json, report.csv, report.html",
+        "```",
+        "",
+    ]
     schema_name = next((name for name in declared.schemas if name.startswith("predictions.")), None)
     if schema_name:
         try:
@@ -425,9 +458,12 @@ def _evaluating(manifest: Manifest, repo: Optional[str]) -> list[str]:
             schema = {}
         required = schema.get("required") or sorted({field for option in schema.get("oneOf", []) for field in option.get("required", [])})
         if required:
-            out += [f"A predictions row is a JSON object with {', '.join(f'`{f}`' for f in required)} "
-                    f"(JSON Schema `schemas/{schema_name}.schema.json` in ctxrobust); `ctxrobust score` lists every bad row "
-                    "by line and scores the rest (`--strict` refuses the file).", ""]
+            out += [
+                f"A predictions row is a JSON object with {', '.join(f'`{f}`' for f in required)} "
+                f"(JSON Schema `schemas/{schema_name}.schema.json` in ctxrobust); `ctxrobust score` lists every bad row "
+                "by line and scores the rest (`--strict` refuses the file).",
+                "",
+            ]
     return out
 
 
@@ -501,7 +537,11 @@ def _configurations(manifest: Manifest, text: DatasetText, folder: Optional[Path
         rows.append([f"`{entry.config}`", SPLIT, entry.name, f"{entry.rows:,}", f"`{entry.sha256}`", contents])
     out = ["## Configurations", ""]
     out += _table(["configuration", "split", "file", "rows", "sha256", "contents"], rows, ["---", "---", "---", "---:", "---", "---"])
-    out += ["", "Each Parquet file is a copy of the release's canonical JSON Lines file of the same name (`.jsonl`), row for row, sorted by `id`.", ""]
+    out += [
+        "",
+        "Each Parquet file is a copy of the release's canonical JSON Lines file of the same name (`.jsonl`), row for row, sorted by `id`.",
+        "",
+    ]
     return out + _examples(manifest, text, folder)
 
 
@@ -511,7 +551,11 @@ def _fields(manifest: Manifest, text: DatasetText) -> list[str]:
     for entry in manifest.published:
         fields = config_fields(text, entry.config)
         out += [f"### `{entry.config}`", ""]
-        out += _table(["field", "description"], [[f"`{k}`", v] for k, v in fields.items()]) if fields else ["No field descriptions are recorded for this configuration."]
+        out += (
+            _table(["field", "description"], [[f"`{k}`", v] for k, v in fields.items()])
+            if fields
+            else ["No field descriptions are recorded for this configuration."]
+        )
         if schemas.get(entry.copy_of):
             out += ["", f"JSON Schema: `schemas/{schemas[entry.copy_of]}.schema.json` in the ctxrobust package."]
         out += [""]
@@ -526,16 +570,23 @@ def _sources(manifest: Manifest) -> list[str]:
     groups: dict[str, tuple[Optional[SourceText], list[str]]] = {}
     for name, source in used:
         groups.setdefault(source.prefix if source else name, (source, []))[1].append(name)
-    out += _table(["source", "files", "what it is", "licence"], [
-        [f"`{key}`", len(names), source.name if source else "not described", source.licence if source else "not recorded"]
-        for key, (source, names) in sorted(groups.items())
-    ], ["---", "---:", "---", "---"])
+    out += _table(
+        ["source", "files", "what it is", "licence"],
+        [
+            [f"`{key}`", len(names), source.name if source else "not described", source.licence if source else "not recorded"]
+            for key, (source, names) in sorted(groups.items())
+        ],
+        ["---", "---:", "---", "---"],
+    )
     if manifest.sources:
         out += ["", f"<details><summary>Source snapshots ({len(manifest.sources)}), pinned by sha256</summary>", ""]
         out += _table(["snapshot", "sha256"], [[f"`{s.name}`", f"`{s.sha256}`"] for s in manifest.sources])
         out += ["", "</details>"]
     if len(used) > len(manifest.sources):
-        out += ["", "Sources given at build time (not pinned snapshots) are recorded with their sha256 under `user_sources` in the build notes."]
+        out += [
+            "",
+            "Sources given at build time (not pinned snapshots) are recorded with their sha256 under `user_sources` in the build notes.",
+        ]
     return out + [""]
 
 
@@ -544,7 +595,11 @@ def _construction(manifest: Manifest, text: DatasetText) -> list[str]:
     out += [f"- {line}" for line in text.construction]
     out += ["", "### Build configuration", ""]
     config = manifest.config
-    out += _table(["setting", "value"], [[f"`{k}`", f"`{_scalar(config[k])}`"] for k in sorted(config)]) if config else ["No configuration recorded."]
+    out += (
+        _table(["setting", "value"], [[f"`{k}`", f"`{_scalar(config[k])}`"] for k in sorted(config)])
+        if config
+        else ["No configuration recorded."]
+    )
     out += ["", "### Build notes", ""]
     out += _note_lines(manifest.build_notes, "build_notes") or ["No build notes recorded."]
     return out + [""] + _sources(manifest)
@@ -563,9 +618,20 @@ def _validation(manifest: Manifest) -> list[str]:
     names = list(dict.fromkeys([*runs, *sorted(checks)]))
     passed = sum(1 for r in checks.values() if r.passed)
     frozen = [name for name in names if name in FROZEN_ONLY and name not in checks]
-    out = ["## Validation", "", f"`ctxrobust validate` runs {len(names)} checks on this release: {passed} of the {len(checks)} run when the "
-           f"release was frozen passed" + (f", and {' and '.join(f'`{n}`' for n in frozen)} check the frozen folder itself "
-           "(every file against `SHA256SUMS` and `manifest.json`; the folder name)" if frozen else "") + ".", ""]
+    out = [
+        "## Validation",
+        "",
+        f"`ctxrobust validate` runs {len(names)} checks on this release: {passed} of the {len(checks)} run when the "
+        f"release was frozen passed"
+        + (
+            f", and {' and '.join(f'`{n}`' for n in frozen)} check the frozen folder itself "
+            "(every file against `SHA256SUMS` and `manifest.json`; the folder name)"
+            if frozen
+            else ""
+        )
+        + ".",
+        "",
+    ]
     rows = []
     for name in names:
         if name in checks:
@@ -582,24 +648,41 @@ def _licence(manifest: Manifest, text: DatasetText, licence: Licence) -> list[st
     if release_licence(manifest) == UNSTATED:
         return ["## Licence", "", "No licence is stated for this dataset: its registry entry names no card text.", ""]
     cards = card_text()
-    out = ["## Licence", "", f"This release is distributed under [{licence.name}]({licence.url}). {text.licence_note} "
-           f"A release carries the most restrictive licence among the dataset's own ({licence_text(text.licence).name}) and those its sources require, "
-           f"in the order {' > '.join(cards.licences[k].name for k in cards.licence_precedence)}. The sources of this build:", ""]
+    out = [
+        "## Licence",
+        "",
+        f"This release is distributed under [{licence.name}]({licence.url}). {text.licence_note} "
+        f"A release carries the most restrictive licence among the dataset's own ({licence_text(text.licence).name}) and those its sources require, "
+        f"in the order {' > '.join(cards.licences[k].name for k in cards.licence_precedence)}. The sources of this build:",
+        "",
+    ]
     seen: dict[str, Optional[SourceText]] = {}
     for name, source in sources_used(manifest):
         seen.setdefault(source.prefix if source else name, source)
-    out += [f"- `{key}`: {source.licence if source else 'licence not recorded'}" for key, source in seen.items()] or ["- none: every row was generated by the builder."]
+    out += [f"- `{key}`: {source.licence if source else 'licence not recorded'}" for key, source in seen.items()] or [
+        "- none: every row was generated by the builder."
+    ]
     return out + [""]
 
 
 def _closing(manifest: Manifest, text: DatasetText, repo: Optional[str]) -> list[str]:
     out = ["## Known limits", ""]
     out += [f"- {line}" for line in known_limits(manifest, text)]
-    out += ["", "## Verifying", "", "```sh", "sha256sum -c SHA256SUMS", f"ctxrobust validate hf://datasets/{_repo_name(repo)}@v{manifest.version}   # or a downloaded folder", "```", "",
-            "`SHA256SUMS` lists every file of this folder: the Parquet files, the canonical JSON Lines files they copy, the card, "
-            "`manifest.json` and `croissant.json`. `manifest.json` records the hashes of the data files, the full build configuration "
-            "and the source snapshots; `ctxrobust validate` recomputes every hash and reruns every check on a downloaded folder, "
-            "whatever its name (the provenance checks re-read the pinned source snapshots).", ""]
+    out += [
+        "",
+        "## Verifying",
+        "",
+        "```sh",
+        "sha256sum -c SHA256SUMS",
+        f"ctxrobust validate hf://datasets/{_repo_name(repo)}@v{manifest.version}   # or a downloaded folder",
+        "```",
+        "",
+        "`SHA256SUMS` lists every file of this folder: the Parquet files, the canonical JSON Lines files they copy, the card, "
+        "`manifest.json` and `croissant.json`. `manifest.json` records the hashes of the data files, the full build configuration "
+        "and the source snapshots; `ctxrobust validate` recomputes every hash and reruns every check on a downloaded folder, "
+        "whatever its name (the provenance checks re-read the pinned source snapshots).",
+        "",
+    ]
     keys = citation_keys(manifest)
     if keys:
         citations = card_text().citations

@@ -10,6 +10,7 @@ mlcroissant (1.1.1) reads every field except one kind: a leaf below a list neste
 the column's value (e.g. `provenance.distractors[*].line`), where its JSON-path transform
 keeps the first match only. Such leaves are described correctly but read partially by it.
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -21,9 +22,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ctxrobust.canonical import sha256_file
+from ctxrobust.errors import CtxRobustError
 from ctxrobust.manifest import Manifest
 from ctxrobust.publish.card import SPLIT, card_text, config_fields, dataset_text, licence_text, release_licence
-from ctxrobust.errors import CtxRobustError
 
 FILE_NAME = "croissant.json"
 CONFORMS_TO = "http://mlcommons.org/croissant/1.1"
@@ -91,21 +92,27 @@ def data_type(arrow_type: pa.DataType) -> str:
         return "sc:Float"
     if pa.types.is_boolean(arrow_type):
         return "sc:Boolean"
-    raise CtxRobustError(f"Parquet type {arrow_type} has no Croissant data type; write the field as a string, number, boolean, list or struct")
+    raise CtxRobustError(
+        f"Parquet type {arrow_type} has no Croissant data type; write the field as a string, number, boolean, list or struct"
+    )
 
 
 def _is_list(arrow_type: pa.DataType) -> bool:
     return pa.types.is_list(arrow_type) or pa.types.is_large_list(arrow_type)
 
 
-def leaves(arrow_type: pa.DataType, path: tuple[str, ...] = (), json_path: str = "", in_list: bool = False) -> Iterator[tuple[tuple[str, ...], str, pa.DataType, bool]]:
+def leaves(
+    arrow_type: pa.DataType, path: tuple[str, ...] = (), json_path: str = "", in_list: bool = False
+) -> Iterator[tuple[tuple[str, ...], str, pa.DataType, bool]]:
     """(path, JSON path from the column's value, leaf type, inside a list) for every leaf value of a column type."""
     if pa.types.is_struct(arrow_type):
         for child in arrow_type:
             yield from leaves(child.type, (*path, child.name), f"{json_path}.{child.name}" if json_path else child.name, in_list)
     elif _is_list(arrow_type):
         if _is_list(arrow_type.value_type):
-            raise CtxRobustError(f"field {'.'.join(path) or '(column)'}: a list of lists has no Croissant description here; nest the inner list in a struct")
+            raise CtxRobustError(
+                f"field {'.'.join(path) or '(column)'}: a list of lists has no Croissant description here; nest the inner list in a struct"
+            )
         if pa.types.is_struct(arrow_type.value_type):
             yield from leaves(arrow_type.value_type, path, f"{json_path}[*]", True)
         else:

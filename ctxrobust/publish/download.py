@@ -5,6 +5,7 @@ The folder is `<cache>/hub/datasets--ORG--NAME/<revision>/` (the cache is $CTXRO
 cache), written by `snapshot_download(local_dir=...)`: regular files, no links into a blob store.
 A tag pins the files; `validate` checks them against the SHA256SUMS they carry.
 """
+
 from __future__ import annotations
 
 import os
@@ -51,8 +52,14 @@ def _token() -> str | None:
 def fetch_release(text: str) -> Path:
     """The local folder holding the release `hf://datasets/ORG/NAME@REVISION`, downloaded if needed."""
     from huggingface_hub import snapshot_download
-    from huggingface_hub.errors import (EntryNotFoundError, HfHubHTTPError, LocalEntryNotFoundError, OfflineModeIsEnabled,
-                                        RepositoryNotFoundError, RevisionNotFoundError)
+    from huggingface_hub.errors import (
+        EntryNotFoundError,
+        HfHubHTTPError,
+        LocalEntryNotFoundError,
+        OfflineModeIsEnabled,
+        RepositoryNotFoundError,
+        RevisionNotFoundError,
+    )
 
     from ctxrobust.publish.hub import _first_line, _is_transport_error, hub_endpoint
 
@@ -66,8 +73,17 @@ def fetch_release(text: str) -> Path:
         return CtxRobustError(message.replace(token, "***") if token else message)
 
     try:
-        snapshot_download(repo_id, repo_type="dataset", revision=revision, local_dir=str(folder), endpoint=endpoint,
-                          token=token or False, etag_timeout=ETAG_TIMEOUT, max_workers=4, tqdm_class=None)
+        snapshot_download(
+            repo_id,
+            repo_type="dataset",
+            revision=revision,
+            local_dir=str(folder),
+            endpoint=endpoint,
+            token=token or False,
+            etag_timeout=ETAG_TIMEOUT,
+            max_workers=4,
+            tqdm_class=None,
+        )
     except RevisionNotFoundError:
         raise fail(f"{text}: {repo_id} has no revision {revision} at {endpoint}; give a tag it has (e.g. v1.0.0)") from None
     except RepositoryNotFoundError:
@@ -81,8 +97,9 @@ def fetch_release(text: str) -> Path:
         raise fail(f"{text}: the Hub at {endpoint} answered {status} ({_first_line(exc)})") from None
     except Exception as exc:
         if _is_transport_error(exc):
-            raise fail(f"{text}: cannot reach the Hub at {endpoint} ({type(exc).__name__}: {_first_line(exc)}); "
-                       "check the network and HF_ENDPOINT") from None
+            raise fail(
+                f"{text}: cannot reach the Hub at {endpoint} ({type(exc).__name__}: {_first_line(exc)}); check the network and HF_ENDPOINT"
+            ) from None
         raise
     return folder
 

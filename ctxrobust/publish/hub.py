@@ -13,6 +13,7 @@ The staged folder holds, for a release `releases/<dataset>/<version>/`:
 if absent) and tags it `v<version>`. A tag that already exists is compared file by file with
 the staged folder: the same content is a no-op, different content is refused.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -31,14 +32,15 @@ from typing import Iterator
 import pyarrow.parquet as pq
 import yaml
 
-from ctxrobust.canonical import dumps_pretty, sha256_file
-from ctxrobust.manifest import Manifest, ParquetEntry, read_manifest
-from ctxrobust.publish.card import hub_configs, render_card
-from ctxrobust.publish.croissant import FILE_NAME as CROISSANT, croissant
-from ctxrobust.errors import CtxRobustError, Interrupted
 from ctxrobust import release_files
 from ctxrobust.build import check_version
+from ctxrobust.canonical import dumps_pretty, sha256_file
+from ctxrobust.errors import CtxRobustError, Interrupted
+from ctxrobust.manifest import Manifest, ParquetEntry, read_manifest
 from ctxrobust.output import release_folder_above
+from ctxrobust.publish.card import hub_configs, render_card
+from ctxrobust.publish.croissant import FILE_NAME as CROISSANT
+from ctxrobust.publish.croissant import croissant
 from ctxrobust.release import CARD, MANIFEST, SUMS, Release
 
 DEFAULT_ENDPOINT = "https://huggingface.co"
@@ -137,7 +139,9 @@ def publish_names(release: Release, manifest: Manifest) -> list[str]:
     for name in names:
         problem = release_files.name_problem(name)
         if problem:
-            raise CtxRobustError(f"{release.path / MANIFEST}: {problem}; nothing was staged or pushed: the release is corrupted, rebuild it")
+            raise CtxRobustError(
+                f"{release.path / MANIFEST}: {problem}; nothing was staged or pushed: the release is corrupted, rebuild it"
+            )
     return list(dict.fromkeys(names))
 
 
@@ -160,10 +164,14 @@ def check_release(release: Release, manifest: Manifest) -> None:
         if name not in listed:
             raise CtxRobustError(f"{sums_path}: does not list {name}; the release is corrupted, rebuild it")
         if release.sha256(name) != listed[name]:
-            raise CtxRobustError(f"{release.file_path(name)}: sha256 differs from SHA256SUMS; the file changed after the release was frozen, rebuild it")
+            raise CtxRobustError(
+                f"{release.file_path(name)}: sha256 differs from SHA256SUMS; the file changed after the release was frozen, rebuild it"
+            )
     for entry in manifest.published:
         if entry.sha256 != listed[entry.name]:
-            raise CtxRobustError(f"{release.path / MANIFEST}: sha256 of {entry.name} differs from SHA256SUMS; the release is corrupted, rebuild it")
+            raise CtxRobustError(
+                f"{release.path / MANIFEST}: sha256 of {entry.name} differs from SHA256SUMS; the release is corrupted, rebuild it"
+            )
         _check_loadable(release, entry)
     header = _front_matter(release_files.read_text(release.path, CARD))
     if header is None or header.get("configs") != hub_configs(manifest):
@@ -175,7 +183,9 @@ def check_release(release: Release, manifest: Manifest) -> None:
     if failures:
         first = failures[0]
         more = f" (and {len(failures) - 1} more)" if len(failures) > 1 else ""
-        raise CtxRobustError(f"{release.path}: {first.file or '-'}: {first.message}{more}; nothing was staged or pushed: run `validate {release.path}`")
+        raise CtxRobustError(
+            f"{release.path}: {first.file or '-'}: {first.message}{more}; nothing was staged or pushed: run `validate {release.path}`"
+        )
 
 
 def stage(release: Release, repo_id: str, out: Path, endpoint: str | None = None) -> list[str]:
@@ -256,7 +266,9 @@ def _first_line(text: object) -> str:
 def _is_transport_error(exc: BaseException) -> bool:
     """A connection-level failure, whichever HTTP client huggingface_hub uses (its classes differ across versions)."""
     names = {cls.__name__ for cls in type(exc).__mro__}
-    return isinstance(exc, (ConnectionError, TimeoutError)) or bool(names & {"TransportError", "ConnectError", "TimeoutException", "Timeout"})
+    return isinstance(exc, (ConnectionError, TimeoutError)) or bool(
+        names & {"TransportError", "ConnectError", "TimeoutException", "Timeout"}
+    )
 
 
 def _is_timeout(exc: BaseException) -> bool:
@@ -282,7 +294,7 @@ def read(call, *args, attempts: int = READ_ATTEMPTS, **kwargs):
         except Exception as exc:
             if attempt + 1 == attempts or not _retryable(exc):
                 raise
-            time.sleep(RETRY_PAUSE * 2 ** attempt)
+            time.sleep(RETRY_PAUSE * 2**attempt)
     raise AssertionError("unreachable")
 
 
@@ -332,14 +344,20 @@ def hub_errors(endpoint: str, repo_id: str, token: str, progress: Progress | Non
         raise fail("HF_HUB_OFFLINE is set, so nothing can be pushed: unset it, or stage the upload with --dry-run DIR") from None
     except Exception as exc:
         if _is_timeout(exc):
-            raise fail(f"the Hub at {endpoint} did not answer within {hub_timeout():g} s ({READ_ATTEMPTS} attempts for a read); "
-                       f"check the network and HF_ENDPOINT, or allow more time with {TIMEOUT_ENV}") from None
+            raise fail(
+                f"the Hub at {endpoint} did not answer within {hub_timeout():g} s ({READ_ATTEMPTS} attempts for a read); "
+                f"check the network and HF_ENDPOINT, or allow more time with {TIMEOUT_ENV}"
+            ) from None
         if _is_transport_error(exc):
-            raise fail(f"cannot reach the Hub at {endpoint} ({type(exc).__name__}: {_first_line(exc)}); "
-                       "check the network and HF_ENDPOINT, or stage the upload with --dry-run DIR") from None
+            raise fail(
+                f"cannot reach the Hub at {endpoint} ({type(exc).__name__}: {_first_line(exc)}); "
+                "check the network and HF_ENDPOINT, or stage the upload with --dry-run DIR"
+            ) from None
         if isinstance(exc, (KeyError, TypeError, AttributeError, IndexError, json.JSONDecodeError)):
-            raise fail(f"{dataset_url(repo_id, endpoint)}: the Hub's answer could not be read ({type(exc).__name__}: {_first_line(exc)}); "
-                       "check HF_ENDPOINT points at a Hugging Face Hub") from None
+            raise fail(
+                f"{dataset_url(repo_id, endpoint)}: the Hub's answer could not be read ({type(exc).__name__}: {_first_line(exc)}); "
+                "check HF_ENDPOINT points at a Hugging Face Hub"
+            ) from None
         if isinstance(exc, ValueError):  # the client's own checks, e.g. README metadata it refuses
             raise fail(f"{dataset_url(repo_id, endpoint)}: {_first_line(exc)}") from None
         raise
@@ -433,18 +451,26 @@ def upload(staged: Path, manifest: Manifest, repo_id: str, token: str, endpoint:
             operations: list = [CommitOperationAdd(path_in_repo=name, path_or_fileobj=str(staged / name)) for name in names]
             if head is not None:
                 tree = list_tree(api, repo_id, head)
-                leftover = sorted(entry.path for entry in tree
-                                  if isinstance(entry, RepoFile) and entry.path not in HUB_MANAGED and entry.path not in names)
+                leftover = sorted(
+                    entry.path
+                    for entry in tree
+                    if isinstance(entry, RepoFile) and entry.path not in HUB_MANAGED and entry.path not in names
+                )
                 operations += [CommitOperationDelete(path_in_repo=path) for path in leftover]
             manifest_sha = sha256_file(staged / MANIFEST)
             progress.step = f"committing {len(names)} files to main"
-            progress.state = (f"unknown whether the commit reached main (no tag {tag}); a rerun looks first and commits only "
-                              "if main does not already hold these files")
+            progress.state = (
+                f"unknown whether the commit reached main (no tag {tag}); a rerun looks first and commits only "
+                "if main does not already hold these files"
+            )
             try:
                 info = api.create_commit(
-                    repo_id, operations, commit_message=title,
+                    repo_id,
+                    operations,
+                    commit_message=title,
                     commit_description=f"ctxrobust release {title}: {len(names)} files; manifest.json sha256 {manifest_sha}",
-                    repo_type=REPO_TYPE, parent_commit=head,
+                    repo_type=REPO_TYPE,
+                    parent_commit=head,
                 )
                 oid = info.oid
                 if not isinstance(oid, str) or not oid:
@@ -472,7 +498,9 @@ def upload(staged: Path, manifest: Manifest, repo_id: str, token: str, endpoint:
         progress.rerun = "rerun the same `ctxrobust push` command to check its files again (nothing is uploaded again)"
         differing = remote_differences(api, repo_id, tag, staged)
         if differing:
-            raise CtxRobustError(f"{url}: after pushing, {tag} differs from the staged files ({', '.join(differing)}); check the repository")
+            raise CtxRobustError(
+                f"{url}: after pushing, {tag} differs from the staged files ({', '.join(differing)}); check the repository"
+            )
     how = "commit already on main from an earlier push" if resumed else "in commit"
     return f"pushed {title} to {url}: {len(names)} files {how} {oid[:12]}, tagged {tag}"
 
@@ -488,6 +516,7 @@ class _Signalled(BaseException):
 @contextmanager
 def _cleanup_on_signals() -> Iterator[None]:
     """SIGTERM and SIGINT unwind the push like an error, so every temporary folder is removed."""
+
     def handler(signum, frame):
         raise _Signalled(signum)
 

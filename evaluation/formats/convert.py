@@ -6,6 +6,7 @@ samples_*.jsonl), "inspect" (Inspect AI .eval or .json log). Responses come back
 request ids (`custom_id`, lm-eval `doc.id`, Inspect sample id); a failed request becomes a row with
 an empty response, so it stays in every denominator as invalid.
 """
+
 from __future__ import annotations
 
 import json
@@ -100,13 +101,23 @@ def convert(path: Path, form: str, prediction: Callable, aliases: dict[str, str]
             if isinstance(sample.get("epoch"), int) and sample["epoch"] > 1:
                 out.problems.append((origin, f"epoch {sample['epoch']}: only epoch 1 is read (ask for samples through the request ids)"))
                 continue
-            records.append((origin, sid, ((sample.get("output") or {}).get("model") if isinstance(sample.get("output"), dict) else None), text, failure))
+            records.append(
+                (
+                    origin,
+                    sid,
+                    ((sample.get("output") or {}).get("model") if isinstance(sample.get("output"), dict) else None),
+                    text,
+                    failure,
+                )
+            )
     else:
         raise PredictionsError(f"--input-format {form}: choose one of {', '.join(FORMATS)}")
     out.dropped = len(out.problems)
     models = [m for _, _, m, _, _ in records if m]
     counts = Counter(models)
-    fallback = default_model or (min(counts, key=lambda m: (-counts[m], m)) if counts else "unknown-model")  # failed lines: the file's usual model
+    fallback = default_model or (
+        min(counts, key=lambda m: (-counts[m], m)) if counts else "unknown-model"
+    )  # failed lines: the file's usual model
     for origin, custom_id, model, text, failure in records:
         key = decode(custom_id, aliases) if custom_id else None
         if key is None:
@@ -145,12 +156,16 @@ def relabel(report: dict, path: Path, form: str, converted: Converted, sha256: s
         origin = converted.origins[line - 1] if isinstance(line, int) and 0 < line <= len(converted.origins) else line
         moved.append(_problem(origin, problem.get("message", "")))
     own = [_problem(origin, message) for origin, message in converted.problems]
-    block.update({
-        "path": str(path), "sha256": sha256, "input_format": form,
-        "rows": block.get("rows", 0) + sum(1 for origin, _ in converted.problems if origin is not None) - converted.failed,
-        "failed_requests": converted.failed,
-        "problems": own + moved,
-    })
+    block.update(
+        {
+            "path": str(path),
+            "sha256": sha256,
+            "input_format": form,
+            "rows": block.get("rows", 0) + sum(1 for origin, _ in converted.problems if origin is not None) - converted.failed,
+            "failed_requests": converted.failed,
+            "problems": own + moved,
+        }
+    )
     block["excluded"] = block.get("excluded", 0) + len(converted.problems) - converted.failed
     return report
 

@@ -7,6 +7,7 @@
 A task over these requests uses each request id as the sample id; the response is the output's
 completion (else the first choice's text).
 """
+
 from __future__ import annotations
 
 import json

@@ -6,6 +6,7 @@ the list of model outputs), `filtered_resps`, `filter`, `metrics`, `doc_hash`, .
 A run over these requests reads the `prompts` file as its dataset, so `doc` is a request line and
 `doc["id"]` its request id; the response is the raw generation `resps[0][0]`.
 """
+
 from __future__ import annotations
 
 import json

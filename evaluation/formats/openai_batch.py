@@ -3,6 +3,7 @@
 lines `{id, custom_id, response: {status_code, request_id, body} | null, error: {code, message} | null}`.
 `vllm run-batch` reads the same input and writes the same output lines (its BatchRequestOutput:
 `response.body` a chat completion, `error` set for requests that failed)."""
+
 from __future__ import annotations
 
 import os
@@ -25,7 +26,9 @@ def part_path(target: Path, index: int) -> Path:
     return target.with_name(f"{target.stem}-{index:03d}{target.suffix}")
 
 
-def write_input(requests: Iterable[Request], model: str, target: Path, max_lines: int = MAX_LINES, max_bytes: int = MAX_BYTES) -> list[tuple[Path, int]]:
+def write_input(
+    requests: Iterable[Request], model: str, target: Path, max_lines: int = MAX_LINES, max_bytes: int = MAX_BYTES
+) -> list[tuple[Path, int]]:
     """Write the batch input, split into parts of at most `max_lines` lines and `max_bytes` bytes.
     One part is written to `target`; several to target-001.jsonl, target-002.jsonl, ... Each part is
     written beside its name and renamed when complete. Returns [(path, lines)]."""
@@ -101,7 +104,11 @@ def output_record(line: dict) -> tuple[str | None, str | None, str | None, str |
     completion = response.get("body")
     model = completion.get("model") if isinstance(completion, dict) else None
     if status != 200:
-        detail = completion.get("error", {}).get("message") if isinstance(completion, dict) and isinstance(completion.get("error"), dict) else None
+        detail = (
+            completion.get("error", {}).get("message")
+            if isinstance(completion, dict) and isinstance(completion.get("error"), dict)
+            else None
+        )
         return custom_id, model, None, f"the request failed with status {status}" + (f": {detail}" if detail else "")
     text = completion_text(completion)
     if text is None:

@@ -4,6 +4,7 @@ Items belong to groups (GSM-IC: variants belong to base problems). Every accurac
 per-group count vectors, so its bootstrap over groups is one matrix product for all replicates
 (the draws and intervals are those of `evaluation.cluster_bootstrap`).
 """
+
 from __future__ import annotations
 
 import numpy as np

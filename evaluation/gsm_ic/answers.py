@@ -8,6 +8,7 @@ number in the text is taken. A response with no number has no answer: it is scor
 Numbers compare exactly after normalisation: "$1,250.00", "1250" and "1,250." are the same answer;
 "1/2" and "0.5" are the same answer. The canonical form is a reduced fraction written "p" or "p/q".
 """
+
 from __future__ import annotations
 
 import math
@@ -81,15 +82,13 @@ def _after_last(marker: re.Pattern, text: str, word: str) -> str | None:
     """The rest of the line after the last occurrence of `marker` (which starts with `word`), or None."""
     lowered = text.lower()
     if len(lowered) != len(text):  # rare letters whose lower case is longer: offsets differ, scan instead
-        found = None
-        for found in marker.finditer(text):
-            pass
-        return None if found is None else text[found.end():].split("\n", 1)[0]
+        matches = list(marker.finditer(text))
+        return text[matches[-1].end() :].split("\n", 1)[0] if matches else None
     start = lowered.rfind(word)
     while start >= 0:
         found = marker.match(text, start)
         if found:
-            return text[found.end():].split("\n", 1)[0]
+            return text[found.end() :].split("\n", 1)[0]
         start = lowered.rfind(word, 0, start)
     return None
 

@@ -1,6 +1,7 @@
 """Paired differences between models (Section 3.2 metrics): for every pair of models, micro and macro
 accuracy of A minus B, with a percentile interval from the same base-problem resamples the report's
 intervals use (one multiplicity matrix for every model), so the difference's interval is paired."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -49,5 +50,9 @@ def paired_differences(release: Release, predictions: Path, options: ScoreOption
                 figures[PREFIX + name] = metric(estimate, interval, items.n_base)
             if figures:
                 by_pair.setdefault(a, {})[b] = figures
-    return {"metric_prefix": PREFIX, "resampled": "base problems, the same draws as every interval of the report",
-            "level": LEVEL, "by_pair": by_pair}
+    return {
+        "metric_prefix": PREFIX,
+        "resampled": "base problems, the same draws as every interval of the report",
+        "level": LEVEL,
+        "by_pair": by_pair,
+    }

@@ -1,10 +1,10 @@
 """GSM-IC command-line options: each field is one flag of `ctxrobust prompts` or `ctxrobust score`."""
+
 from __future__ import annotations
 
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
-
 
 DEFAULT_SEED = 0
 DEFAULT_REPLICATES = 1000
@@ -14,9 +14,13 @@ PromptFormat = Literal["cot", "cot-ic", "ltm", "ltm-ic", "program", "program-ic"
 class PromptOptions(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    prompt: PromptFormat = Field("cot", description="prompt format (Section 4.2, Appendix C): cot, cot-ic, ltm, ltm-ic, program, program-ic or 0-cot")
+    prompt: PromptFormat = Field(
+        "cot", description="prompt format (Section 4.2, Appendix C): cot, cot-ic, ltm, ltm-ic, program, program-ic or 0-cot"
+    )
     instruction: bool = Field(False, description="prepend the paper's instruction to ignore irrelevant information (Section 4.3)")
-    subset: Literal["all", "4k"] = Field("all", description="all: every base problem and variant; 4k: the base problems and the GSM-IC-4K variants (Section 5)")
+    subset: Literal["all", "4k"] = Field(
+        "all", description="all: every base problem and variant; 4k: the base problems and the GSM-IC-4K variants (Section 5)"
+    )
 
 
 class ScoreOptions(BaseModel):

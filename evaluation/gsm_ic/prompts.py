@@ -7,16 +7,17 @@ Formats (option `prompt`, see `options.PromptOptions`): "cot" (default: chain of
 irrelevant sentence "Liz has 4 peaches." (Section 4.2). Option `instruction` prepends the paper's
 instruction (Section 4.3).
 """
+
 from __future__ import annotations
 
 from typing import Iterator
 
 from ctxrobust.errors import CtxRobustError
-from ctxrobust.release import Release
 from ctxrobust.evaluation.gsm_ic.options import PromptOptions
 from ctxrobust.evaluation.gsm_ic.scorer import BASE_FILE, SUBSET_FILE, VARIANTS_FILE
 from ctxrobust.evaluation.run.requests import Request, RequestKey, SamplingPlan, request_id
 from ctxrobust.options import parse_options
+from ctxrobust.release import Release
 
 # Section 4.3, Appendix C
 INSTRUCTION = "Solve grade school math problems. Feel free to ignore irrelevant information given in the questions."
@@ -27,7 +28,11 @@ EXEMPLAR_IC = "Elsa has 5 apples. Anna has 2 more apples than Elsa. Liz has 4 pe
 
 # Figure 2, Appendix C: per technique, the answer trigger, what follows it, and the exemplar solution
 TECHNIQUES = {
-    "cot": ("", "", "Anna has 2 more apples than Elsa, so Anna has 2 + 5 = 7 apples. Elsa and Anna have 5 + 7 = 12 apples together. The answer is 12."),
+    "cot": (
+        "",
+        "",
+        "Anna has 2 more apples than Elsa, so Anna has 2 + 5 = 7 apples. Elsa and Anna have 5 + 7 = 12 apples together. The answer is 12.",
+    ),
     "ltm": (
         "Let's break down this problem:",
         " ",
@@ -89,7 +94,9 @@ def prompts(release: Release, options: PromptOptions | dict | None = None) -> It
         for row in sorted(release.iter_rows(name), key=lambda r: str(r.get("id"))):
             for needed in ("id", field, base_field):
                 if not isinstance(row.get(needed), str):
-                    raise CtxRobustError(f"{release.file_path(name)}: item {row.get('id')!r}: no {needed!r} text; the release is not a GSM-IC release as expected, rebuild it")
+                    raise CtxRobustError(
+                        f"{release.file_path(name)}: item {row.get('id')!r}: no {needed!r} text; the release is not a GSM-IC release as expected, rebuild it"
+                    )
             if options.subset == "4k" and kind == "variant" and str(row["id"]) not in subset:
                 continue
             text, messages = build_prompt(row[field], prompt, instruction)
@@ -116,8 +123,16 @@ def requests(release: Release, options: PromptOptions | dict | None, plan: Sampl
     for row in prompts(release, options):
         meta = {k: row[k] for k in ("kind", "base_id", "n_steps", "in_4k", "prompt", "instruction", "text")}
         for sample in range(plan.samples):
-            yield Request(id=request_id(row["id"], None, sample), dataset="gsm-ic", item=row["id"], condition=None, sample=sample,
-                          messages=row["messages"], sampling=plan.sampling(), meta=meta)
+            yield Request(
+                id=request_id(row["id"], None, sample),
+                dataset="gsm-ic",
+                item=row["id"],
+                condition=None,
+                sample=sample,
+                messages=row["messages"],
+                sampling=plan.sampling(),
+                meta=meta,
+            )
 
 
 def prediction(key: RequestKey, model: str, response: str) -> dict:

@@ -1,21 +1,39 @@
 """GSM-IC report renderings: Tables 2, 3 and 4 of the paper as Markdown and HTML."""
+
 from __future__ import annotations
 
 import numpy as np
-from ctxrobust.evaluation.report import fmt, fmt_metric, html_page, html_table, markdown_table, md_text
-from ctxrobust.evaluation.gsm_ic.scorer import (SUBSET_PREFIX)
 
-TABLE3 = [("Micro 2 Steps", "micro.2step"), ("Micro >2 Steps", "micro.multistep"), ("Micro Overall", "micro"), ("Micro Norm", "normalised.micro"),
-          ("Macro 2 Steps", "macro.2step"), ("Macro >2 Steps", "macro.multistep"), ("Macro Overall", "macro"), ("Macro Norm", "normalised.macro")]
-_LEVELS = [("Topic In", "topic=in"), ("Topic Off", "topic=off"), ("Role Overlap Yes", "role=overlapped"), ("Role Overlap No", "role=nonoverlapped"),
-           ("Num. Range In", "number=in_range"), ("Num. Range Out", "number=out_range")]
+from ctxrobust.evaluation.gsm_ic.scorer import SUBSET_PREFIX
+from ctxrobust.evaluation.report import fmt, fmt_metric, html_page, html_table, markdown_table, md_text
+
+TABLE3 = [
+    ("Micro 2 Steps", "micro.2step"),
+    ("Micro >2 Steps", "micro.multistep"),
+    ("Micro Overall", "micro"),
+    ("Micro Norm", "normalised.micro"),
+    ("Macro 2 Steps", "macro.2step"),
+    ("Macro >2 Steps", "macro.multistep"),
+    ("Macro Overall", "macro"),
+    ("Macro Norm", "normalised.macro"),
+]
+_LEVELS = [
+    ("Topic In", "topic=in"),
+    ("Topic Off", "topic=off"),
+    ("Role Overlap Yes", "role=overlapped"),
+    ("Role Overlap No", "role=nonoverlapped"),
+    ("Num. Range In", "number=in_range"),
+    ("Num. Range Out", "number=out_range"),
+]
 TABLE4 = [(f"{kind.capitalize()} {label}", f"{kind}.{suffix}") for kind in ("micro", "macro") for label, suffix in _LEVELS]
 SCOPE_TITLES = [(SUBSET_PREFIX, "GSM-IC-4K"), ("", "GSM-IC, all variants")]
 
 
 def _rows(report: dict, columns: list[tuple[str, str]], prefix: str, cell) -> list[list[str]]:
     """One row per model having any of the columns, then their mean if there are several."""
-    blocks = [(name, m["metrics"]) for name, m in sorted(report["models"].items()) if any(prefix + key in m["metrics"] for _, key in columns)]
+    blocks = [
+        (name, m["metrics"]) for name, m in sorted(report["models"].items()) if any(prefix + key in m["metrics"] for _, key in columns)
+    ]
     if len(blocks) > 1:
         blocks.append(("Mean over models", report["summary"]["metrics"]))
     return [[name] + [cell(metrics.get(prefix + key)) for _, key in columns] for name, metrics in blocks]
@@ -41,23 +59,29 @@ def _base_table(report: dict) -> tuple[list[str], list[list[str]]] | None:
 
 def _macro_note(report: dict, prefix: str) -> str:
     scope = next((s for s in report["parameters"]["scopes"].values() if s["metric_prefix"] == prefix), None)
-    note = ("Accuracies ×100. Norm: overall accuracy divided by the model's own base-problem accuracy (Section 3.2). "
-            "Macro: a base problem counts only if all its variants are right.")
+    note = (
+        "Accuracies ×100. Norm: overall accuracy divided by the model's own base-problem accuracy (Section 3.2). "
+        "Macro: a base problem counts only if all its variants are right."
+    )
     if scope is None:
         return note
     low, high = scope["variants_per_base"]
     if scope["macro_at_most_micro_guaranteed"]:
         return note + f" Every base problem has {low} variant(s) here, so macro <= micro."
-    return note + (f" Base problems have {low} to {high} variants here, so macro <= micro is not guaranteed "
-                   "(it is when counts are equal); macro <= the mean per-base-problem accuracy always holds.")
+    return note + (
+        f" Base problems have {low} to {high} variants here, so macro <= micro is not guaranteed "
+        "(it is when counts are equal); macro <= the mean per-base-problem accuracy always holds."
+    )
 
 
 def _interval_note(report: dict) -> str:
     params = report["parameters"]
     if not params["replicates"]:
         return "No intervals (0 bootstrap replicates)."
-    return (f"{100 * params['interval']['level']:g}% percentile bootstrap over base problems: {params['replicates']} replicates, "
-            f"seed {params['seed']}, the same resamples for every model and metric.")
+    return (
+        f"{100 * params['interval']['level']:g}% percentile bootstrap over base problems: {params['replicates']} replicates, "
+        f"seed {params['seed']}, the same resamples for every model and metric."
+    )
 
 
 def _tables(report: dict) -> list[tuple[str, list[str], list[list[str]], str]]:
@@ -65,16 +89,29 @@ def _tables(report: dict) -> list[tuple[str, list[str], list[list[str]], str]]:
     tables = []
     base = _base_table(report)
     if base:
-        tables.append(("Base-problem accuracy (Table 2 layout)", *base, "Accuracy ×100 on the base problems; missing or unparseable answers count as wrong."))
+        tables.append(
+            (
+                "Base-problem accuracy (Table 2 layout)",
+                *base,
+                "Accuracy ×100 on the base problems; missing or unparseable answers count as wrong.",
+            )
+        )
     for prefix, title in SCOPE_TITLES:
         main = _rows(report, TABLE3, prefix, _plain)
         if not main:
             continue
-        tables.append((f"{title}: micro and macro accuracy (Table 3 layout)", ["Model"] + [h for h, _ in TABLE3], main, _macro_note(report, prefix)))
-        tables.append((f"{title}: accuracy by factor of the inserted sentence (Table 4 layout)", ["Model"] + [h for h, _ in TABLE4],
-                       _rows(report, TABLE4, prefix, _plain),
-                       "Accuracies ×100. A base problem enters a level's macro accuracy when it has a variant at that level, "
-                       "so these macro figures differ from Table 3's (usually higher, as in the paper)."))
+        tables.append(
+            (f"{title}: micro and macro accuracy (Table 3 layout)", ["Model"] + [h for h, _ in TABLE3], main, _macro_note(report, prefix))
+        )
+        tables.append(
+            (
+                f"{title}: accuracy by factor of the inserted sentence (Table 4 layout)",
+                ["Model"] + [h for h, _ in TABLE4],
+                _rows(report, TABLE4, prefix, _plain),
+                "Accuracies ×100. A base problem enters a level's macro accuracy when it has a variant at that level, "
+                "so these macro figures differ from Table 3's (usually higher, as in the paper).",
+            )
+        )
         extra = [("Micro Overall [95% CI]", "micro"), ("Macro Overall [95% CI]", "macro"), ("Invalid", "invalid")]
         if any(prefix + "sc.recall" in m["metrics"] for m in report["models"].values()):
             extra.append(("SC recall", "sc.recall"))
@@ -95,9 +132,11 @@ def _problem_lines(report: dict, limit: int = 50) -> list[str]:
 
 def _intro(report: dict) -> str:
     block = report["predictions"]
-    return (f"Release {report['release']['version']} (manifest sha256 {report['release']['manifest_sha256'][:12]}); "
-            f"predictions {block['path']} (sha256 {block['sha256'][:12]}): {block['rows']} rows, {block['excluded']} excluded, "
-            f"{len(block['problems'])} problem(s). Seed {report['parameters']['seed']}.{_invalid_summary(report)}")
+    return (
+        f"Release {report['release']['version']} (manifest sha256 {report['release']['manifest_sha256'][:12]}); "
+        f"predictions {block['path']} (sha256 {block['sha256'][:12]}): {block['rows']} rows, {block['excluded']} excluded, "
+        f"{len(block['problems'])} problem(s). Seed {report['parameters']['seed']}.{_invalid_summary(report)}"
+    )
 
 
 def _invalid_summary(report: dict) -> str:

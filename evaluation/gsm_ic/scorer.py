@@ -24,6 +24,7 @@ scored on all variants (unprefixed names) and, when the release has GSM-IC-4K, a
 answer is wrong (and reported). 95% intervals: percentile bootstrap over base problems (the cluster
 bootstrap of `evaluation.cluster_bootstrap`), the same resamples for every model and metric.
 """
+
 from __future__ import annotations
 
 import array
@@ -36,16 +37,16 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, Validat
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from ctxrobust.errors import CtxRobustError
-from ctxrobust.release import Release
-from ctxrobust.evaluation.gsm_ic import accuracy
 from ctxrobust.evaluation import cluster_bootstrap, resampling
+from ctxrobust.evaluation.gsm_ic import accuracy
 from ctxrobust.evaluation.gsm_ic.answers import answer_value, gold_value, response_answer
+from ctxrobust.evaluation.gsm_ic.options import ScoreOptions
+from ctxrobust.evaluation.gsm_ic.units import unit_of
 from ctxrobust.evaluation.predictions import PredictionsError, PredictionsReader, Problem
 from ctxrobust.evaluation.question_bootstrap import stream
 from ctxrobust.evaluation.report import header, mean_over_models, metric, with_units
-from ctxrobust.evaluation.gsm_ic.options import ScoreOptions
-from ctxrobust.evaluation.gsm_ic.units import unit_of
 from ctxrobust.options import parse_options
+from ctxrobust.release import Release
 
 BASE_FILE = "base.jsonl"
 VARIANTS_FILE = "variants.jsonl"
@@ -101,12 +102,14 @@ class GsmIcPrediction(BaseModel):
         return int(value) if isinstance(value, float) and value.is_integer() else value
 
     @model_validator(mode="after")
-    def _response_or_answer(self) -> "GsmIcPrediction":
+    def _response_or_answer(self) -> GsmIcPrediction:
         given = self.model_fields_set
         if ("response" in given) == ("answer" in given):
             problem = PydanticCustomError("response_or_answer", "give exactly one of 'response' (raw text) or 'answer' (final answer)")
             # raised with a field location, so the reader names the field instead of the whole row
-            raise ValidationError.from_exception_data(type(self).__name__, [InitErrorDetails(type=problem, loc=("response",), input=self.model_dump())])
+            raise ValidationError.from_exception_data(
+                type(self).__name__, [InitErrorDetails(type=problem, loc=("response",), input=self.model_dump())]
+            )
         return self
 
 
@@ -129,7 +132,9 @@ class Items:
 
 
 def _bad(release: Release, name: str, item: str, message: str) -> CtxRobustError:
-    return CtxRobustError(f"{release.file_path(name)}: item {item!r}: {message}; the release is not a GSM-IC release as expected, rebuild it")
+    return CtxRobustError(
+        f"{release.file_path(name)}: item {item!r}: {message}; the release is not a GSM-IC release as expected, rebuild it"
+    )
 
 
 def _read_file(release: Release, name: str, variant: bool) -> list[tuple]:
@@ -322,9 +327,14 @@ def parameters(items: Items, seed: int, replicates: int) -> dict:
     return {
         "seed": seed,
         "replicates": replicates,
-        "interval": {"level": LEVEL, "method": "percentile", "resampled": "base problems", "paired": "the same resamples for every model and metric"},
+        "interval": {
+            "level": LEVEL,
+            "method": "percentile",
+            "resampled": "base problems",
+            "paired": "the same resamples for every model and metric",
+        },
         "self_consistency": "majority vote over a (model, id)'s samples; samples without a number do not vote; "
-                            "ties: uniform random choice among the top answers, stream seeded by (seed, model name) (Section 5.1)",
+        "ties: uniform random choice among the top answers, stream seeded by (seed, model name) (Section 5.1)",
         "normalised_by": "accuracy.base of the same model name (Section 3.2)",
         "scopes": described,
     }
@@ -345,16 +355,31 @@ def coverage_problems(items: Items, names: list[str], samples: np.ndarray) -> li
     for m, name in enumerate(names):
         row = samples[m]
         if not (row[base] > 0).any():
-            problems.append(Problem(None, f"model {name!r}: no predictions for the {items.n_base} base problems; accuracy.base and normalised.* are not reported (add a row for each base id)"))
+            problems.append(
+                Problem(
+                    None,
+                    f"model {name!r}: no predictions for the {items.n_base} base problems; accuracy.base and normalised.* are not reported (add a row for each base id)",
+                )
+            )
         elif (gap := base & (row == 0)).any():
-            problems.append(Problem(None, f"model {name!r}: no prediction for {int(gap.sum())} of {items.n_base} base problem(s) ({_missing(items.ids, gap)}); scored as wrong"))
+            problems.append(
+                Problem(
+                    None,
+                    f"model {name!r}: no prediction for {int(gap.sum())} of {items.n_base} base problem(s) ({_missing(items.ids, gap)}); scored as wrong",
+                )
+            )
         scope = scopes(items, row)
         if scope:
             prefix, mask = scope[0]
             gap = mask & (row == 0)
             if gap.any():
                 label = "GSM-IC-4K variant(s)" if prefix else "variant(s)"
-                problems.append(Problem(None, f"model {name!r}: no prediction for {int(gap.sum())} of {int(mask.sum())} {label} ({_missing(items.ids, gap)}); scored as wrong"))
+                problems.append(
+                    Problem(
+                        None,
+                        f"model {name!r}: no prediction for {int(gap.sum())} of {int(mask.sum())} {label} ({_missing(items.ids, gap)}); scored as wrong",
+                    )
+                )
     return problems
 
 

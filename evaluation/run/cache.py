@@ -1,6 +1,7 @@
 """The run's resumable cache: one JSON line per finished request, appended and flushed as each
 answer arrives, keyed by the sha256 of the request (its id and its chat-completions body), so a
 killed run resumes without resending what it finished and a changed request is asked again."""
+
 from __future__ import annotations
 
 import hashlib

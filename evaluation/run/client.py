@@ -4,6 +4,7 @@ Retried: 429 (honouring Retry-After, capped), 5xx, timeouts, dropped connections
 not a chat completion. Not retried: other 4xx (a bad request stays bad). The API key is held by the
 client only; no message here contains it.
 """
+
 from __future__ import annotations
 
 import random
@@ -104,7 +105,7 @@ class ChatClient:
                 last = str(failure)
                 if not failure.retry or attempt == self.policy.retries:
                     return Answer(None, error=last, attempts=attempt + 1)
-                wait = min(self.policy.cap, self.policy.base * 2 ** attempt) * self._jitter()
+                wait = min(self.policy.cap, self.policy.base * 2**attempt) * self._jitter()
                 if failure.wait is not None:
                     wait = min(self.policy.cap, max(wait, failure.wait))
                 if stop is not None:

@@ -5,6 +5,7 @@ OpenAI Batch `custom_id`) maps back to (item, condition or context, sample). Eve
 `Request`s from its prompts module; `chat_line` is the line `prompts` writes by default and
 `body` the chat-completions body sent by `run` and written into OpenAI Batch input files.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -73,7 +74,7 @@ def item_token(item: str) -> str:
 
 
 def request_id(item: str, condition: Optional[str], sample: int) -> str:
-    """"item/condition/sample" ("-" for no condition); an item making it longer than 64 characters
+    """ "item/condition/sample" ("-" for no condition); an item making it longer than 64 characters
     is replaced by its hashed token, which `decode` maps back through the dataset's item ids."""
     tail = f"{SEPARATOR}{condition if condition is not None else NO_CONDITION}{SEPARATOR}{sample}"
     full = item + tail

@@ -7,6 +7,7 @@ options and sampling plan, counts (requests, cached, sent, answered, failed), up
 their reasons, and the start and end times. It names the environment variable the key came from,
 never the key.
 """
+
 from __future__ import annotations
 
 import os
@@ -172,7 +173,13 @@ def run(
         "retries": {"retries": policy.retries, "base_seconds": policy.base, "cap_seconds": policy.cap, "timeout_seconds": policy.timeout},
         "predictions": str(output),
         "cache": str(cache_path),
-        "counts": {"requests": len(requests), "cached": progress.cached, "sent": len(todo), "answered": progress.answered, "failed": progress.failed},
+        "counts": {
+            "requests": len(requests),
+            "cached": progress.cached,
+            "sent": len(todo),
+            "answered": progress.answered,
+            "failed": progress.failed,
+        },
         "failures": [{"id": i, "error": failures[i]} for i in sorted(failures)[:MAX_FAILURES_LISTED]],
         "started": started.isoformat(timespec="seconds"),
         "finished": finished.isoformat(timespec="seconds"),

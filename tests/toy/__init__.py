@@ -1,5 +1,6 @@
 """A tiny fourth dataset defined only in the tests: each part written as docs/architecture.md's
 "Adding a dataset" says, registered with one `Dataset(...)` declaration (`DATASET` below)."""
+
 from __future__ import annotations
 
 from ctxrobust.registry import Dataset

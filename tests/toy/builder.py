@@ -1,9 +1,10 @@
 """Toy builder: sums of two small numbers, drawn from the seed."""
+
 from __future__ import annotations
 
 import numpy as np
 
-from ctxrobust.builders.base import Builder, BuildConfig, BuildOutput, DataFile
+from ctxrobust.builders.base import BuildConfig, Builder, BuildOutput, DataFile
 
 
 class ToyConfig(BuildConfig):

@@ -1,4 +1,5 @@
 """Toy checks: the answer is the sum the question asks for."""
+
 from __future__ import annotations
 
 import re

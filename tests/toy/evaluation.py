@@ -1,4 +1,5 @@
 """Toy prompts, scorer and rendering."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -27,8 +28,15 @@ def requests(release, options, plan: SamplingPlan):
     for row in release.rows("items.jsonl"):
         text = row["question"].upper() if options.shout else row["question"]
         for sample in range(plan.samples):
-            yield Request(id=request_id(row["id"], None, sample), dataset="toy", item=row["id"], condition=None, sample=sample,
-                          messages=[{"role": "user", "content": text}], sampling=plan.sampling())
+            yield Request(
+                id=request_id(row["id"], None, sample),
+                dataset="toy",
+                item=row["id"],
+                condition=None,
+                sample=sample,
+                messages=[{"role": "user", "content": text}],
+                sampling=plan.sampling(),
+            )
 
 
 def prediction(key: RequestKey, model: str, response: str) -> dict:
