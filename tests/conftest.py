@@ -12,11 +12,17 @@ With `CTXROBUST_REQUIRE_SOURCES=1` (CI) a source test that is skipped, for any r
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
+# the tests mirror the code's folders (core/, sources/, builders/, validators/, evaluation/, publish/); a test
+# module may reuse another's release helpers, so every folder of them is importable by module name
+for _folder in ("core", "sources", "builders", "validators", "evaluation", "publish"):
+    if str(REPO / "tests" / _folder) not in sys.path:
+        sys.path.append(str(REPO / "tests" / _folder))
 SOURCE_FIXTURES = {"mirror", "real_mirror", "store"}
 REQUIRE_ENV = "CTXROBUST_REQUIRE_SOURCES"
 ENABLE_HINT = "set SOURCES_MIRROR=DIR to a source mirror, or fill the cache with `ctxrobust sources` (README: Testing)"

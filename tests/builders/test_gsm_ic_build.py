@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from paths import REPO
 from pydantic import ValidationError
 
 from ctxrobust.builders.gsm_ic import GsmIcConfig
@@ -19,8 +20,6 @@ from ctxrobust.errors import CtxRobustError
 from ctxrobust.release import Release
 from ctxrobust.sources import gsm8k
 from ctxrobust.validators.checks import checks_for
-
-REPO = Path(__file__).resolve().parent.parent
 
 # (question, pool answer, n_steps, worked solution or None when the training split lacks it)
 PROBLEMS = [

@@ -21,8 +21,8 @@ from ctxrobust.cli import main as cli_main
 from ctxrobust.release import Release
 from ctxrobust.evaluation.pseudowords import render as pseudowords_render, scorer as pseudowords
 from ctxrobust.evaluation.predictions import PredictionsError
+from paths import REPO
 
-REPO = Path(__file__).resolve().parent.parent
 SCHEMA = json.loads((REPO / "schemas" / "predictions.pseudowords.schema.json").read_text(encoding="utf-8"))
 CHA = [f"CHA-010000-{j:03d}" for j in range(10)]
 TOK = [f"TOK-000100-{j:03d}" for j in range(2)]

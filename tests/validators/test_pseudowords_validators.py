@@ -8,6 +8,7 @@ from importlib import metadata
 from pathlib import Path
 
 import pytest
+from paths import FIXTURES
 
 from ctxrobust.build import build_release
 from ctxrobust.canonical import read_jsonl, write_jsonl
@@ -15,7 +16,6 @@ from ctxrobust.cli import validate_main
 from ctxrobust.release import Release
 from ctxrobust.validators.checks import run_checks
 
-FIXTURES = Path(__file__).parent / "fixtures"
 VERSION = "0.0.0-test"
 
 

@@ -5,11 +5,10 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
+from paths import REPO
 
-REPO = Path(__file__).resolve().parent.parent
 SCRIPTS = sorted((REPO / "bench").glob("*.py"))
 
 

@@ -4,11 +4,11 @@ and the bootstrap building blocks."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
 from jsonschema import Draft202012Validator
+from paths import REPO
 from pydantic import ValidationError
 
 from ctxrobust.build import write_sums
@@ -19,8 +19,6 @@ from ctxrobust.evaluation import resampling
 from ctxrobust.evaluation.misleadqa.prompts import prompts
 from ctxrobust.evaluation.misleadqa.responses import CONDITIONS, INVALID, MisleadQAPrediction, parse_letter, row_problem
 from ctxrobust.release import Release
-
-REPO = Path(__file__).resolve().parent.parent
 
 # Table 5 of the paper (the FRED time example), written out here with its recorded option positions
 NEBRASKA = {

@@ -8,7 +8,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-CONFTEST = Path(__file__).with_name("conftest.py")
+from paths import TESTS as TESTS_DIR
+
+CONFTEST = TESTS_DIR / "conftest.py"
 
 TESTS = """
 import pytest

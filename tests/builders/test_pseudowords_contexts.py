@@ -11,13 +11,12 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 import regex
+from paths import FIXTURES
 
 from ctxrobust.builders.pseudowords import contexts, tokenizer, web
 from ctxrobust.builders.pseudowords.vocabulary import build_vocabulary
 from ctxrobust.canonical import sha256_file
 from ctxrobust.errors import CtxRobustError
-
-FIXTURES = Path(__file__).parent / "fixtures"
 
 
 @pytest.fixture(scope="module")

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from chat_server import ChatServer
+from paths import REPO
 from test_eval_gsm_ic import BASES, SUBSET, VARIANTS
 from test_eval_gsm_ic import write_release as write_gsm_ic
 from test_eval_misleadqa import MAIN, SUPPLEMENT
@@ -29,7 +30,6 @@ from ctxrobust.evaluation.pseudowords.grading import grade
 from ctxrobust.evaluation.pseudowords.prompts import BenchmarkRecord
 from ctxrobust.evaluation.run.requests import MAX_ID, Request, decode, request_id
 
-REPO = Path(__file__).resolve().parent.parent
 SECRET = "sk-test-0123456789-do-not-leak"
 FAST_RUN = ["--retry-base", "0.01", "--timeout", "2"]
 

@@ -11,6 +11,7 @@ import mlcroissant as mlc
 import pyarrow.parquet as pq
 import pytest
 from croissant_records import assert_records_match
+from paths import FIXTURES
 from publish_releases import nested_release, pseudowords_release  # noqa: F401  (fixtures)
 
 from ctxrobust.build import build_release
@@ -18,7 +19,6 @@ from ctxrobust.publish.card import config_fields, dataset_text, read_manifest
 from ctxrobust.publish.hub import stage
 from ctxrobust.release import Release
 
-FIXTURES = Path(__file__).parent / "fixtures"
 # small builds: a few base problems / items per group, the paper's structure otherwise
 GSM_IC_SMALL = {"n_two_step": 3, "n_more_steps": 2, "n_variants": 80, "eval_size": 20}
 MISLEADQA_SMALL = {

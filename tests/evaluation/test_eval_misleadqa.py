@@ -18,8 +18,8 @@ from ctxrobust.release import Release
 from ctxrobust.build import write_sums
 from ctxrobust.evaluation.misleadqa import render as misleadqa_render, scorer as misleadqa
 from ctxrobust.evaluation.misleadqa.lure_rates import evaluation_subsets, outcomes
+from paths import REPO
 
-REPO = Path(__file__).resolve().parent.parent
 CONDS = ["none", "G", "S", "F", "G+S", "S+G", "G+F", "F+G"]
 
 # id: (source, scope, cluster_id, dependency_group_id, gold, lure)

@@ -9,14 +9,13 @@ from pathlib import Path
 
 import pytest
 import wordfreq
+from paths import FIXTURES, REPO
 
 from ctxrobust.builders.pseudowords import PseudowordsBuilder, PseudowordsConfig
 from ctxrobust.canonical import sha256_file
 from ctxrobust.cli import main, validate_main
 from ctxrobust.release import Release
 
-REPO = Path(__file__).resolve().parent.parent
-FIXTURES = Path(__file__).parent / "fixtures"
 PAPER_CHA_10K_CHARS = 21_129.9  # Section 3, "Experiment Details"
 
 

@@ -8,11 +8,10 @@ from decimal import Decimal
 from pathlib import Path
 
 import pytest
+from paths import FIXTURES
 
 from ctxrobust.errors import CtxRobustError
 from ctxrobust.sources import ambigdocs, condambigqa, fred, situatedqa
-
-FIXTURES = Path(__file__).parent / "fixtures"
 
 
 def write(tmp_path: Path, name: str, text: str) -> Path:

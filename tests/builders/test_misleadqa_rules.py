@@ -251,8 +251,9 @@ def test_units_and_fred_cents_are_reported():
 
 
 def test_the_validators_name_a_broken_rule_by_check_and_id(time_item):
-    from ctxrobust.validators.checks import run_checks
     from tests.test_misleadqa_validators import GENERIC, StubRelease
+
+    from ctxrobust.validators.checks import run_checks
 
     item = copy.deepcopy(time_item)
     item["target_scope"]["time"] = item["contexts"]["G"]["scope"]["time"] = item["contexts"]["F"]["scope"]["time"] = "2001"

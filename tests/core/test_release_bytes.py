@@ -4,14 +4,13 @@ what shows it (README.md, SHA256SUMS) may differ."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
+from paths import DATA
 
 from ctxrobust.build import build_release
 from ctxrobust.canonical import sha256_file
 
-RECORDED = Path(__file__).resolve().parent / "data" / "release_sha256.txt"
+RECORDED = DATA / "release_sha256.txt"
 
 
 def recorded() -> dict[str, dict[str, str]]:

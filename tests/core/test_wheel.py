@@ -11,8 +11,8 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from paths import REPO
 
-REPO = Path(__file__).resolve().parent.parent
 TIMEOUT = 300
 
 

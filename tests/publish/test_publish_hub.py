@@ -15,6 +15,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from hub_server import HubServer, git_blob_oid
+from paths import REPO
 from publish_releases import NESTED_COLUMNS, build_pseudowords, nested_release, nested_rows, pseudowords_release, write_release  # noqa: F401
 
 from ctxrobust.build import write_sums
@@ -25,7 +26,6 @@ from ctxrobust.publish.hub import check_repo_id, push_release, stage
 from ctxrobust.release import Release
 
 TOKEN = "hf_test_token_do_not_print_1234567890"
-REPO = Path(__file__).resolve().parent.parent
 STAGED = [
     "README.md",
     "SHA256SUMS",

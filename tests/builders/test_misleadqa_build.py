@@ -10,9 +10,9 @@ import sys
 from collections import Counter
 from decimal import Decimal
 from fractions import Fraction
-from pathlib import Path
 
 import pytest
+from paths import FIXTURES
 
 from ctxrobust.build import build_release
 from ctxrobust.builders.misleadqa import MisleadQABuilder, MisleadQAConfig
@@ -27,7 +27,6 @@ from ctxrobust.sources.fred import JURISDICTIONS, january_facts, read_series
 from ctxrobust.validators.checks import run_checks
 from ctxrobust.validators.misleadqa import balance_problems
 
-FIXTURES = Path(__file__).parent / "fixtures"
 AMBIGDOCS = FIXTURES / "ambigdocs_sample.jsonl"
 CONDAMBIGQA = FIXTURES / "condambigqa_sample.jsonl"
 OVERRIDES = {"ambigdocs_path": str(AMBIGDOCS), "condambigqa_path": str(CONDAMBIGQA)}

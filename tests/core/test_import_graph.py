@@ -6,7 +6,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+from paths import REPO
+
 FOLDERS = {
     "ctxrobust": "ctxrobust",
     "builders": "ctxrobust.builders",
