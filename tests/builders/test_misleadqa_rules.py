@@ -251,7 +251,7 @@ def test_units_and_fred_cents_are_reported():
 
 
 def test_the_validators_name_a_broken_rule_by_check_and_id(time_item):
-    from tests.test_misleadqa_validators import GENERIC, StubRelease
+    from test_misleadqa_validators import GENERIC, StubRelease
 
     from ctxrobust.validators.checks import run_checks
 
