@@ -24,8 +24,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from ctxrobust.canonical import dumps, write_jsonl  # noqa: E402
-from ctxrobust.release import Release
-from ctxrobust.evaluation.pseudowords import scorer as pseudowords  # noqa: E402
+from ctxrobust.release import Release  # noqa: E402
+from ctxrobust.evaluation.pseudowords import render, scorer as pseudowords  # noqa: E402
 
 CONTEXTS = [f"CHA-010000-{j:03d}" for j in range(10)]
 
@@ -83,8 +83,8 @@ def main() -> int:
         report = pseudowords.score(release, predictions, {"seed": 0, "export": str(folder / "changes.parquet")})
         scored, scored_cpu = time.perf_counter() - start, time.process_time() - cpu
         start = time.perf_counter()
-        markdown = pseudowords.render_markdown(report)
-        page = pseudowords.render_html(report)
+        markdown = render.render_markdown(report)
+        page = render.render_html(report)
         rendered = time.perf_counter() - start
         if args.keep:
             (folder / "report.json").write_text(json.dumps(report, indent=2, sort_keys=True) + "\n", encoding="utf-8")
@@ -101,7 +101,7 @@ def main() -> int:
     print(f"score (read + all statistics + export): {scored:.2f} s wall, {scored_cpu:.2f} s CPU")
     print(f"render markdown + html (2 figures): {rendered:.2f} s")
     print(f"peak memory: {peak:.0f} MiB")
-    print(f"summary: mean over {len(report['summary']['units'])} models, {report['summary']['context_group']}, {pseudowords.INPUT_LABEL[report['summary']['input']]}")
+    print(f"summary: mean over {len(report['summary']['units'])} models, {report['summary']['context_group']}, {render.INPUT_LABEL[report['summary']['input']]}")
     print(f"mean INS {summary['INS']['estimate']:.4f}, INS.adjusted {summary['INS.adjusted']['estimate']:.4f}, "
           f"WTD {summary['WTD']['estimate']:.4f}, WTD.adjusted {summary['WTD.adjusted']['estimate']:.4f}, "
           f"WTD.split_sample {summary['WTD.split_sample']['estimate']:.4f}, tail_share {summary['tail_share']['estimate']:.3f}, "
