@@ -60,3 +60,64 @@ def test_figures_equal_those_of_the_row_holding_scorer(small_run):
     actual = {k: report[k] for k in expected}
     actual["predictions"] = {k: v for k, v in report["predictions"].items() if k != "path"}
     assert differences(expected, actual, skip=REDEFINED) == []
+
+
+def test_clean_file_is_read_by_the_columnar_reader_and_both_readers_agree(small_run):
+    release, predictions = small_run
+    fast, block = pseudowords.read_cells(release, predictions)
+    slow, reader = pseudowords.read_cells(release, predictions, columnar=False)
+    assert isinstance(block, dict) and not isinstance(reader, dict)
+    assert block["rows"] == reader.rows == 3 * 150 * 40 and block["sha256"] == reader.sha256
+    a, b = pseudowords.build_units(fast)[0], pseudowords.build_units(slow)[0]
+    assert [u.name for u in a] == [u.name for u in b] == ["model-0", "model-1", "model-2"]
+    for x, y in zip(a, b):
+        assert x.ids == y.ids and x.contexts == y.contexts
+        for name in ("base_n", "base_total", "context_n", "context_total"):
+            assert (getattr(x, name) == getattr(y, name)).all()
+    # memory follows the cells: 150 questions x (1 baseline + 10 contexts) per model, not the 18,000 rows
+    assert fast.n.size == 3 * 150 * 11 and int(fast.n.sum()) == 18_000
+
+
+def _lines(path: Path) -> list[str]:
+    return path.read_text(encoding="utf-8").splitlines(keepends=True)
+
+
+@pytest.mark.parametrize("change, problem", [
+    (lambda lines: lines[:5] + [lines[3]] + lines[5:], "6: duplicate row (same key as line 4)"),
+    (lambda lines: lines[:5] + ["\n"] + lines[5:], None),  # a blank line: skipped, not a row
+    (lambda lines: lines[:5] + [lines[5].replace('"trial":5', '"trial":5.0')] + lines[6:], None),  # 5.0 is the integer 5
+    (lambda lines: lines[:5] + [lines[5].replace('"correct":', '"x":1,"correct":')] + lines[6:], "6: unknown field 'x'"),
+    (lambda lines: lines[:5] + [lines[5].replace('"context":null,', '')] + lines[6:], "6: missing field 'context'"),
+    (lambda lines: lines[:5] + [lines[5].replace('"trial":5', '"trial":99')] + lines[6:], None),  # trial numbers past the columnar mask
+])
+def test_a_file_the_columnar_reader_declines_is_read_row_by_row(tmp_path, small_run, change, problem, capsys):
+    release, predictions = small_run
+    path = tmp_path / "changed.jsonl"
+    path.write_text("".join(change(_lines(predictions))), encoding="utf-8")
+    assert pseudowords.cells_module.read_columnar(path, pseudowords.context_groups(release), 10) is None
+    report = pseudowords.score(release, path, SMALL)
+    problems = [f"{p['line']}: {p['message']}" for p in report["predictions"]["problems"]]
+    assert problems == ([problem] if problem else [])
+    if problem is None:  # the same rows as the clean file: the same figures
+        clean = pseudowords.score(release, predictions, SMALL)
+        assert report["models"] == clean["models"] and report["pairs"] == clean["pairs"]
+
+
+def test_figures_do_not_depend_on_the_number_of_workers(small_run):
+    release, predictions = small_run
+    one = pseudowords.score(release, predictions, {**SMALL, "jobs": 1})
+    two = pseudowords.score(release, predictions, {**SMALL, "jobs": 2})
+    assert one == two
+
+
+def test_work_sizes_are_bounded_with_the_fix(small_run, monkeypatch):
+    release, predictions = small_run
+    from ctxrobust.errors import CtxRobustError
+
+    with pytest.raises(CtxRobustError, match=r"--replicates 100001: input should be less than or equal to 100000"):
+        pseudowords.score(release, predictions, {"replicates": 100_001})
+    monkeypatch.setattr(pseudowords, "WORK_LIMIT", 150 * 1000)
+    with pytest.raises(CtxRobustError, match=r"^--replicates 1000: with 150 questions this needs .* give at most 999 for this file"):
+        pseudowords.score(release, predictions, {"replicates": 1000, "null_experiments": 10, "splits": 10})
+    with pytest.raises(CtxRobustError, match=r"^--null-experiments 2000: .* give at most 1000"):
+        pseudowords.score(release, predictions, {"replicates": 10, "null_experiments": 2000, "splits": 10})

@@ -73,8 +73,66 @@ def rank_correlation(weights: np.ndarray, rx: np.ndarray, ry: np.ndarray) -> np.
     return np.clip(rho, -1.0, 1.0)
 
 
+JOINT_LIMIT = 4_000_000  # replicates x joint tie levels above which ranks are computed question by question
+
+
+def _levels(values: np.ndarray) -> tuple[np.ndarray, int]:
+    """Tie level of each value (0 = smallest; equal to TIE_DECIMALS, as in instability.level_columns) and their number."""
+    column, first = instability.level_columns(np.asarray(values, dtype=np.float64)[None])
+    return column[0], int(first[1])
+
+
+def _block_levels(values: np.ndarray) -> tuple[np.ndarray, int]:
+    """Tie levels of each row of an (S, N) array (0 = smallest of its row) and the largest number of levels in a row."""
+    column, first = instability.level_columns(values)
+    return column - first[:-1, None], int(np.diff(first).max())
+
+
+def joint_counts(weights: np.ndarray, joint: np.ndarray, size: int) -> np.ndarray:
+    """(R, size): the weight of each joint level in each replicate, questions sorted by level and summed
+    in runs (two passes over the (R, N) weights)."""
+    order = np.argsort(joint, kind="stable")
+    ordered = joint[order]
+    starts = np.flatnonzero(np.concatenate([[True], ordered[1:] != ordered[:-1]]))
+    out = np.zeros((weights.shape[0], size))
+    out[:, ordered[starts]] = np.add.reduceat(weights[:, order], starts, axis=1)
+    return out
+
+
+def spearman_from_joint(counts: np.ndarray) -> np.ndarray:
+    """Spearman rho from the weights of the (x level, y level) pairs, (..., Lx, Ly): the Pearson r of
+    the midranks, every question of a pair of levels sharing its two midranks. The same arithmetic
+    as rank_correlation over the questions, grouped by level."""
+    wx, wy = counts.sum(axis=-1), counts.sum(axis=-2)
+    n = wx.sum(axis=-1)
+    rx = np.cumsum(wx, axis=-1) - (wx - 1) / 2
+    ry = np.cumsum(wy, axis=-1) - (wy - 1) / 2
+    mean = (n + 1) / 2
+    cov = np.einsum("...ab,...a,...b->...", counts, rx, ry) / n - mean**2
+    vx = (wx * rx * rx).sum(axis=-1) / n - mean**2
+    vy = (wy * ry * ry).sum(axis=-1) / n - mean**2
+    defined = (vx > 1e-9) & (vy > 1e-9)
+    rho = np.full(np.shape(n), np.nan)
+    np.divide(cov, np.sqrt(np.where(defined, vx * vy, 1.0)), out=rho, where=defined)
+    return np.clip(rho, -1.0, 1.0)
+
+
+def level_spearman(weights: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.ndarray | None:
+    """Weighted Spearman rho (B,) of x and y (N,) through the joint tie levels; None when the levels
+    are too many for that to pay (JOINT_LIMIT)."""
+    lx, size_x = _levels(x)
+    ly, size_y = _levels(y)
+    if weights.shape[0] * size_x * size_y > JOINT_LIMIT:
+        return None
+    counts = joint_counts(weights, lx * size_y + ly, size_x * size_y)
+    return spearman_from_joint(counts.reshape(weights.shape[0], size_x, size_y))
+
+
 def weighted_spearman(weights: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.ndarray:
     """Spearman rho: Pearson r of the midranks, each question counted weights[b, i] times: (B,)."""
+    grouped = level_spearman(weights, x, y)
+    if grouped is not None:
+        return grouped
     return rank_correlation(weights, weighted_midranks(weights, x), weighted_midranks(weights, y))
 
 
@@ -145,12 +203,12 @@ def raw_correlates(
 ) -> dict[str, np.ndarray]:
     """Spearman rho of u_i with Delta_i and Delta_i^2, and with the log-odds change g(context) - g(baseline)
     and its square, all from all trials (Table 3 "raw"): name -> (B,)."""
-    u = weighted_midranks(weights, uncertainty(base_k / base_n))
+    u = uncertainty(base_k / base_n)
     g = empirical_logit(context_k, context_n) - empirical_logit(base_k, base_n)
     out = {}
     for name, target in (("signed.raw.probability", delta), ("squared.raw.probability", delta**2),
                          ("signed.raw.log_odds", g), ("squared.raw.log_odds", g**2)):
-        out[name] = rank_correlation(weights, u, weighted_midranks(weights, target))
+        out[name] = weighted_spearman(weights, u, target)
     return out
 
 
@@ -176,16 +234,31 @@ def split_correlates(weights: np.ndarray, folds, context_k: np.ndarray, context_
     # the last slot), a block of splits at a time to bound memory
     replicates = weights.shape[0]
     slots = -(-replicates // splits)
-    padded = np.full((slots * splits, n), np.nan)
-    padded[:replicates] = weights
-    by_split = padded.reshape(slots, splits, n).transpose(1, 0, 2)  # (S, slots, N)
+    nan_row = np.full((1, n), np.nan)
+
+    def split_weights(s: int) -> np.ndarray:  # replicates s, s + S, ... (NaN pads the last slot): (slots, N)
+        rows = s + splits * np.arange(slots)
+        return np.vstack([weights[rows[rows < replicates]], *([nan_row] * int((rows >= replicates).sum()))])
+
     rho = {name: np.empty((splits, 1 + slots)) for name in targets}
     step = max(1, BLOCK_CELLS // ((1 + slots) * n))
     for lo in range(0, splits, step):
         block = slice(lo, min(lo + step, splits))
-        w = np.concatenate([np.ones((block.stop - lo, 1, n)), by_split[block]], axis=1)
-        u = weighted_midranks(w, uncertainty(f.mean[block]))
+        w = np.stack([np.vstack([np.ones((1, n)), split_weights(s)]) for s in range(block.start, block.stop)])
+        u_values = uncertainty(f.mean[block])
+        u_level, u_size = _block_levels(u_values)
+        u = None  # question-by-question midranks, made only if the tie levels are too many
         for name, target in targets.items():
-            rho[name][block] = rank_correlation(w, u, weighted_midranks(w, target[block]))
+            t_level, t_size = _block_levels(target[block])
+            rows = w.shape[0] * w.shape[1]
+            if rows * u_size * t_size <= JOINT_LIMIT:
+                joint = u_level * t_size + t_level  # (splits of the block, N)
+                flat = (np.arange(rows).reshape(w.shape[:2]) * (u_size * t_size))[..., None] + joint[:, None, :]
+                counts = np.bincount(flat.ravel(), w.ravel(), minlength=rows * u_size * t_size)
+                rho[name][block] = spearman_from_joint(counts.reshape(*w.shape[:2], u_size, t_size))
+            else:
+                if u is None:
+                    u = weighted_midranks(w, u_values)
+                rho[name][block] = rank_correlation(w, u, weighted_midranks(w, target[block]))
     estimate = {name: float(mean_defined(values[:, 0])) for name, values in rho.items()}
     return estimate, {name: values[:, 1:].T.reshape(-1)[:replicates] for name, values in rho.items()}

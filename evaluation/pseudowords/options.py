@@ -30,4 +30,5 @@ class ScoreOptions(BaseModel):
     replicates: int = Field(question_bootstrap.REPLICATES, ge=0, le=MAX_REPLICATES, description="question-bootstrap replicates (0: no intervals)")
     null_experiments: int = Field(noise_floor.NULL_EXPERIMENTS, ge=1, le=MAX_REPLICATES, description="synthetic null experiments of the noise floor (Section 2)")
     splits: int = Field(split_sample.SPLITS, ge=1, le=MAX_REPLICATES, description="symmetric splits of the split-sample WTD (Appendix A)")
+    jobs: Optional[int] = Field(None, ge=1, le=64, description="worker processes for the per-model statistics (default: the CPU count, at most 4); the figures do not depend on it")
     export: Optional[Path] = Field(None, description="write per-example changes (id, model, s_i0, s_ic, delta_i) to this CSV or Parquet file")

@@ -2,9 +2,12 @@
 from __future__ import annotations
 
 import html
+
 import numpy as np
-from ctxrobust.evaluation.report import fmt_metric, figure_data_uri, html_page, html_table, markdown_table
-from ctxrobust.evaluation.pseudowords.scorer import (INPUTS, _group_order)
+
+from ctxrobust.evaluation.pseudowords.scorer import INPUTS, _group_order
+from ctxrobust.evaluation.report import figure_data_uri, fmt_metric, html_page, html_table, markdown_table
+
 
 def _signed(m: dict | None) -> str:
     if not m or m.get("estimate") is None:

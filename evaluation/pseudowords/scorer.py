@@ -42,11 +42,13 @@ has it, else `metrics` is empty and `note` says why.
 """
 from __future__ import annotations
 
+import concurrent.futures
 import csv
 import math
-import re
-from collections import defaultdict
-from dataclasses import dataclass, field
+import multiprocessing
+import os
+import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -55,13 +57,15 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictStr
 
 from ctxrobust.builders.pseudowords.builder import PseudowordsConfig
 from ctxrobust.errors import CtxRobustError
-from ctxrobust.evaluation.pseudowords.options import DEFAULT_SEED, ScoreOptions
-from ctxrobust.release import Release
-from ctxrobust.evaluation.pseudowords import cross_model, instability, noise_floor, split_sample
 from ctxrobust.evaluation import question_bootstrap
 from ctxrobust.evaluation.predictions import PredictionsReader, Problem
+from ctxrobust.evaluation.pseudowords import cells as cells_module
+from ctxrobust.evaluation.pseudowords import cross_model, instability, noise_floor, split_sample
+from ctxrobust.evaluation.pseudowords.cells import CellTable, sqa_group  # noqa: F401 (sqa_group: part of this module's interface)
+from ctxrobust.evaluation.pseudowords.options import DEFAULT_SEED, ScoreOptions
 from ctxrobust.evaluation.report import header, mean_over_models, metric
 from ctxrobust.options import parse_options
+from ctxrobust.release import Release
 
 K = instability.K_DEFAULT
 DIGITS = 6  # report figures are rounded to 6 decimals
@@ -107,18 +111,6 @@ def row_shape_problem(row: PredictionRow) -> str | None:
 # --- reading ---------------------------------------------------------------------------------------
 
 
-SQA_ID = re.compile(r"SQA-([0-9]{6})-([0-9]{3})")
-
-
-def sqa_group(context: str, histories: int) -> str | None:
-    """Group label of an SQA history id written by `ctxrobust prompts` (SQA-TURNS-INDEX, index below
-    the release's contexts_per_length): "SQA 20"; None for anything else."""
-    match = SQA_ID.fullmatch(context)
-    if match and int(match.group(2)) < histories:
-        return f"SQA {int(match.group(1))}"
-    return None
-
-
 def context_groups(release: Release) -> dict[str, str]:
     """context id -> group label "KIND LENGTH" (e.g. "CHA 10000") from the release's contexts.jsonl."""
     groups = {}
@@ -128,44 +120,6 @@ def context_groups(release: Release) -> dict[str, str]:
         except (KeyError, TypeError):
             raise CtxRobustError(f"{release.file_path('contexts.jsonl')}: a row lacks 'id', 'kind' or 'target_tokens' ({str(row)[:80]}); rebuild the release") from None
     return groups
-
-
-@dataclass
-class Accumulator:
-    """Per (model, question, context) cell: number of trials and their sum. Checks each row first."""
-
-    groups: dict[str, str]  # context id -> group label; SQA ids are added as they are met
-    histories: int = 10  # SQA histories per release (its contexts_per_length)
-    cells: dict[tuple[str, str, str | None], list] = field(default_factory=dict)
-    kind: dict[str, str] = field(default_factory=dict)  # model -> "correct" | "score"
-
-    def check(self, row: PredictionRow) -> str | None:
-        problem = row_shape_problem(row)
-        if problem:
-            return problem
-        if row.context is not None and row.context not in self.groups:
-            group = sqa_group(row.context, self.histories)
-            if group is None:
-                return f"unknown context {row.context!r}: not in the release's contexts.jsonl nor an SQA history id (use the ids `ctxrobust prompts` wrote)"
-            self.groups[row.context] = group
-        kind = "correct" if row.correct is not None else "score"
-        first = self.kind.setdefault(row.model, kind)
-        if first != kind:
-            return f"model {row.model!r} mixes 'correct' and 'score' rows (its earlier rows have {first!r}); use one kind per model"
-        return None
-
-    @staticmethod
-    def key(row: PredictionRow) -> tuple:
-        return (row.model, row.id, row.context, row.trial)
-
-    def add(self, row: PredictionRow) -> None:
-        value = row.correct if row.correct is not None else row.score
-        cell = self.cells.get((row.model, row.id, row.context))
-        if cell is None:
-            self.cells[(row.model, row.id, row.context)] = [1, value]
-        else:
-            cell[0] += 1
-            cell[1] += value
 
 
 @dataclass
@@ -192,64 +146,99 @@ class Unit:
         return self.context_total.sum(axis=1)
 
 
-def _unit(name: str, model: str, group: str, binary: bool, questions: dict, ids: list[str], contexts: list[str]) -> Unit:
-    """Dense arrays for the given questions (rows) and contexts (columns)."""
-    column = {c: j for j, c in enumerate(contexts)}
-    n = len(ids)
-    base_n, base_total = np.zeros(n, dtype=np.int64), np.zeros(n)
-    context_n, context_total = np.zeros((n, len(contexts)), dtype=np.int64), np.zeros((n, len(contexts)))
-    for i, qid in enumerate(ids):
-        for c, (count, total) in questions[qid].items():
-            if c is None:
-                base_n[i], base_total[i] = count, total
-            elif c in column:
-                context_n[i, column[c]], context_total[i, column[c]] = count, total
-    return Unit(name, model, group, binary, ids, contexts, base_n, base_total, context_n, context_total)
-
-
 def _group_order(label: str) -> tuple[str, int]:
     kind, length = label.split(" ")
     return kind, int(length)
 
 
-def build_units(acc: Accumulator) -> tuple[list[Unit], list[Problem], int]:
-    """Units from the accumulated cells, the questions left out (as problems) and the rows they held."""
-    by_model: dict[str, dict[str, dict[str | None, list]]] = defaultdict(lambda: defaultdict(dict))
-    for (model, qid, context), cell in acc.cells.items():
-        by_model[model][qid][context] = cell
+def _ranks(strings: list) -> np.ndarray:
+    """Rank of each string in sorted order."""
+    order = sorted(range(len(strings)), key=strings.__getitem__)
+    rank = np.empty(len(strings), dtype=np.int64)
+    rank[order] = np.arange(len(strings))
+    return rank
+
+
+def build_units(table: CellTable) -> tuple[list[Unit], list[Problem], int]:
+    """Units from the cells, the questions left out (as problems) and the rows they held. Work is on
+    the cell arrays; Python loops run over models, groups and the questions left out only."""
+    labels = sorted(set(table.groups.values()), key=_group_order)
+    label_index = {label: i for i, label in enumerate(labels)}
+    context_group = np.array([-1] + [label_index[table.groups[c]] for c in table.contexts[1:]], dtype=np.int64)
+    context_rank = _ranks([c or "" for c in table.contexts])
+    id_rank = _ranks(table.ids)
     units, problems, dropped = [], [], 0
-    for model in sorted(by_model):
-        questions = by_model[model]
-        total_rows = sum(cell[0] for cells in questions.values() for cell in cells.values())
-        groups = sorted({acc.groups[c] for cells in questions.values() for c in cells if c is not None}, key=_group_order)
-        if not groups:
-            problems.append(Problem(None, f"model {model!r}: no rows with a context, so no change can be measured; its {total_rows} row(s) are left out"))
-            dropped += total_rows
+    by_model = np.argsort(table.model, kind="stable")
+    starts = np.flatnonzero(np.concatenate([[True], table.model[by_model][1:] != table.model[by_model][:-1]])) if by_model.size else np.array([], dtype=np.int64)
+    slices = {int(table.model[by_model[a]]): by_model[a:b] for a, b in zip(starts, [*starts[1:], by_model.size])}
+    for model_index in sorted(slices, key=lambda i: table.models[i]):
+        model = table.models[model_index]
+        cells = slices[model_index]
+        rank = id_rank[table.qid[cells]]
+        group = context_group[table.context[cells]]
+        n = table.n[cells]
+        present = np.unique(group[group >= 0])
+        if present.size == 0:
+            problems.append(Problem(None, f"model {model!r}: no rows with a context, so no change can be measured; its {int(n.sum())} row(s) are left out"))
+            dropped += int(n.sum())
             continue
-        used: set[tuple[str, str | None]] = set()
-        for qid in sorted(questions):
-            if None not in questions[qid]:
-                rows = sum(cell[0] for cell in questions[qid].values())
-                problems.append(Problem(None, f"model {model!r}, question {qid!r}: no baseline rows (context null), so its change cannot be measured; its {rows} row(s) are left out"))
-        for group in groups:
-            name = model if len(groups) == 1 else f"{model} [{group}]"
-            ids = []
-            for qid in sorted(questions):
-                cells = questions[qid]
-                if None not in cells:
-                    continue  # reported above
-                in_group = [c for c in cells if c is not None and acc.groups[c] == group]
-                if not in_group:
-                    where = "context" if len(groups) == 1 else f"{group} context"
-                    problems.append(Problem(None, f"model {model!r}, question {qid!r}: no {where} rows, so its change cannot be measured; left out of {name!r}"))
-                    continue
-                ids.append(qid)
-                used.update([(qid, None), *((qid, c) for c in in_group)])
-            if ids:
-                contexts = sorted({c for qid in ids for c in questions[qid] if c is not None and acc.groups[c] == group})
-                units.append(_unit(name, model, group, acc.kind[model] == "correct", questions, ids, contexts))
-        dropped += sum(cell[0] for qid, cells in questions.items() for c, cell in cells.items() if (qid, c) not in used)
+        questions, position = np.unique(rank, return_inverse=True)  # sorted by id
+        q_ids = np.empty(questions.size, dtype=np.int64)
+        q_ids[position] = table.qid[cells]
+        has_base = np.zeros(questions.size, dtype=bool)
+        has_base[position[group < 0]] = True
+        rows = np.bincount(position, weights=n, minlength=questions.size)
+        for q in np.flatnonzero(~has_base):
+            problems.append(Problem(None, f"model {model!r}, question {table.ids[q_ids[q]]!r}: no baseline rows (context null), so its change cannot be measured; its {int(rows[q])} row(s) are left out"))
+        used = np.zeros(cells.size, dtype=bool)
+        for g in present:
+            label = labels[g]
+            name = model if present.size == 1 else f"{model} [{label}]"
+            in_group = np.zeros(questions.size, dtype=bool)
+            in_group[position[group == g]] = True
+            for q in np.flatnonzero(has_base & ~in_group):
+                where = "context" if present.size == 1 else f"{label} context"
+                problems.append(Problem(None, f"model {model!r}, question {table.ids[q_ids[q]]!r}: no {where} rows, so its change cannot be measured; left out of {name!r}"))
+            keep = has_base & in_group
+            if not keep.any():
+                continue
+            row_of = np.cumsum(keep) - 1
+            base_cells = (group < 0) & keep[position]
+            ctx_cells = (group == g) & keep[position]
+            used |= base_cells | ctx_cells
+            ctx_index = table.context[cells[ctx_cells]]
+            distinct = np.unique(ctx_index)
+            distinct = distinct[np.argsort(context_rank[distinct], kind="stable")]
+            column = np.empty(int(distinct.max()) + 1, dtype=np.int64)
+            column[distinct] = np.arange(distinct.size)
+            count = int(keep.sum())
+            base_n, base_total = np.zeros(count, dtype=np.int64), np.zeros(count)
+            base_n[row_of[position[base_cells]]] = table.n[cells[base_cells]]
+            base_total[row_of[position[base_cells]]] = table.total[cells[base_cells]]
+            context_n, context_total = np.zeros((count, distinct.size), dtype=np.int64), np.zeros((count, distinct.size))
+            r, c = row_of[position[ctx_cells]], column[ctx_index]
+            context_n[r, c] = table.n[cells[ctx_cells]]
+            context_total[r, c] = table.total[cells[ctx_cells]]
+            units.append(Unit(name, model, label, table.kind[model] == "correct", [table.ids[i] for i in q_ids[keep]],
+                              [table.contexts[i] for i in distinct], base_n, base_total, context_n, context_total))
+        dropped += int(n[~used].sum())
     return units, problems, dropped
+
+
+def read_cells(release: Release, predictions: Path, columnar: bool = True) -> tuple[CellTable, dict | PredictionsReader]:
+    """The file's cells, with its "predictions" block (columnar reader, a clean file) or the
+    PredictionsReader that read it row by row and holds its problems (cells.py)."""
+    groups = context_groups(release)
+    histories = release.config_as(PseudowordsConfig).contexts_per_length
+    fast = cells_module.read_columnar(Path(predictions), groups, histories) if columnar else None
+    if fast is not None:
+        return fast
+    acc = cells_module.RowAccumulator(groups, histories, row_shape_problem)
+    reader = PredictionsReader(Path(predictions), PredictionRow, check=acc.check)
+    for row in reader:
+        acc.add(row)
+    acc.resolve_duplicates(reader, PredictionRow)
+    return acc.table(), reader
 
 
 # --- statistics ------------------------------------------------------------------------------------
@@ -391,6 +380,39 @@ def score_unit(unit: Unit, p: Parameters) -> UnitResult:
         "notes": notes,
     }
     return UnitResult(metrics, delta, s_i0, s_ic, block)
+
+
+WORK_LIMIT = 250_000_000  # cells of one (replicates x questions) array (2 GB of float64): the work one command may ask for
+
+
+def check_work(units: list[Unit], p: Parameters) -> None:
+    """Refuse, with the fix, work sizes whose arrays would not fit: the bootstrap weights are
+    (replicates + 1) x N, the null experiments experiments x N, the splits splits x N per question set."""
+    if not units:
+        return
+    n = max(len(u.ids) for u in units)
+    # flag, value given, array rows per unit of the value, rows beside it
+    for flag, value, per, extra in (("--replicates", p.replicates, 1, 1), ("--null-experiments", p.null_experiments, 1, 0),
+                                    ("--splits", p.splits, 4, 0)):
+        cells = (per * value + extra) * n
+        if cells > WORK_LIMIT:
+            most = (WORK_LIMIT // n - extra) // per
+            raise CtxRobustError(f"{flag} {value}: with {n} questions this needs {cells * 8 / 1e9:.1f} GB of arrays; "
+                                 f"give at most {most} for this file")
+
+
+MAX_JOBS_DEFAULT = 4  # worker processes used when --jobs is not given (at most the CPU count)
+
+
+def score_units(units: list[Unit], p: Parameters, jobs: int | None = None) -> dict[str, UnitResult]:
+    """score_unit for every unit, in worker processes when there are several units and CPUs. Every
+    unit draws from its own seeded streams, so the figures do not depend on the number of workers."""
+    workers = min(jobs or min(os.cpu_count() or 1, MAX_JOBS_DEFAULT), len(units))
+    if workers <= 1 or "fork" not in multiprocessing.get_all_start_methods():
+        return {unit.name: score_unit(unit, p) for unit in units}
+    context = multiprocessing.get_context("fork")
+    with concurrent.futures.ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+        return dict(zip((u.name for u in units), pool.map(score_unit, units, [p] * len(units))))
 
 
 INPUTS = ("correct", "score")  # binary trials, probability scores (Appendix G)
@@ -559,25 +581,30 @@ def export_examples(path: Path, units: list[Unit], results: dict[str, UnitResult
         raise CtxRobustError(f"{path}: cannot write the export ({exc.strerror})") from None
 
 
-def score(release: Release, predictions: Path, options: ScoreOptions | dict | None = None) -> dict:
-    """The pseudowords report (SPEC "Scoring"; paper Sections 2, 3.1, 3.2, Appendices A, B, D, F, G)."""
+def score(release: Release, predictions: Path, options: ScoreOptions | dict | None = None, timings: dict | None = None) -> dict:
+    """The pseudowords report (SPEC "Scoring"; paper Sections 2, 3.1, 3.2, Appendices A, B, D, F, G).
+    `timings`, if given, receives the seconds spent reading and on the statistics."""
     options = parse_options(ScoreOptions, options, "pseudowords score")
+    started = time.perf_counter()
     p = parameters(options)
     groups = context_groups(release)
     main = main_group(groups)
-    acc = Accumulator(groups, release.config_as(PseudowordsConfig).contexts_per_length)
-    reader = PredictionsReader(Path(predictions), PredictionRow, check=acc.check, key=acc.key)
-    for row in reader:
-        acc.add(row)
-    units, problems, dropped = build_units(acc)
-    block = reader.finish(options.strict, problems)
+    table, source = read_cells(release, Path(predictions))
+    units, problems, dropped = build_units(table)
+    if isinstance(source, dict) and problems:  # cells the file cannot score: report them as the row reader does
+        table, source = read_cells(release, Path(predictions), columnar=False)
+        units, problems, dropped = build_units(table)
+    block = source if isinstance(source, dict) else source.finish(options.strict, problems)
+    del table, source  # the units hold what the statistics need
     block["excluded"] += dropped
     if not units:
         raise CtxRobustError(
             f"{predictions}: no question of any model has both no-context rows (context null) and context rows; "
             "nothing to score (the problems are listed above)"
         )
-    results = {unit.name: score_unit(unit, p) for unit in units}
+    check_work(units, p)
+    read = time.perf_counter()
+    results = score_units(units, p, options.jobs)
     models = {}
     for unit in units:
         r = results[unit.name]
@@ -590,4 +617,6 @@ def score(release: Release, predictions: Path, options: ScoreOptions | dict | No
     report["context_pairs"] = score_context_pairs(units, results, p)
     if options.export is not None:
         export_examples(options.export, units, results)
+    if timings is not None:
+        timings.update(read=read - started, statistics=time.perf_counter() - read)
     return _rounded(report)

@@ -14,6 +14,7 @@ import numpy as np
 from ctxrobust.evaluation.pseudowords import instability
 
 SPLITS = 200  # Appendix B
+ROWS_PER_BATCH = 25  # splits whose tails are summed at once
 
 
 @dataclass(frozen=True)
@@ -59,8 +60,11 @@ def split_sample_wtd(weights: np.ndarray, d1: np.ndarray, d2: np.ndarray, k: int
     In each split, S = the m questions with the smallest d1 and W = -(1/m) sum_{i in S} d2_i (Eq. 2),
     used symmetrically (select on d2, measure d1) and averaged; then averaged over splits."""
     m = instability.tail_count(d1.shape[1], k)
-    tails = instability.tail_sums(weights, np.vstack([d1, d2]), np.vstack([d2, d1]), m)  # (B, 2S)
-    return -tails.mean(axis=1) / m
+    total = np.zeros(weights.shape[0])
+    for lo in range(0, d1.shape[0], ROWS_PER_BATCH):  # splits are independent: a batch at a time bounds memory
+        part = slice(lo, lo + ROWS_PER_BATCH)
+        total += instability.tail_sums(weights, np.vstack([d1[part], d2[part]]), np.vstack([d2[part], d1[part]]), m).sum(axis=1)
+    return -total / (2 * d1.shape[0]) / m
 
 
 @dataclass(frozen=True)
