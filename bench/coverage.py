@@ -1,0 +1,128 @@
+"""Empirical coverage of the reported 95% intervals on simulated data with known truth.
+
+Pseudowords (The Illusion of Robustness, Section 3 design; Appendix B intervals): each dataset draws
+N questions from one population (baseline log-odds N(1, 2); under context a share of the questions
+moves by +-2 log-odds, the rest not at all), and two models answer them with binary trials (20
+baseline, 10 contexts x 2); model b shares half of model a's context effects. Every figure of
+the per-model and cross-model blocks is scored exactly as `ctxrobust score` does (score_unit and the
+pair block), with a new bootstrap seed per dataset.
+
+Truth: what each interval claims to cover.
+- INS.adjusted and WTD.adjusted estimate the noise-free INS and WTD (Section 2, "Noise Correction"):
+  the mean |Delta_i| and the mean of the most degraded K% of the true changes, over the population.
+- Every other figure is a question-level statistic at the design's trial counts, and its interval
+  (question bootstrap) covers the figure's population value at those counts: the figure computed
+  on one very large dataset (--population questions).
+
+Prints, per figure and scenario (an effect, and no effect at all), the share of datasets whose
+interval contains the truth, with its Monte Carlo standard error; figures reported without an
+interval are listed with the coverage the withdrawn interval (the observed metric's, shifted by
+the floor) had. A 95% interval should cover 93-97% at the paper's size (N = 500).
+
+    .venv/bin/python bench/coverage.py [--datasets 200] [--questions 500] [--population 200000]
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from ctxrobust.evaluation.pseudowords import instability  # noqa: E402
+from ctxrobust.evaluation.pseudowords import scorer as pw  # noqa: E402
+
+CONTEXTS = [f"CHA-010000-{j:03d}" for j in range(10)]
+BASE_TRIALS, PER_CONTEXT = 20, 2
+WITHDRAWN = {"INS.adjusted": ("INS", "noise_floor.INS"), "WTD.adjusted": ("WTD", "noise_floor.WTD")}  # observed metric, floor
+
+
+def true_changes(rng: np.random.Generator, n: int, share: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per question: baseline probability, and the context probability of models a and b."""
+    logit = rng.normal(1.0, 2.0, size=n)
+    shift_a = np.where(rng.random(n) < share, rng.choice([-2.0, 2.0], size=n, p=[0.6, 0.4]), 0.0)
+    own = np.where(rng.random(n) < share, rng.choice([-2.0, 2.0], size=n, p=[0.6, 0.4]), 0.0)
+    shift_b = np.where(rng.random(n) < 0.5, shift_a, own)
+    p0 = 1 / (1 + np.exp(-logit))
+    return p0, 1 / (1 + np.exp(-(logit + shift_a))), 1 / (1 + np.exp(-(logit + shift_b)))
+
+
+def unit(name: str, p0: np.ndarray, pc: np.ndarray, rng: np.random.Generator) -> pw.Unit:
+    n = p0.size
+    base = rng.binomial(BASE_TRIALS, p0).astype(np.float64)
+    context = rng.binomial(PER_CONTEXT, pc[:, None], size=(n, len(CONTEXTS))).astype(np.float64)
+    return pw.Unit(name, name, "CHA 10000", True, [f"q{i:06d}" for i in range(n)], CONTEXTS,
+                   np.full(n, BASE_TRIALS, dtype=np.int64), base, np.full((n, len(CONTEXTS)), PER_CONTEXT, dtype=np.int64), context)
+
+
+def figures(p0, pa, pb, rng, params: pw.Parameters) -> dict[str, dict]:
+    """Every figure with an interval kind the report carries: per model a and the pair (a, b)."""
+    units = [unit("a", p0, pa, rng), unit("b", p0, pb, rng)]
+    results = {u.name: pw.score_unit(u, params) for u in units}
+    out = dict(results["a"].metrics)
+    block = pw._pair_block(units, results, params, ("cross-model", "coverage"), attenuation=False)
+    for name, value in block["by_pair"]["a"]["b"].items():
+        out[f"pair.{name}"] = value
+    return out
+
+
+def noise_free(p0: np.ndarray, pc: np.ndarray, k: int) -> dict[str, float]:
+    delta = pc - p0
+    return {"INS.adjusted": float(np.mean(np.abs(delta))), "WTD.adjusted": float(instability.wtd(delta, k))}
+
+
+def run(scenario: str, share: float, args) -> list[tuple]:
+    rng = np.random.default_rng([args.seed, int(share * 1000)])
+    p0, pa, pb = true_changes(rng, args.population, share)
+    truth = {k: v["estimate"] for k, v in figures(p0, pa, pb, rng, pw.Parameters(replicates=0, null_experiments=20, splits=20)).items()}
+    truth.update(noise_free(p0, pa, pw.K))
+    hits: dict[str, list[bool]] = {}
+    withdrawn: dict[str, list[bool]] = {}
+    started = time.perf_counter()
+    for d in range(args.datasets):
+        q0, qa, qb = true_changes(rng, args.questions, share)
+        found = figures(q0, qa, qb, rng, pw.Parameters(seed=d, replicates=args.replicates))
+        for name, value in found.items():
+            if name not in truth or truth[name] is None:
+                continue
+            if value.get("ci"):
+                lo, hi = value["ci"]
+                hits.setdefault(name, []).append(lo <= truth[name] <= hi)
+            elif name in WITHDRAWN and found[WITHDRAWN[name][0]].get("ci"):  # the interval as it was reported before
+                raw, floor = WITHDRAWN[name]
+                lo, hi = (c - found[floor]["estimate"] for c in found[raw]["ci"])
+                withdrawn.setdefault(name, []).append(lo <= truth[name] <= hi)
+    rows = []
+    for name in sorted(hits):
+        rows.append((scenario, name, truth[name], np.mean(hits[name]), len(hits[name]), "reported"))
+    for name in sorted(withdrawn):
+        rows.append((scenario, name, truth[name], np.mean(withdrawn[name]), len(withdrawn[name]), "no interval reported"))
+    print(f"# {scenario}: {args.datasets} datasets in {time.perf_counter() - started:.0f} s", file=sys.stderr)
+    return rows
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--datasets", type=int, default=200)
+    parser.add_argument("--questions", type=int, default=500)
+    parser.add_argument("--population", type=int, default=200_000)
+    parser.add_argument("--replicates", type=int, default=1000)
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+    rows = run("effect (10% of questions move by 2 log-odds)", 0.1, args) + run("no effect", 0.0, args)
+    print(f"pseudowords: {args.datasets} datasets of {args.questions} questions, {BASE_TRIALS} baseline and "
+          f"{len(CONTEXTS)} x {PER_CONTEXT} context trials, {args.replicates} bootstrap replicates; target 93-97% at N = 500")
+    print("| scenario | figure | truth | coverage | +- (MC s.e.) | interval |")
+    print("|---|---|---:|---:|---:|---|")
+    for scenario, name, truth, coverage, count, status in rows:
+        se = math.sqrt(max(coverage * (1 - coverage), 1e-12) / count)
+        print(f"| {scenario} | {name} | {truth:.4f} | {100 * coverage:.1f}% | {100 * se:.1f} | {status} |")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
