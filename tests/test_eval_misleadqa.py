@@ -539,10 +539,10 @@ def test_clean_file_passes_strict_and_reports_are_byte_identical(mini, tmp_path)
     report = json.loads(outputs[0])
     assert set(report) == {"dataset", "release", "parameters", "predictions", "models", "summary"}
     assert report["parameters"]["replicates"] == 300 and report["parameters"]["seed"] == 2027
-    assert set(report["release"]) == {"version", "manifest_sha256"} and set(report["summary"]) == {"metrics"}
+    assert set(report["release"]) == {"version", "manifest_sha256"} and set(report["summary"]) == {"metrics", "warnings"}
     for block in [report["summary"]] + list(report["models"].values()):
         for name, value in block["metrics"].items():
-            assert set(value) == {"estimate", "ci", "n"}, name
+            assert set(value) - {"note"} == {"estimate", "ci", "n"}, name  # a null figure says why in "note"
             if name.startswith(("outcome.", "LR.", "RLR.", "gold.")) and value["estimate"] is not None:
                 assert 0.0 <= value["estimate"] <= 1.0
 
@@ -572,3 +572,30 @@ def test_release_without_main_split_is_one_clear_error(tmp_path):
     (tmp_path / "p.jsonl").write_text("", encoding="utf-8")
     done = run_cli("score", str(folder), str(tmp_path / "p.jsonl"))
     assert done.returncode == 2 and "no main.jsonl" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_none_agreement_counts_only_valid_letters_in_both_runs(mini, tmp_path):
+    release, _ = mini
+    original = {**M1, "q1": ["zz"] + M1["q1"][1:], "q2": ["yy"] + M1["q2"][1:]}
+    cf = {**M1_CF, "q1": ["qq"] + M1_CF["q1"][1:], "q3": ["ww"] + M1_CF["q3"][1:]}
+    path = tmp_path / "p.jsonl"
+    path.write_text("\n".join(prediction_lines("m1", original) + prediction_lines("m1", cf, "cf")) + "\n", encoding="utf-8")
+    m1 = misleadqa.score(release, path, {"replicates": 0, "min_clusters": 1})["models"]["m1"]["metrics"]
+    # q1 invalid in both runs (not an agreement), q2 and q3 invalid in one; q4 E/E, q5 A/B, q6 B/B
+    assert est(m1, "cf.none_agreement") == pytest.approx(2 / 3) and m1["cf.none_agreement"]["n"] == 3
+    assert est(m1, "cf.none_agreement.invalid_pairs") == 3 and m1["cf.none_agreement.invalid_pairs"]["n"] == 6
+    every = {i: ["zz"] + r[1:] for i, r in M1_CF.items()}
+    path.write_text("\n".join(prediction_lines("m1", M1) + prediction_lines("m1", every, "cf")) + "\n", encoding="utf-8")
+    m1 = misleadqa.score(release, path, {"replicates": 0, "min_clusters": 1})["models"]["m1"]["metrics"]
+    assert m1["cf.none_agreement"]["estimate"] is None and "no item has a valid letter" in m1["cf.none_agreement"]["note"]
+
+
+def test_models_on_few_clusters_and_rare_rates_are_warned_about(mini, capsys):
+    release, predictions = mini
+    report = misleadqa.score(release, predictions, {"replicates": 0, "min_clusters": 1})
+    warnings = report["summary"]["warnings"]
+    # m1's A_m: q1, q2 (cluster NE), q5, q6 -> 3 clusters; below the 20 of App. C.2
+    assert any(w.startswith("model 'm1' enters the means with A_m covering 3 source cluster(s), fewer than the 20") for w in warnings)
+    assert "warning: model 'm1' enters the means" in capsys.readouterr().err
+    assert "## Warnings\n\n- model 'm1' enters the means" in misleadqa_render.render_markdown(report)
+    assert misleadqa.score(release, predictions, {"replicates": 0})["summary"]["warnings"] == []  # nobody enters: no warning

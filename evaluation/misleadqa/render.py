@@ -149,6 +149,8 @@ def render_markdown(report: dict) -> str:
     for title, headers, rows, note in _tables(report):
         table = rp.markdown_table([cell(h) for h in headers], [[cell(c) for c in row] for row in rows])
         parts.append(f"## {title}\n\n{table}" + (f"\n{note}\n" if note else ""))
+    if report["summary"].get("warnings"):
+        parts.append("## Warnings\n\n" + "".join(f"- {cell(line)}\n" for line in report["summary"]["warnings"]))
     if report["predictions"]["problems"]:
         parts.append("## Problems in the predictions file\n\n" + "".join(f"- {line}\n" for line in _problems(report)))
     return "\n".join(parts)

@@ -16,7 +16,7 @@ import numpy as np
 from ctxrobust.release import Release
 from ctxrobust.evaluation import cluster_bootstrap as cb, resampling
 from ctxrobust.evaluation import report as rp
-from ctxrobust.evaluation.misleadqa.options import ScoreOptions
+from ctxrobust.evaluation.misleadqa.options import MIN_CLUSTERS, ScoreOptions
 from ctxrobust.evaluation.misleadqa.lure_rates import (
     C, GOLD, OUTCOMES, PRIMARY, common_subset, count_columns, distribution, evaluation_subsets, outcomes, primary_metrics, ratio,
 )
@@ -204,10 +204,17 @@ def cf_metrics(codes: np.ndarray, codes_cf: np.ndarray, letters: np.ndarray, let
     out[f"{p}common.S_with_G.gold.original"] = rp.metric(distribution(codes[:, s_with_g], common)[0][GOLD], None, int(common.sum()))
     out[f"{p}common.S_with_G.gold.cf"] = rp.metric(distribution(codes_cf[:, s_with_g], common)[0][GOLD], None, int(common.sum()))
     # App. D.5 consistency check: the CF run's no-context answers against the original run's
-    both = (letters[:, C["none"]] != MISSING) & (letters_cf[:, C["none"]] != MISSING)
-    if both.any():
-        agree = (letters[:, C["none"]] == letters_cf[:, C["none"]]) & both
-        out[f"{p}none_agreement"] = rp.metric(agree.sum() / both.sum(), None, int(both.sum()))
+    # on the items with a letter in both runs: two invalid responses are not an agreement
+    original, rerun = letters[:, C["none"]], letters_cf[:, C["none"]]
+    answered = (original != MISSING) & (rerun != MISSING)
+    both = answered & (original >= 0) & (rerun >= 0)
+    if answered.any():
+        if both.any():
+            agree = (original == rerun) & both
+            out[f"{p}none_agreement"] = rp.metric(agree.sum() / both.sum(), None, int(both.sum()))
+        else:
+            out[f"{p}none_agreement"] = {**rp.metric(None, None, 0), "note": "undefined: no item has a valid letter in both runs' no-context answers"}
+        out[f"{p}none_agreement.invalid_pairs"] = rp.metric(int((answered & ~both).sum()), None, int(answered.sum()))
     return out
 
 
@@ -313,6 +320,9 @@ def score(release: Release, predictions: Path, settings: ScoreOptions | dict | N
         print(f"{predictions}: model(s) {', '.join(skipped)} have A_m covering fewer than {settings.min_clusters} source clusters; "
               "they get no intervals and stay out of the means (App. C.2)", file=sys.stderr)
     summary = _summary(models, eligible)
+    warnings = inference_warnings(models, eligible)
+    for line in warnings:
+        print(f"{predictions}: warning: {line}", file=sys.stderr)
     summary.update({
         "inference.models": rp.metric(len(eligible), None, len(models)),
         "bootstrap.units.clusters": rp.metric(len(clusters), None, None),
@@ -326,7 +336,33 @@ def score(release: Release, predictions: Path, settings: ScoreOptions | dict | N
             for model, intervals in zip(eligible, per_model):
                 _attach(models[model]["metrics"], intervals, prefix, replicates)
             _attach(summary, mean, prefix, replicates)
-    return {**rp.header(release, block), "parameters": settings.parameters(), "models": models, "summary": {"metrics": dict(sorted(summary.items()))}}
+    return {**rp.header(release, block), "parameters": settings.parameters(), "models": models,
+            "summary": {"metrics": dict(sorted(summary.items())), "warnings": warnings}}
+
+
+RARE_RATE = 0.05  # rates below this over fewer than FEW_CLUSTERS clusters: intervals known to under-cover
+FEW_CLUSTERS = 40
+RARE_RATES = ("LR.S", "LR.F", "RLR.S", "RLR.F")
+
+
+def inference_warnings(models: dict[str, dict], eligible: list[str]) -> list[str]:
+    """Where the figures are known to be fragile: a model entering the means with A_m on fewer source
+    clusters than App. C.2 asks (allowed by a lower --min-clusters), and rare rates over few clusters,
+    whose cluster-bootstrap intervals cover less than they claim (bench/coverage.py)."""
+    out = []
+    for model in eligible:
+        metrics = models[model]["metrics"]
+        covered = int(metrics["inference.A.clusters"]["estimate"])
+        if covered < MIN_CLUSTERS:
+            out.append(f"model {model!r} enters the means with A_m covering {covered} source cluster(s), fewer than the "
+                       f"{MIN_CLUSTERS} of App. C.2: its figures rest on {covered} cluster(s) and can move the model means by a lot")
+        if covered < FEW_CLUSTERS:
+            rare = [f"{name} {100 * metrics[name]['estimate']:.1f}%" for name in RARE_RATES
+                    if name in metrics and metrics[name]["estimate"] is not None and metrics[name]["estimate"] < RARE_RATE]
+            if rare:
+                out.append(f"model {model!r}: rare rates ({', '.join(rare)}) over {covered} source clusters: their 95% intervals "
+                           f"are known to cover less (about 85% for rates of 1-5% with 17-36 clusters, bench/coverage.py)")
+    return out
 
 
 def _attach(metrics: dict, intervals: dict, prefix: str, replicates: int) -> None:

@@ -101,7 +101,7 @@ def _tables(report: dict) -> list[tuple[str, list[str], list[list[str]], str]]:
         [[n + mark[n], _plain(_get(report, n, "accuracy.baseline")), _signed(_get(report, n, "delta")),
           _plain(_get(report, n, "INS.adjusted")), _plain(_get(report, n, "WTD.adjusted"))]
          for n in names],
-        f"Laid out like Table 1: AVG is the no-context accuracy, Δ the mean change with context, INS and WTD (K = {report['parameters']['K']}) are noise-floor adjusted. † probability scores: no noise correction (Appendix G).",
+        f"Laid out like Table 1: AVG is the no-context accuracy, Δ the mean change with context, INS and WTD (K = {report['parameters']['K']}) are noise-floor adjusted, point estimates without an interval: the floor-subtracted metric is biased for the noise-free one and no bootstrap interval covers it (bench/coverage.py); the observed metrics' intervals are in the next table. † probability scores: no noise correction (Appendix G).",
     ), (
         "Observed metrics, 95% CIs and noise floors (%)",
         ["Model", "INS [95% CI]", "η INS", "WTD [95% CI]", "η WTD", "Δ [95% CI]"],
