@@ -43,6 +43,8 @@ def differences(expected, actual, where="", tolerance=1.5e-6, skip=()):
 # figures whose definition changed since the fixture was written (each with its reason in the scorer)
 REDEFINED: tuple[str, ...] = (
     "INS.adjusted/ci", "WTD.adjusted/ci",  # withdrawn: they do not cover the noise-free values (scorer.ADJUSTED_NO_CI)
+    # Appendix B: each replicate recomputes the mean over all splits (the earlier scheme: --split-intervals per-split)
+    *(f"uncertainty_rho.{t}.split.{s}/ci" for t in ("signed", "squared") for s in ("probability", "log_odds")),
 )
 
 
@@ -55,13 +57,20 @@ def small_run(tmp_path_factory):
     return release, folder / "predictions.jsonl"
 
 
-def test_figures_equal_those_of_the_row_holding_scorer(small_run):
+@pytest.mark.parametrize("scheme", ["all-splits", "per-split"])
+def test_figures_equal_those_of_the_row_holding_scorer(small_run, scheme):
     release, predictions = small_run
-    report = pseudowords.score(release, predictions, SMALL)
+    report = pseudowords.score(release, predictions, {**SMALL, "split_intervals": scheme})
     expected = json.loads((REPO / "tests" / "data" / "pseudowords_figures_small.json").read_text(encoding="utf-8"))
     actual = {k: report[k] for k in expected}
     actual["predictions"] = {k: v for k, v in report["predictions"].items() if k != "path"}
-    assert differences(expected, actual, skip=REDEFINED) == []
+    # the earlier scheme, kept as --split-intervals per-split, gives the earlier intervals
+    skip = REDEFINED if scheme == "all-splits" else tuple(r for r in REDEFINED if ".split." not in r)
+    assert differences(expected, actual, skip=skip) == []
+    if scheme == "all-splits":  # the Appendix B intervals are narrower (2.3 times in the example)
+        m = report["models"]["model-0"]["metrics"]["uncertainty_rho.squared.split.probability"]
+        e = expected["models"]["model-0"]["metrics"]["uncertainty_rho.squared.split.probability"]
+        assert m["ci"][1] - m["ci"][0] < e["ci"][1] - e["ci"][0]
 
 
 def test_clean_file_is_read_by_the_columnar_reader_and_both_readers_agree(small_run):

@@ -220,16 +220,26 @@ def split_correlates(weights: np.ndarray, folds, context_k: np.ndarray, context_
     Returns (estimate: mean over the splits, replicates: (B,) per name). Replicate b is computed on
     split b mod S, so each replicate carries the split-to-split variation too (the interval is wider
     than one computed with every split inside every replicate)."""
-    f, b1, b2, c1, c2 = folds.f, folds.b1, folds.b2, folds.c1, folds.c2
+    f = folds.f
     splits, n = f.k.shape
+    targets = split_targets(folds, context_k, context_n)
+    return _split_correlates_by_split(weights, f, targets, splits, n)
+
+
+def split_targets(folds, context_k: np.ndarray, context_n: np.ndarray) -> dict[str, np.ndarray]:
+    """Appendix F targets per split, (S, N) each: signed (Eq. 3) and squared (Eq. 4), probability and log-odds."""
+    b1, b2, c1, c2 = folds.b1, folds.b2, folds.c1, folds.c2
     b_k, b_n = b1.k + b2.k, b1.n + b2.n
-    targets = {  # (S, N) each
+    return {  # (S, N) each
         "signed.split.probability": context_k / context_n - b_k / b_n,
         "squared.split.probability": (c1.mean - b1.mean) * (c2.mean - b2.mean),
         "signed.split.log_odds": empirical_logit(context_k, context_n) - empirical_logit(b_k, b_n),
         "squared.split.log_odds": (empirical_logit(c1.k, c1.n) - empirical_logit(b1.k, b1.n))
         * (empirical_logit(c2.k, c2.n) - empirical_logit(b2.k, b2.n)),
     }
+
+
+def _split_correlates_by_split(weights: np.ndarray, f, targets: dict[str, np.ndarray], splits: int, n: int) -> tuple[dict[str, float], dict[str, np.ndarray]]:
     # split s is ranked under a row of ones (the estimate) and replicates s, s + S, ... (NaN pads
     # the last slot), a block of splits at a time to bound memory
     replicates = weights.shape[0]
@@ -262,3 +272,38 @@ def split_correlates(weights: np.ndarray, folds, context_k: np.ndarray, context_
                 rho[name][block] = rank_correlation(w, u, weighted_midranks(w, target[block]))
     estimate = {name: float(mean_defined(values[:, 0])) for name, values in rho.items()}
     return estimate, {name: values[:, 1:].T.reshape(-1)[:replicates] for name, values in rho.items()}
+
+
+def split_correlates_all_splits(weights: np.ndarray, folds, context_k: np.ndarray, context_n: np.ndarray) -> tuple[dict[str, float], dict[str, np.ndarray]]:
+    """Split-sample Spearman correlates with Appendix B's intervals: every replicate recomputes the
+    complete statistic, the mean over all S splits of the correlate under that replicate's question
+    multiplicities. Returns (estimate, replicates (B,)) as split_correlates; the estimate is the same.
+
+    Per split, questions are grouped by their tie levels of the feature and of the four targets
+    together, the replicates' weight of each group is one pass over the (B, N) weights, and every
+    target's joint (feature level, target level) weights follow from the groups."""
+    f = folds.f
+    splits, n = f.k.shape
+    targets = split_targets(folds, context_k, context_n)
+    w = np.vstack([np.ones((1, n)), weights])
+    u_level, u_size = _block_levels(uncertainty(f.mean))
+    levels = {name: _block_levels(target) for name, target in targets.items()}
+    rho = {name: np.empty((splits, w.shape[0])) for name in targets}
+    for s in range(splits):
+        columns = np.column_stack([u_level[s]] + [levels[name][0][s] for name in targets])
+        kinds, group = np.unique(columns, axis=0, return_inverse=True)
+        group_weights = joint_counts(w, group.ravel(), kinds.shape[0])  # (B + 1, groups)
+        for k, name in enumerate(targets, start=1):
+            t_size = levels[name][1]
+            if w.shape[0] * u_size * t_size > JOINT_LIMIT:  # too many levels for joint tables: question by question
+                rho[name][s] = rank_correlation(w, weighted_midranks(w, uncertainty(f.mean[s])), weighted_midranks(w, targets[name][s]))
+                continue
+            cell = kinds[:, 0] * t_size + kinds[:, k]
+            table = np.zeros((w.shape[0], u_size * t_size))
+            order = np.argsort(cell, kind="stable")
+            ordered = cell[order]
+            starts = np.flatnonzero(np.concatenate([[True], ordered[1:] != ordered[:-1]]))
+            table[:, ordered[starts]] = np.add.reduceat(group_weights[:, order], starts, axis=1)
+            rho[name][s] = spearman_from_joint(table.reshape(w.shape[0], u_size, t_size))
+    estimate = {name: float(mean_defined(values[:, 0])) for name, values in rho.items()}
+    return estimate, {name: mean_defined(values[:, 1:].T) for name, values in rho.items()}

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
+from typing import Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -30,5 +30,7 @@ class ScoreOptions(BaseModel):
     replicates: int = Field(question_bootstrap.REPLICATES, ge=0, le=MAX_REPLICATES, description="question-bootstrap replicates (0: no intervals)")
     null_experiments: int = Field(noise_floor.NULL_EXPERIMENTS, ge=1, le=MAX_REPLICATES, description="synthetic null experiments of the noise floor (Section 2)")
     splits: int = Field(split_sample.SPLITS, ge=1, le=MAX_REPLICATES, description="symmetric splits of the split-sample WTD (Appendix A)")
+    split_intervals: Literal["all-splits", "per-split"] = Field(
+        "all-splits", description="intervals of the split-sample correlates: all-splits recomputes the mean over every split per replicate (Appendix B); per-split uses split b mod splits for replicate b (the earlier, wider scheme)")
     jobs: Optional[int] = Field(None, ge=1, le=64, description="worker processes for the per-model statistics (default: the CPU count, at most 4); the figures do not depend on it")
     export: Optional[Path] = Field(None, description="write per-example changes (id, model, s_i0, s_ic, delta_i) to this CSV or Parquet file")

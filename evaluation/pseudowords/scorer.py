@@ -251,16 +251,24 @@ class Parameters:
     null_experiments: int = noise_floor.NULL_EXPERIMENTS
     splits: int = split_sample.SPLITS
     k: int = K
+    split_intervals: str = "all-splits"
 
     def as_dict(self) -> dict:
         return {"K": self.k, "seed": self.seed, "replicates": self.replicates, "null_experiments": self.null_experiments,
                 "splits": self.splits, "ci_level": question_bootstrap.LEVEL,
-                "split_correlate_intervals": "replicate b uses split b mod splits",
+                "split_correlate_intervals": SPLIT_INTERVALS[self.split_intervals],
                 "adjusted_intervals": "none (see the note of INS.adjusted)"}
 
 
+SPLIT_INTERVALS = {
+    "all-splits": "all-splits: every replicate recomputes the mean over all splits (Appendix B)",
+    "per-split": "per-split: replicate b uses split b mod splits only (wider; the earlier scheme)",
+}
+
+
 def parameters(options: ScoreOptions) -> Parameters:
-    return Parameters(seed=options.seed, replicates=options.replicates, null_experiments=options.null_experiments, splits=options.splits)
+    return Parameters(seed=options.seed, replicates=options.replicates, null_experiments=options.null_experiments, splits=options.splits,
+                      split_intervals=options.split_intervals)
 
 
 def _figure(values: np.ndarray, n: int, shift: float = 0.0) -> dict:
@@ -336,7 +344,8 @@ def _trial_splits(unit: Unit, both: np.ndarray, delta: np.ndarray, p: Parameters
     if split_sample.foldable(unit.base_n, unit.pooled_n):
         rng = question_bootstrap.stream(p.seed, "folds", unit.name)
         folds = split_sample.folds(base_k, unit.base_n, context_k, unit.pooled_n, p.splits, rng)
-        estimate, replicates = cross_model.split_correlates(both[1:], folds, context_k, unit.pooled_n)
+        compute = cross_model.split_correlates_all_splits if p.split_intervals == "all-splits" else cross_model.split_correlates
+        estimate, replicates = compute(both[1:], folds, context_k, unit.pooled_n)
         for name in estimate:
             metrics[f"uncertainty_rho.{name}"] = _figure(np.concatenate([[estimate[name]], replicates[name]]), n)
     else:
