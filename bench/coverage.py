@@ -94,7 +94,7 @@ def run(scenario: str, share: float, args) -> list[tuple]:
     started = time.perf_counter()
     for d in range(args.datasets):
         q0, qa, qb = true_changes(rng, args.questions, share)
-        found = figures(q0, qa, qb, rng, pw.Parameters(seed=d, replicates=args.replicates))
+        found = figures(q0, qa, qb, rng, pw.Parameters(seed=d, replicates=args.replicates, split_intervals=args.split_intervals))
         for name, value in found.items():
             if name not in truth or truth[name] is None:
                 continue
@@ -195,11 +195,18 @@ def main() -> int:
     parser.add_argument("--mq-replicates", type=int, default=10_000)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--only", choices=["pseudowords", "misleadqa"])
+    parser.add_argument("--scenario", choices=["effect", "none"], help="one pseudowords scenario (default: both)")
+    parser.add_argument("--split-intervals", choices=["all-splits", "per-split"], default="all-splits")
     args = parser.parse_args()
     if args.only != "misleadqa":
-        rows = run("effect (10% of questions move by 2 log-odds)", 0.1, args) + run("no effect", 0.0, args)
+        rows = []
+        if args.scenario in (None, "effect"):
+            rows += run("effect (10% of questions move by 2 log-odds)", 0.1, args)
+        if args.scenario in (None, "none"):
+            rows += run("no effect", 0.0, args)
         print(f"pseudowords: {args.datasets} datasets of {args.questions} questions, {BASE_TRIALS} baseline and "
-              f"{len(CONTEXTS)} x {PER_CONTEXT} context trials, {args.replicates} bootstrap replicates; target 93-97% at N = 500")
+              f"{len(CONTEXTS)} x {PER_CONTEXT} context trials, {args.replicates} bootstrap replicates, split-sample correlate "
+              f"intervals {args.split_intervals}; target 93-97% at N = 500")
         table(rows)
     if args.only != "pseudowords":
         rows = run_misleadqa("paper", args) + run_misleadqa("rare", args)

@@ -293,17 +293,33 @@ def split_correlates_all_splits(weights: np.ndarray, folds, context_k: np.ndarra
         columns = np.column_stack([u_level[s]] + [levels[name][0][s] for name in targets])
         kinds, group = np.unique(columns, axis=0, return_inverse=True)
         group_weights = joint_counts(w, group.ravel(), kinds.shape[0])  # (B + 1, groups)
+        u_weights, u_ranks, u_of = _level_ranks(group_weights, kinds[:, 0])
         for k, name in enumerate(targets, start=1):
-            t_size = levels[name][1]
-            if w.shape[0] * u_size * t_size > JOINT_LIMIT:  # too many levels for joint tables: question by question
-                rho[name][s] = rank_correlation(w, weighted_midranks(w, uncertainty(f.mean[s])), weighted_midranks(w, targets[name][s]))
-                continue
-            cell = kinds[:, 0] * t_size + kinds[:, k]
-            table = np.zeros((w.shape[0], u_size * t_size))
-            order = np.argsort(cell, kind="stable")
-            ordered = cell[order]
-            starts = np.flatnonzero(np.concatenate([[True], ordered[1:] != ordered[:-1]]))
-            table[:, ordered[starts]] = np.add.reduceat(group_weights[:, order], starts, axis=1)
-            rho[name][s] = spearman_from_joint(table.reshape(w.shape[0], u_size, t_size))
+            t_weights, t_ranks, t_of = _level_ranks(group_weights, kinds[:, k])
+            rho[name][s] = _spearman_from_groups(group_weights, u_weights, u_ranks, u_of, t_weights, t_ranks, t_of)
     estimate = {name: float(mean_defined(values[:, 0])) for name, values in rho.items()}
     return estimate, {name: mean_defined(values[:, 1:].T) for name, values in rho.items()}
+
+
+def _level_ranks(group_weights: np.ndarray, level: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Weights (B, L) and midranks (B, L) of the levels present among the groups, and each group's level index."""
+    present, of = np.unique(level, return_inverse=True)
+    order = np.argsort(of, kind="stable")
+    ordered = of[order]
+    starts = np.flatnonzero(np.concatenate([[True], ordered[1:] != ordered[:-1]]))
+    weights = np.add.reduceat(group_weights[:, order], starts, axis=1)
+    return weights, np.cumsum(weights, axis=1) - (weights - 1) / 2, of.ravel()
+
+
+def _spearman_from_groups(group_weights, x_weights, x_ranks, x_of, y_weights, y_ranks, y_of) -> np.ndarray:
+    """Weighted Spearman rho (B,) from groups of questions sharing both tie levels: the arithmetic of
+    rank_correlation, every question of a group sharing its two midranks."""
+    n = x_weights.sum(axis=1)
+    mean = (n + 1) / 2
+    cov = (group_weights * x_ranks[:, x_of] * y_ranks[:, y_of]).sum(axis=1) / n - mean**2
+    vx = (x_weights * x_ranks * x_ranks).sum(axis=1) / n - mean**2
+    vy = (y_weights * y_ranks * y_ranks).sum(axis=1) / n - mean**2
+    defined = (vx > 1e-9) & (vy > 1e-9)
+    rho = np.full(n.shape, np.nan)
+    np.divide(cov, np.sqrt(np.where(defined, vx * vy, 1.0)), out=rho, where=defined)
+    return np.clip(rho, -1.0, 1.0)
