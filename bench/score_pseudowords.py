@@ -83,6 +83,8 @@ def main() -> int:
     parser.add_argument("--models", type=int)
     parser.add_argument("--questions", type=int)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--split-intervals", choices=["all-splits", "per-split"], default="all-splits",
+                        help="intervals of the split-sample correlates (all-splits: Appendix B, the default of `score`)")
     parser.add_argument("--check", action="store_true", help="compare the figures with the recorded ones (default size only)")
     parser.add_argument("--keep", help="write the release, predictions and reports into this folder")
     args = parser.parse_args()
@@ -98,7 +100,7 @@ def main() -> int:
         written = time.perf_counter() - start
         timings: dict = {}
         start, cpu = time.perf_counter(), time.process_time()
-        report = pseudowords.score(release, predictions, {"seed": 0, "export": str(folder / "changes.parquet")}, timings)
+        report = pseudowords.score(release, predictions, {"seed": 0, "export": str(folder / "changes.parquet"), "split_intervals": args.split_intervals}, timings)
         scored, scored_cpu = time.perf_counter() - start, time.process_time() - cpu
         start = time.perf_counter()
         markdown = render.render_markdown(report)

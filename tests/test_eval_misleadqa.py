@@ -16,6 +16,7 @@ import pytest
 
 from ctxrobust.release import Release
 from ctxrobust.build import write_sums
+from ctxrobust.errors import CtxRobustError
 from ctxrobust.evaluation.misleadqa import render as misleadqa_render, scorer as misleadqa
 from ctxrobust.evaluation.misleadqa.lure_rates import evaluation_subsets, outcomes
 
@@ -413,7 +414,7 @@ def test_default_settings_are_the_papers(mini):
     release, predictions = mini
     report = misleadqa.score(release, predictions, {"min_clusters": 1})
     s = report["summary"]["metrics"]
-    assert report["parameters"] == {"replicates": 10000, "seed": 2027, "lenient_letters": False, "min_clusters": 1, "levels": {"primary": 0.975, "other": 0.95}}
+    assert report["parameters"] == {"replicates": 10000, "seed": 2027, "lenient_letters": False, "min_clusters": 1, "exclude_models": None, "levels": {"primary": 0.975, "other": 0.95}}
     assert (est(s, "bootstrap.units.clusters"), est(s, "bootstrap.units.dependency_groups")) == (5, 3)
     assert "Cluster bootstrap: 10000 replicates, seed 2027, 5 source clusters" in misleadqa_render.render_markdown(report)
     # P(q6's cluster never drawn) = (4/5)^5: about a third of 10,000 replicates leave m2 undefined
@@ -599,3 +600,24 @@ def test_models_on_few_clusters_and_rare_rates_are_warned_about(mini, capsys):
     assert "warning: model 'm1' enters the means" in capsys.readouterr().err
     assert "## Warnings\n\n- model 'm1' enters the means" in misleadqa_render.render_markdown(report)
     assert misleadqa.score(release, predictions, {"replicates": 0})["summary"]["warnings"] == []  # nobody enters: no warning
+
+
+def test_exclude_models_gives_the_without_rows(mini):
+    release, predictions = mini
+    report = misleadqa.score(release, predictions, {"replicates": 400, "min_clusters": 1, "exclude_models": ["m2"]})
+    without = report["summary"]["without"]
+    assert without["excluded"] == ["m2"] and without["models"] == ["m1"]
+    m1 = report["models"]["m1"]["metrics"]
+    both = report["summary"]["metrics"]
+    for name in ("LR.S", "RLR.F", "delta.LR"):
+        # the mean over m1 alone is m1's figure, and its interval m1's (the same cluster draws)
+        assert without["metrics"][name]["estimate"] == pytest.approx(m1[name]["estimate"])
+        assert without["metrics"][name]["ci"] == pytest.approx(m1[name]["ci"])
+    m2 = report["models"]["m2"]["metrics"]
+    assert both["LR.S"]["estimate"] == pytest.approx((m1["LR.S"]["estimate"] + m2["LR.S"]["estimate"]) / 2)
+    assert report["parameters"]["exclude_models"] == ["m2"]
+    assert "| w/o m2 |" in misleadqa_render.render_markdown(report)
+    none_left = misleadqa.score(release, predictions, {"replicates": 0, "min_clusters": 1, "exclude_models": ["m1", "m2"]})
+    assert none_left["summary"]["without"]["metrics"] == {} and "no model" in none_left["summary"]["without"]["note"]
+    with pytest.raises(CtxRobustError, match=r"--exclude-models: 'm9' not in .* \(its models: m1, m2\)"):
+        misleadqa.score(release, predictions, {"replicates": 0, "exclude_models": ["m9"]})

@@ -55,6 +55,11 @@ def _tables(report: dict) -> list[tuple[str, list[str], list[list[str]], str]]:
         rows.append([label(name), _count(m, "size.B"), _count(m, "size.A")] + [_pct(m, k) for k in TABLE2])
     rows.append(["Mean", "", ""] + [_pct(summary, k) for k in TABLE2])
     rows.append(["CI", "", ""] + [_ci(summary, k) for k in TABLE2])
+    without = report["summary"].get("without")
+    if without and without.get("metrics"):
+        w = without["metrics"]
+        rows.append([f"w/o {', '.join(without['excluded'])}", "", ""] + [_pct(w, k) for k in TABLE2])
+        rows.append(["CI", "", ""] + [_ci(w, k) for k in TABLE2])
     tables.append((
         "Table 2: main results",
         ["Model", "|B_m|", "|A_m|", "Gold_S", "LR_S", "LR_F", "ΔLR †", "RLR_S", "RLR_F", "ΔRLR †"],

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ctxrobust.errors import CtxRobustError
 from ctxrobust.release import Release
 from ctxrobust.evaluation import cluster_bootstrap as cb, resampling
 from ctxrobust.evaluation import report as rp
@@ -336,8 +337,31 @@ def score(release: Release, predictions: Path, settings: ScoreOptions | dict | N
             for model, intervals in zip(eligible, per_model):
                 _attach(models[model]["metrics"], intervals, prefix, replicates)
             _attach(summary, mean, prefix, replicates)
-    return {**rp.header(release, block), "parameters": settings.parameters(), "models": models,
-            "summary": {"metrics": dict(sorted(summary.items())), "warnings": warnings}}
+    out_summary = {"metrics": dict(sorted(summary.items())), "warnings": warnings}
+    if settings.exclude_models:
+        out_summary["without"] = means_without(models, eligible, main_codes, settings, cluster, len(clusters), predictions)
+    return {**rp.header(release, block), "parameters": settings.parameters(), "models": models, "summary": out_summary}
+
+
+def means_without(models: dict, eligible: list[str], main_codes: dict, settings: ScoreOptions, cluster: np.ndarray,
+                  n_clusters: int, predictions: Path) -> dict:
+    """Table 2's "w/o" rows: the equal-weight means over the models entering inference minus the
+    excluded ones, with their own cluster-bootstrap intervals (the same draws, App. C.2)."""
+    excluded = sorted(set(settings.exclude_models))
+    unknown = [m for m in excluded if m not in models]
+    if unknown:
+        raise CtxRobustError(f"--exclude-models: {', '.join(map(repr, unknown))} not in {predictions} (its models: {', '.join(sorted(models))})")
+    kept = [m for m in eligible if m not in excluded]
+    block: dict = {"excluded": excluded, "models": kept}
+    if not kept:
+        return {**block, "metrics": {}, "note": "no model entering inference is left"}
+    means = _summary({m: models[m] for m in kept}, kept)
+    metrics = {name: means[name] for name in CI_METRICS if name in means}
+    if settings.replicates:
+        _, mean = bootstrap_intervals([main_codes[m] for m in kept], cluster, n_clusters, CI_METRICS, settings.replicates, settings.seed)
+        for name, (lo, hi, _) in mean.items():
+            metrics[name] = rp.metric(metrics[name]["estimate"], (lo, hi), metrics[name]["n"])
+    return {**block, "metrics": metrics}
 
 
 RARE_RATE = 0.05  # rates below this over fewer than FEW_CLUSTERS clusters: intervals known to under-cover
