@@ -239,7 +239,7 @@ def test_every_outcome_share_against_hand_classified_responses(mini):
     checked = 0
     for model in ("m1", "m2"):
         for name, value in report["models"][model]["metrics"].items():
-            if ".outcome." in f".{name}":
+            if ".outcome." in f".{name}" and ".paired." not in f".{name}":  # Table 16's: its own test
                 prompt = "cf" if name.split(".")[0] == "cf" or name.startswith("supplement.cf.") else "original"
                 share, n = hand_share(model, prompt, name)
                 assert value["estimate"] == (None if share is None else pytest.approx(float(share), abs=1e-12)), (model, name)
@@ -371,10 +371,11 @@ def test_cluster_bootstrap_by_hand(mini):
     cluster_of = {i: (spec[0], spec[2]) for i, spec in MAIN.items()}
     draws = np.random.default_rng(2027).integers(0, 5, size=(replicates, 5))
     assert [0 not in row for row in draws] == [False] * 6 + [True, False]  # replicate 7 never draws q6's cluster
-    per_model, mean = hand_intervals(clusters, cluster_of, replicates, misleadqa.CI_METRICS)
+    names = tuple(n for n in misleadqa.CI_METRICS if not n.startswith("paired."))  # Table 16's: test_table16_...
+    per_model, mean = hand_intervals(clusters, cluster_of, replicates, names)
     assert len(mean["LR.S"]) == replicates - 1  # m2's B_m = {q6} weighs zero there: one undefined replicate
     s = report["summary"]["metrics"]
-    for name in misleadqa.CI_METRICS:
+    for name in names:
         check_interval(s[name], s[f"bootstrap.undefined.{name}"], mean[name], name, replicates)
         for model in SETS:
             m = report["models"][model]["metrics"]
@@ -621,3 +622,22 @@ def test_exclude_models_gives_the_without_rows(mini):
     assert none_left["summary"]["without"]["metrics"] == {} and "no model" in none_left["summary"]["without"]["note"]
     with pytest.raises(CtxRobustError, match=r"--exclude-models: 'm9' not in .* \(its models: m1, m2\)"):
         misleadqa.score(release, predictions, {"replicates": 0, "exclude_models": ["m9"]})
+
+
+def test_table16_paired_conditional_outcomes_by_hand(mini):
+    release, predictions = mini
+    report = misleadqa.score(release, predictions, {"replicates": 300, "min_clusters": 1})
+    m1 = report["models"]["m1"]["metrics"]
+    # m1's A_m: q1, q2, q5, q6. G first: all four have G+S gold; with G+F, q2 gives the lure (C), the rest gold
+    assert m1["paired.G_first.outcome.gold"]["n"] == 4 and est(m1, "paired.G_first.kept") == 1
+    assert est(m1, "paired.lure.G_first") == pytest.approx(1 / 4) and est(m1, "paired.G_first.outcome.gold") == pytest.approx(3 / 4)
+    # F first: q1's S+G is the lure, so q2, q5, q6 are kept; F+G gives the lure on all three
+    assert m1["paired.misleading_first.outcome.gold"]["n"] == 3 and est(m1, "paired.misleading_first.kept") == pytest.approx(3 / 4)
+    assert est(m1, "paired.lure.misleading_first") == pytest.approx(1.0) and m1["paired.lure.misleading_first"]["n"] == 3
+    assert m1["paired.lure.G_first"]["ci"] is not None  # cluster-bootstrap interval, as the paper gives
+    summary = report["summary"]["metrics"]
+    m2 = report["models"]["m2"]["metrics"]
+    assert est(summary, "paired.lure.G_first") == pytest.approx((est(m1, "paired.lure.G_first") + est(m2, "paired.lure.G_first")) / 2)
+    table = misleadqa_render.render_markdown(report).split("## Table 16")[1].split("## ")[0]
+    assert "| G first | m1 | 4 | 100.00 | 75.00 | 25.00 | 0.00 | 0.00 | 0.00 |" in table
+    assert "| F first | m1 | 3 | 75.00 | 0.00 | 100.00 |" in table

@@ -21,7 +21,11 @@ COUNTS = (
     "gold.S.B", "lure.S.B", "lure.F.B",
     "lure.S.A", "lure.F.A",
     "lure.G+S.A", "lure.S+G.A", "lure.G+F.A", "lure.F+G.A",
+    "paired.G_first", "paired.G_first.lure", "paired.misleading_first", "paired.misleading_first.lure",
 )
+# App. D.2 (Table 16): per order, the items of A_m answered correctly with S and G in that order, and
+# the outcome there when F replaces S in the same position
+PAIRED = {"G_first": ("G+S", "G+F"), "misleading_first": ("S+G", "F+G")}
 K = {name: i for i, name in enumerate(COUNTS)}
 
 # Metric -> the subset its denominator counts (reported as "n").
@@ -31,6 +35,7 @@ PRIMARY = {
     "reduction.S": "A", "reduction.F": "A",
     "order_effect.S": "A", "order_effect.F": "A",
     "delta.RLR.G_first": "A", "delta.RLR.misleading_first": "A",
+    "paired.lure.G_first": "paired.G_first", "paired.lure.misleading_first": "paired.misleading_first",
 }
 
 
@@ -79,6 +84,10 @@ def count_columns(codes: np.ndarray, b: np.ndarray, a: np.ndarray) -> np.ndarray
         "lure.G+F.A": a & lure[:, C["G+F"]],
         "lure.F+G.A": a & lure[:, C["F+G"]],
     }
+    for name, (with_s, with_f) in PAIRED.items():
+        kept = a & (codes[:, C[with_s]] == GOLD)
+        columns[f"paired.{name}"] = kept
+        columns[f"paired.{name}.lure"] = kept & lure[:, C[with_f]]
     return np.stack([columns[name] for name in COUNTS], axis=-1).astype(np.int32)
 
 
@@ -112,6 +121,8 @@ def primary_metrics(totals: np.ndarray) -> dict[str, np.ndarray]:
     m["order_effect.F"] = order["F+G"] - order["G+F"]
     m["delta.RLR.G_first"] = order["G+F"] - order["G+S"]  # §5.2: F-S gap per order
     m["delta.RLR.misleading_first"] = order["F+G"] - order["S+G"]
+    for name in PAIRED:  # App. D.2: lure rate with F on the items kept by the S-and-G pairing
+        m[f"paired.lure.{name}"] = ratio(t[f"paired.{name}.lure"], t[f"paired.{name}"])
     return m
 
 

@@ -71,6 +71,21 @@ def _tables(report: dict) -> list[tuple[str, list[str], list[list[str]], str]]:
            "every mean (App. C.2)." if outside else ""),
     ))
 
+    rows = []
+    for order, title in (("G_first", "G first"), ("misleading_first", "F first")):
+        key = f"paired.{order}"
+        for name in names:
+            m = models[name]["metrics"]
+            kept = m.get(f"{key}.outcome.gold")
+            rows.append([title, label(name), "n/a" if kept is None else str(kept["n"]), _pct(m, f"{key}.kept"),
+                         *[_pct(m, f"{key}.outcome.{o}") for o in OUTCOMES], _ci(m, f"paired.lure.{order}")])
+        rows.append([title, "Mean", "", _pct(summary, f"{key}.kept"), *[_pct(summary, f"{key}.outcome.{o}") for o in OUTCOMES],
+                     _ci(summary, f"paired.lure.{order}")])
+    tables.append(("Table 16: paired conditional outcomes", ["Order", "Model", "n", "kept % of A_m"] + OUTCOME_HEADERS + ["lure 95% CI"], rows,
+                   "Per order, the items of A_m answered correctly with S and G in that order; outcomes when F replaces S in the "
+                   "same position (App. D.2). Abstention and other distractors stay in the denominator; the kept items can differ "
+                   "between orders, so the two rates' difference is not an order effect on a fixed subset."))
+
     rows = [[subset, cond] + [_pct(summary, f"{key}.{o}") for o in OUTCOMES] for subset, cond, key in TABLE14]
     tables.append(("Table 14: outcome distributions, mean over models", ["Subset", "Condition"] + OUTCOME_HEADERS, rows,
                    "All denotes every item of the split; each row sums to 100 up to rounding."))

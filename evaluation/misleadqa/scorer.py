@@ -19,7 +19,7 @@ from ctxrobust.evaluation import cluster_bootstrap as cb, resampling
 from ctxrobust.evaluation import report as rp
 from ctxrobust.evaluation.misleadqa.options import MIN_CLUSTERS, ScoreOptions
 from ctxrobust.evaluation.misleadqa.lure_rates import (
-    C, GOLD, OUTCOMES, PRIMARY, common_subset, count_columns, distribution, evaluation_subsets, outcomes, primary_metrics, ratio,
+    C, GOLD, OUTCOMES, PAIRED, PRIMARY, common_subset, count_columns, distribution, evaluation_subsets, outcomes, primary_metrics, ratio,
 )
 from ctxrobust.evaluation.misleadqa.responses import (
     CONDITIONS, FILES, INVALID, LETTERS, MISSING, PROMPTS, MisleadQAPrediction, parse_letter, read_items, row_problem,
@@ -29,7 +29,8 @@ from ctxrobust.options import parse_options
 
 ORDERS = ("G+S", "S+G", "G+F", "F+G")
 BOTH_ORDERS = {"S_with_G": ("G+S", "S+G"), "F_with_G": ("G+F", "F+G")}  # App. D.1 "S with G": orders averaged within a model
-CI_METRICS = ("gold.S", "LR.S", "LR.F", "delta.LR", "RLR.S", "RLR.F", "delta.RLR", "reduction.S", "reduction.F", "order_effect.S", "order_effect.F")
+CI_METRICS = ("gold.S", "LR.S", "LR.F", "delta.LR", "RLR.S", "RLR.F", "delta.RLR", "reduction.S", "reduction.F", "order_effect.S", "order_effect.F",
+              "paired.lure.G_first", "paired.lure.misleading_first")  # the last two: App. D.2, Table 16
 PRIMARY_CONTRASTS = ("delta.LR", "delta.RLR")  # §4.3: Bonferroni-adjusted 97.5% intervals
 GROUP_CI_METRICS = ("delta.LR", "delta.RLR", "reduction.F", "reduction.S", "order_effect.F", "order_effect.S")  # Table 26
 GROUP_METRICS = ("LR.S", "LR.F", "RLR.S", "RLR.F")  # Table 24
@@ -170,6 +171,11 @@ def split_metrics(codes: np.ndarray, groups: list[str] | None, prefix: str = "")
     for name, pair in BOTH_ORDERS.items():
         _put_distribution(out, f"{prefix}outcome.A.{name}", codes[:, [C[o] for o in pair]], a)
     sizes = {"B": int(b.sum()), "A": int(a.sum())}
+    for name, (with_s, with_f) in PAIRED.items():  # App. D.2, Table 16
+        kept = a & (codes[:, C[with_s]] == GOLD)
+        sizes[f"paired.{name}"] = int(kept.sum())
+        out[f"{prefix}paired.{name}.kept"] = rp.metric(ratio(kept.sum(), a.sum()), None, int(a.sum()))
+        _put_distribution(out, f"{prefix}paired.{name}.outcome", codes[:, C[with_f]], kept)
     point = primary_metrics(count_columns(codes, b, a).sum(axis=0))
     for name, subset in PRIMARY.items():
         out[f"{prefix}{name}"] = rp.metric(point[name], None, sizes[subset])
