@@ -641,3 +641,16 @@ def test_table16_paired_conditional_outcomes_by_hand(mini):
     table = misleadqa_render.render_markdown(report).split("## Table 16")[1].split("## ")[0]
     assert "| G first | m1 | 4 | 100.00 | 75.00 | 25.00 | 0.00 | 0.00 | 0.00 |" in table
     assert "| F first | m1 | 3 | 75.00 | 0.00 | 100.00 |" in table
+
+
+def test_report_names_the_tables_it_cannot_fill_and_their_inputs(mini, tmp_path):
+    release, predictions = mini
+    md = misleadqa_render.render_markdown(misleadqa.score(release, predictions, {"replicates": 0, "min_clusters": 1}))
+    missing = md.split("## Not in this report")[1]
+    assert "Table 4 (option-order robustness" in missing and "Tables 19-20 and Figure 3" in missing
+    assert "Tables 21 and 23" not in missing and "--exclude-models" in missing  # this file has CF rows
+    path = tmp_path / "original.jsonl"
+    path.write_text("\n".join(prediction_lines("m1", M1)) + "\n", encoding="utf-8")
+    md = misleadqa_render.render_markdown(misleadqa.score(release, path, {"replicates": 0, "min_clusters": 1, "exclude_models": ["m1"]}))
+    missing = md.split("## Not in this report")[1]
+    assert 'need rows with "prompt": "cf"' in missing and "--exclude-models" not in missing

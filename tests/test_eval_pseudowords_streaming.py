@@ -132,3 +132,15 @@ def test_work_sizes_are_bounded_with_the_fix(small_run, monkeypatch):
         pseudowords.score(release, predictions, {"replicates": 1000, "null_experiments": 10, "splits": 10})
     with pytest.raises(CtxRobustError, match=r"^--null-experiments 2000: .* give at most 1000"):
         pseudowords.score(release, predictions, {"replicates": 10, "null_experiments": 2000, "splits": 10})
+
+
+def test_markdown_says_which_interval_scheme_and_what_it_cannot_fill(small_run):
+    from ctxrobust.evaluation.pseudowords import render
+
+    release, predictions = small_run
+    md = render.render_markdown(pseudowords.score(release, predictions, SMALL))
+    assert "every replicate recomputes the mean over all splits (Appendix B)" in md
+    assert "Table 3's ambiguity rows (they need per-question ambiguity annotations" in md
+    assert "no bootstrap interval covers it" in md
+    md = render.render_markdown(pseudowords.score(release, predictions, {**SMALL, "split_intervals": "per-split"}))
+    assert "replicate b uses split b mod splits only" in md

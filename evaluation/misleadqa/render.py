@@ -163,12 +163,27 @@ def _problems(report: dict, limit: int = 200) -> list[str]:
     return lines + ([f"... and {len(problems) - limit} more in the JSON report"] if len(problems) > limit else [])
 
 
+def missing_inputs(report: dict) -> list[str]:
+    """The paper's tables this report cannot fill, each with the input it needs."""
+    out = ["Table 4 (option-order robustness, §6.3): needs predictions made under recorded option permutations, "
+           "which this predictions format cannot carry yet",
+           "Tables 19-20 and Figure 3 (scope judgments, §6.1, App. D.4): need scored `--prompt scope` responses, "
+           "which `score` does not read yet"]
+    if not any("cf.size.A_common" in m["metrics"] for m in report["models"].values()):
+        out.append('Tables 21 and 23 (context-faithful prompt, App. D.5): need rows with "prompt": "cf" '
+                   "(`ctxrobust prompts --prompt cf`)")
+    if not report["summary"].get("without"):
+        out.append("Table 2's \"w/o\" rows: give `--exclude-models MODEL`")
+    return out
+
+
 def render_markdown(report: dict) -> str:
     parts = [f"# MisleadQA report\n\n{_footer(report)}\n"]
     cell = lambda text: str(text).replace("|", "\\|")  # a literal bar (|B_m|) must not split a Markdown cell
     for title, headers, rows, note in _tables(report):
         table = rp.markdown_table([cell(h) for h in headers], [[cell(c) for c in row] for row in rows])
         parts.append(f"## {title}\n\n{table}" + (f"\n{note}\n" if note else ""))
+    parts.append("## Not in this report\n\n" + "".join(f"- {cell(line)}\n" for line in missing_inputs(report)))
     if report["summary"].get("warnings"):
         parts.append("## Warnings\n\n" + "".join(f"- {cell(line)}\n" for line in report["summary"]["warnings"]))
     if report["predictions"]["problems"]:

@@ -28,6 +28,8 @@ def _unit_order(report: dict) -> list[str]:
     return sorted(report["models"], key=key)
 
 
+SPLIT_NOTE = {"all-splits": "Split-sample intervals: every replicate recomputes the mean over all splits (Appendix B).",
+              "per-split:": "Split-sample intervals: replicate b uses split b mod splits only (--split-intervals per-split; wider than Appendix B's)."}
 INPUT_LABEL = {"correct": "binary trials", "score": "probability scores"}
 
 
@@ -128,7 +130,10 @@ def _tables(report: dict) -> list[tuple[str, list[str], list[list[str]], str]]:
         "Correlates of context-induced change (Spearman ρ)",
         ["Model · feature vs target", "raw, probability", "raw, log-odds", "split, probability", "split, log-odds"],
         correlate_rows,
-        "As Table 3: baseline uncertainty s_i0(1 - s_i0) against the signed change Δ_i and its square; split-sample estimates use disjoint trials for feature and target (Appendix F).",
+        "As Table 3: baseline uncertainty s_i0(1 - s_i0) against the signed change Δ_i and its square; split-sample estimates use disjoint trials for feature and target (Appendix F). "
+        + SPLIT_NOTE.get(report["parameters"].get("split_correlate_intervals", "")[:10], "")
+        + " Not in this report: Table 3's ambiguity rows (they need per-question ambiguity annotations, which this scorer does not read) "
+        "and Appendix F's reliability ceiling and homogeneous-shift null (not computed).",
     ))
     k = report["parameters"]["K"]
     cross = _cross_blocks(report)
