@@ -9,6 +9,7 @@ import json
 import math
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from ctxrobust.evaluation.pseudowords import scorer as pseudowords
@@ -140,7 +141,44 @@ def test_markdown_says_which_interval_scheme_and_what_it_cannot_fill(small_run):
     release, predictions = small_run
     md = render.render_markdown(pseudowords.score(release, predictions, SMALL))
     assert "every replicate recomputes the mean over all splits (Appendix B)" in md
-    assert "Table 3's ambiguity rows (they need per-question ambiguity annotations" in md
+    assert "Table 3's ambiguity rows (they need per-question ambiguity annotations: give --annotations FILE)" in md
     assert "no bootstrap interval covers it" in md
     md = render.render_markdown(pseudowords.score(release, predictions, {**SMALL, "split_intervals": "per-split"}))
     assert "replicate b uses split b mod splits only" in md
+
+
+def _spearman(x, y) -> float:
+    import pandas as pd
+
+    return float(np.corrcoef(pd.Series(x).rank().to_numpy(), pd.Series(y).rank().to_numpy())[0, 1])
+
+
+def test_ambiguity_rows_from_an_annotations_file(small_run, tmp_path):
+    release, predictions = small_run
+    path = tmp_path / "ambiguity.jsonl"
+    ids = [f"q{q:04d}" for q in range(150)]
+    level = {qid: (q * 7) % 4 for q, qid in enumerate(ids)}  # 0-3 flags, as Appendix E's levels
+    path.write_text("".join(json.dumps({"id": qid, "ambiguity": v}) + "\n" for qid, v in level.items()), encoding="utf-8")
+    report = pseudowords.score(release, predictions, {**SMALL, "annotations": str(path)})
+    m = report["models"]["model-1"]["metrics"]
+    table, _ = pseudowords.read_cells(release, predictions)
+    unit = [u for u in pseudowords.build_units(table)[0] if u.name == "model-1"][0]
+    delta = np.round(unit.context_total.sum(axis=1) / unit.context_n.sum(axis=1) - unit.base_total / unit.base_n, 12)  # ties as ties
+    levels = [level[q] for q in unit.ids]
+    assert m["ambiguity_rho.signed.raw.probability"]["estimate"] == pytest.approx(_spearman(levels, delta), abs=2e-6)
+    assert m["ambiguity_rho.squared.raw.probability"]["estimate"] == pytest.approx(_spearman(levels, delta**2), abs=2e-6)
+    for name in pseudowords.AMBIGUITY_NAMES:
+        assert m[name]["ci"] is not None and -1 <= m[name]["estimate"] <= 1, name
+    from ctxrobust.evaluation.pseudowords import render
+
+    md = render.render_markdown(report)
+    assert "| model-1 · ambiguity vs squared change |" in md and "give --annotations" not in md
+    # a question without annotation: null with the reason, nothing dropped silently
+    path.write_text("".join(json.dumps({"id": qid, "ambiguity": v}) + "\n" for qid, v in list(level.items())[1:]), encoding="utf-8")
+    m = pseudowords.score(release, predictions, {**SMALL, "annotations": str(path)})["models"]["model-1"]["metrics"]
+    assert m["ambiguity_rho.signed.split.log_odds"]["estimate"] is None and "lack 1 of the 150" in m["ambiguity_rho.signed.split.log_odds"]["note"]
+    from ctxrobust.errors import CtxRobustError
+
+    path.write_text('{"id": "q0000", "ambiguity": "high"}\n', encoding="utf-8")
+    with pytest.raises(CtxRobustError, match=r"ambiguity.jsonl:1: \"id\" must be a string and \"ambiguity\" a finite number"):
+        pseudowords.score(release, predictions, {**SMALL, "annotations": str(path)})

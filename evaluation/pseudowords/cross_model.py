@@ -212,7 +212,8 @@ def raw_correlates(
     return out
 
 
-def split_correlates(weights: np.ndarray, folds, context_k: np.ndarray, context_n: np.ndarray) -> tuple[dict[str, float], dict[str, np.ndarray]]:
+def split_correlates(weights: np.ndarray, folds, context_k: np.ndarray, context_n: np.ndarray,
+                     feature: np.ndarray | None = None) -> tuple[dict[str, float], dict[str, np.ndarray]]:
     """Split-sample Spearman correlates (Appendix F): feature u from fold F only; signed target
     mean(context) - mean(B1 u B2) (Eq. 3); squared target d1 d2 (Eq. 4); the same folds on the
     log-odds scale with g(k, n).
@@ -223,7 +224,7 @@ def split_correlates(weights: np.ndarray, folds, context_k: np.ndarray, context_
     f = folds.f
     splits, n = f.k.shape
     targets = split_targets(folds, context_k, context_n)
-    return _split_correlates_by_split(weights, f, targets, splits, n)
+    return _split_correlates_by_split(weights, f, targets, splits, n, feature)
 
 
 def split_targets(folds, context_k: np.ndarray, context_n: np.ndarray) -> dict[str, np.ndarray]:
@@ -239,7 +240,8 @@ def split_targets(folds, context_k: np.ndarray, context_n: np.ndarray) -> dict[s
     }
 
 
-def _split_correlates_by_split(weights: np.ndarray, f, targets: dict[str, np.ndarray], splits: int, n: int) -> tuple[dict[str, float], dict[str, np.ndarray]]:
+def _split_correlates_by_split(weights: np.ndarray, f, targets: dict[str, np.ndarray], splits: int, n: int,
+                               feature: np.ndarray | None = None) -> tuple[dict[str, float], dict[str, np.ndarray]]:
     # split s is ranked under a row of ones (the estimate) and replicates s, s + S, ... (NaN pads
     # the last slot), a block of splits at a time to bound memory
     replicates = weights.shape[0]
@@ -255,7 +257,7 @@ def _split_correlates_by_split(weights: np.ndarray, f, targets: dict[str, np.nda
     for lo in range(0, splits, step):
         block = slice(lo, min(lo + step, splits))
         w = np.stack([np.vstack([np.ones((1, n)), split_weights(s)]) for s in range(block.start, block.stop)])
-        u_values = uncertainty(f.mean[block])
+        u_values = uncertainty(f.mean[block]) if feature is None else np.broadcast_to(feature, (block.stop - lo, n))
         u_level, u_size = _block_levels(u_values)
         u = None  # question-by-question midranks, made only if the tie levels are too many
         for name, target in targets.items():
@@ -274,7 +276,8 @@ def _split_correlates_by_split(weights: np.ndarray, f, targets: dict[str, np.nda
     return estimate, {name: values[:, 1:].T.reshape(-1)[:replicates] for name, values in rho.items()}
 
 
-def split_correlates_all_splits(weights: np.ndarray, folds, context_k: np.ndarray, context_n: np.ndarray) -> tuple[dict[str, float], dict[str, np.ndarray]]:
+def split_correlates_all_splits(weights: np.ndarray, folds, context_k: np.ndarray, context_n: np.ndarray,
+                                feature: np.ndarray | None = None) -> tuple[dict[str, float], dict[str, np.ndarray]]:
     """Split-sample Spearman correlates with Appendix B's intervals: every replicate recomputes the
     complete statistic, the mean over all S splits of the correlate under that replicate's question
     multiplicities. Returns (estimate, replicates (B,)) as split_correlates; the estimate is the same.
@@ -286,7 +289,8 @@ def split_correlates_all_splits(weights: np.ndarray, folds, context_k: np.ndarra
     splits, n = f.k.shape
     targets = split_targets(folds, context_k, context_n)
     w = np.vstack([np.ones((1, n)), weights])
-    u_level, u_size = _block_levels(uncertainty(f.mean))
+    # the feature: uncertainty from fold F, or an annotation held constant across splits (Appendix F)
+    u_level, u_size = _block_levels(uncertainty(f.mean) if feature is None else np.broadcast_to(feature, (splits, n)))
     levels = {name: _block_levels(target) for name, target in targets.items()}
     rho = {name: np.empty((splits, w.shape[0])) for name in targets}
     for s in range(splits):

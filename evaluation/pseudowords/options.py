@@ -32,5 +32,6 @@ class ScoreOptions(BaseModel):
     splits: int = Field(split_sample.SPLITS, ge=1, le=MAX_REPLICATES, description="symmetric splits of the split-sample WTD (Appendix A)")
     split_intervals: Literal["all-splits", "per-split"] = Field(
         "all-splits", description="intervals of the split-sample correlates: all-splits recomputes the mean over every split per replicate (Appendix B); per-split uses split b mod splits for replicate b (the earlier, wider scheme)")
+    annotations: Optional[Path] = Field(None, description="JSONL of {id, ambiguity}: per-question ambiguity levels for Table 3's ambiguity rows (Appendix E)")
     jobs: Optional[int] = Field(None, ge=1, le=64, description="worker processes for the per-model statistics (default: the CPU count, at most 4); the figures do not depend on it")
     export: Optional[Path] = Field(None, description="write per-example changes (id, model, s_i0, s_ic, delta_i) to this CSV or Parquet file")

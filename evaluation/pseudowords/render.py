@@ -126,14 +126,19 @@ def _tables(report: dict) -> list[tuple[str, list[str], list[list[str]], str]]:
             cells = [fmt_metric(_get(report, n, f"uncertainty_rho.{target}.{kind}.{scale}"), percent=False, digits=2)
                      for kind in ("raw", "split") for scale in ("probability", "log_odds")]
             correlate_rows.append([f"{n} · uncertainty vs {target} change", *cells])
+            if f"ambiguity_rho.{target}.raw.probability" in report["models"][n]["metrics"]:
+                cells = [fmt_metric(_get(report, n, f"ambiguity_rho.{target}.{kind}.{scale}"), percent=False, digits=2)
+                         for kind in ("raw", "split") for scale in ("probability", "log_odds")]
+                correlate_rows.append([f"{n} · ambiguity vs {target} change", *cells])
     tables.append((
         "Correlates of context-induced change (Spearman ρ)",
         ["Model · feature vs target", "raw, probability", "raw, log-odds", "split, probability", "split, log-odds"],
         correlate_rows,
         "As Table 3: baseline uncertainty s_i0(1 - s_i0) against the signed change Δ_i and its square; split-sample estimates use disjoint trials for feature and target (Appendix F). "
         + SPLIT_NOTE.get(report["parameters"].get("split_correlate_intervals", "")[:10], "")
-        + " Not in this report: Table 3's ambiguity rows (they need per-question ambiguity annotations, which this scorer does not read) "
-        "and Appendix F's reliability ceiling and homogeneous-shift null (not computed).",
+        + ("" if any("ambiguity_rho.signed.raw.probability" in report["models"][n]["metrics"] for n in names) else
+           " Not in this report: Table 3's ambiguity rows (they need per-question ambiguity annotations: give --annotations FILE).")
+        + " Not computed: Appendix F's reliability ceiling and homogeneous-shift null.",
     ))
     k = report["parameters"]["K"]
     cross = _cross_blocks(report)

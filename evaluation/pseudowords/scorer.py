@@ -323,7 +323,8 @@ def _noise_corrected(unit: Unit, ins: np.ndarray, wtd: np.ndarray, p: Parameters
     return metrics, {"noise_improved": floor.improved_bins, "noise_degraded": floor.degraded_bins}
 
 
-def _trial_splits(unit: Unit, both: np.ndarray, delta: np.ndarray, p: Parameters, notes: list[str]) -> dict:
+def _trial_splits(unit: Unit, both: np.ndarray, delta: np.ndarray, p: Parameters, notes: list[str],
+                  annotations: dict[str, float] | None = None) -> dict:
     """Split-sample WTD (Appendix A), split-half reliability (Appendix D), uncertainty correlates
     raw and split-sample (Section 3.2 Table 3, Appendix F)."""
     n = len(unit.ids)
@@ -349,11 +350,40 @@ def _trial_splits(unit: Unit, both: np.ndarray, delta: np.ndarray, p: Parameters
         for name in estimate:
             metrics[f"uncertainty_rho.{name}"] = _figure(np.concatenate([[estimate[name]], replicates[name]]), n)
     else:
+        folds = None
         notes.append("split-sample correlates need at least 3 baseline and 2 context trials for every question")
+    if annotations is not None:
+        metrics.update(_ambiguity(unit, both, delta, p, annotations, folds, base_k, context_k))
     return metrics
 
 
-def score_unit(unit: Unit, p: Parameters) -> UnitResult:
+AMBIGUITY_NAMES = tuple(f"ambiguity_rho.{t}.{k}.{s}" for t in ("signed", "squared") for k in ("raw", "split") for s in ("probability", "log_odds"))
+
+
+def _ambiguity(unit: Unit, both: np.ndarray, delta: np.ndarray, p: Parameters, annotations: dict[str, float], folds,
+               base_k: np.ndarray, context_k: np.ndarray) -> dict:
+    """Table 3's ambiguity rows: Spearman rho of the annotated ambiguity level (no trial noise, the same
+    in every split, Appendix F) with the signed and squared change, raw and split-sample."""
+    n = len(unit.ids)
+    missing = [q for q in unit.ids if q not in annotations]
+    if missing:
+        note = f"undefined: the annotations lack {len(missing)} of the {n} questions (e.g. {missing[0]!r}); annotate every question scored"
+        return {name: {**metric(None, None, n), "note": note} for name in AMBIGUITY_NAMES}
+    level = np.array([annotations[q] for q in unit.ids], dtype=np.float64)
+    out = {}
+    g = cross_model.empirical_logit(context_k, unit.pooled_n) - cross_model.empirical_logit(base_k, unit.base_n)
+    for name, target in (("signed.raw.probability", delta), ("squared.raw.probability", delta**2),
+                         ("signed.raw.log_odds", g), ("squared.raw.log_odds", g**2)):
+        out[f"ambiguity_rho.{name}"] = _figure(cross_model.weighted_spearman(both, level, target), n)
+    if folds is not None:
+        compute = cross_model.split_correlates_all_splits if p.split_intervals == "all-splits" else cross_model.split_correlates
+        estimate, replicates = compute(both[1:], folds, context_k, unit.pooled_n, feature=level)
+        for name in estimate:
+            out[f"ambiguity_rho.{name}"] = _figure(np.concatenate([[estimate[name]], replicates[name]]), n)
+    return out
+
+
+def score_unit(unit: Unit, p: Parameters, annotations: dict[str, float] | None = None) -> UnitResult:
     """Every per-model figure; row 0 of `both` is the plain estimate, rows 1.. the bootstrap replicates."""
     n = len(unit.ids)
     s_i0 = instability.condition_means(unit.base_total, unit.base_n)
@@ -378,7 +408,7 @@ def score_unit(unit: Unit, p: Parameters) -> UnitResult:
         corrected, overlay = _noise_corrected(unit, ins, wtd, p)
         metrics.update(corrected)
         tails.update(overlay)
-        metrics.update(_trial_splits(unit, both, delta, p, notes))
+        metrics.update(_trial_splits(unit, both, delta, p, notes, annotations))
     else:  # Appendix G: probability scores, no noise correction
         metrics["noise_floor.INS"] = metric(0.0, None, n)
         metrics["noise_floor.WTD"] = metric(0.0, None, n)
@@ -403,6 +433,33 @@ def score_unit(unit: Unit, p: Parameters) -> UnitResult:
 WORK_LIMIT = 250_000_000  # cells of one (replicates x questions) array (2 GB of float64): the work one command may ask for
 
 
+def read_annotations(path: Path) -> dict[str, float]:
+    """Per-question ambiguity levels (Table 3, Appendix E): a JSONL of {"id", "ambiguity"} (a number,
+    e.g. the count of annotators' flags, 0-3)."""
+    import json
+
+    levels: dict[str, float] = {}
+    try:
+        handle = open(path, encoding="utf-8")
+    except OSError as exc:
+        raise CtxRobustError(f"{path}: cannot read the annotations ({exc.strerror})") from None
+    with handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+                qid, level = row["id"], row["ambiguity"]
+            except (ValueError, TypeError, KeyError):
+                raise CtxRobustError(f"{path}:{number}: expected a JSON object with \"id\" and \"ambiguity\" (a number)") from None
+            if not isinstance(qid, str) or isinstance(level, bool) or not isinstance(level, (int, float)) or not math.isfinite(level):
+                raise CtxRobustError(f"{path}:{number}: \"id\" must be a string and \"ambiguity\" a finite number")
+            if qid in levels:
+                raise CtxRobustError(f"{path}:{number}: question {qid!r} is annotated twice")
+            levels[qid] = float(level)
+    return levels
+
+
 def check_work(units: list[Unit], p: Parameters) -> None:
     """Refuse, with the fix, work sizes whose arrays would not fit: the bootstrap weights are
     (replicates + 1) x N, the null experiments experiments x N, the splits splits x N per question set."""
@@ -422,15 +479,15 @@ def check_work(units: list[Unit], p: Parameters) -> None:
 MAX_JOBS_DEFAULT = 4  # worker processes used when --jobs is not given (at most the CPU count)
 
 
-def score_units(units: list[Unit], p: Parameters, jobs: int | None = None) -> dict[str, UnitResult]:
+def score_units(units: list[Unit], p: Parameters, jobs: int | None = None, annotations: dict[str, float] | None = None) -> dict[str, UnitResult]:
     """score_unit for every unit, in worker processes when there are several units and CPUs. Every
     unit draws from its own seeded streams, so the figures do not depend on the number of workers."""
     workers = min(jobs or min(os.cpu_count() or 1, MAX_JOBS_DEFAULT), len(units))
     if workers <= 1 or "fork" not in multiprocessing.get_all_start_methods():
-        return {unit.name: score_unit(unit, p) for unit in units}
+        return {unit.name: score_unit(unit, p, annotations) for unit in units}
     context = multiprocessing.get_context("fork")
     with concurrent.futures.ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-        return dict(zip((u.name for u in units), pool.map(score_unit, units, [p] * len(units))))
+        return dict(zip((u.name for u in units), pool.map(score_unit, units, [p] * len(units), [annotations] * len(units))))
 
 
 INPUTS = ("correct", "score")  # binary trials, probability scores (Appendix G)
@@ -629,7 +686,8 @@ def score(release: Release, predictions: Path, options: ScoreOptions | dict | No
         )
     check_work(units, p)
     read = time.perf_counter()
-    results = score_units(units, p, options.jobs)
+    annotations = None if options.annotations is None else read_annotations(options.annotations)
+    results = score_units(units, p, options.jobs, annotations)
     models = {}
     for unit in units:
         r = results[unit.name]
