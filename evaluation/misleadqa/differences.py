@@ -1,13 +1,15 @@
 """Paired differences between models (Section 4.2 lure rates): for every pair of models whose A_m covers
 enough source clusters (App. C.2), LR and RLR of A minus B with a percentile interval from the same
 cluster draws every interval of the report uses, so the difference's interval is paired."""
+
 from __future__ import annotations
 
 from pathlib import Path
 
 import numpy as np
 
-from ctxrobust.evaluation import cluster_bootstrap as cb, resampling
+from ctxrobust.evaluation import cluster_bootstrap as cb
+from ctxrobust.evaluation import resampling
 from ctxrobust.evaluation.misleadqa.lure_rates import count_columns, evaluation_subsets, primary_metrics
 from ctxrobust.evaluation.misleadqa.options import ScoreOptions
 from ctxrobust.evaluation.misleadqa.scorer import MainUnits, load_items, model_metrics, read_predictions
@@ -34,8 +36,12 @@ def paired_differences(release: Release, predictions: Path, options: ScoreOption
         if main_codes is not None and metrics["inference.eligible"]["estimate"] == 1.0:
             codes[model] = main_codes
     names = sorted(codes)
-    result = {"metric_prefix": PREFIX, "resampled": "source clusters, the same draws as every interval of the report",
-              "level": cb.LEVEL, "by_pair": {}}
+    result = {
+        "metric_prefix": PREFIX,
+        "resampled": "source clusters, the same draws as every interval of the report",
+        "level": cb.LEVEL,
+        "by_pair": {},
+    }
     if len(names) < 2:
         return result
     counts = np.stack([count_columns(c, *evaluation_subsets(c)) for c in (codes[n] for n in names)], axis=1)  # (items, M, K)

@@ -3,6 +3,7 @@
 Pure numpy. Paper: MisleadQA §4.1 (outcomes), §4.2 (subsets, LR, RLR, order effect), §4.3 (contrasts),
 Appendix D.1 (outcome distributions), D.5 (common subsets), D.6 (reductions).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -17,20 +18,44 @@ C = {name: i for i, name in enumerate(CONDITIONS)}  # condition -> column
 # Per-item indicator columns whose sums (over items, or weighted over resampled clusters) give every
 # primary rate; "X.B" is restricted to B_m, "X.A" to A_m.
 COUNTS = (
-    "B", "A",
-    "gold.S.B", "lure.S.B", "lure.F.B",
-    "lure.S.A", "lure.F.A",
-    "lure.G+S.A", "lure.S+G.A", "lure.G+F.A", "lure.F+G.A",
+    "B",
+    "A",
+    "gold.S.B",
+    "lure.S.B",
+    "lure.F.B",
+    "lure.S.A",
+    "lure.F.A",
+    "lure.G+S.A",
+    "lure.S+G.A",
+    "lure.G+F.A",
+    "lure.F+G.A",
+    "paired.G_first",
+    "paired.G_first.lure",
+    "paired.misleading_first",
+    "paired.misleading_first.lure",
 )
+# App. D.2 (Table 16): per order, the items of A_m answered correctly with S and G in that order, and
+# the outcome there when F replaces S in the same position
+PAIRED = {"G_first": ("G+S", "G+F"), "misleading_first": ("S+G", "F+G")}
 K = {name: i for i, name in enumerate(COUNTS)}
 
 # Metric -> the subset its denominator counts (reported as "n").
 PRIMARY = {
-    "gold.S": "B", "LR.S": "B", "LR.F": "B", "delta.LR": "B",
-    "RLR.S": "A", "RLR.F": "A", "delta.RLR": "A",
-    "reduction.S": "A", "reduction.F": "A",
-    "order_effect.S": "A", "order_effect.F": "A",
-    "delta.RLR.G_first": "A", "delta.RLR.misleading_first": "A",
+    "gold.S": "B",
+    "LR.S": "B",
+    "LR.F": "B",
+    "delta.LR": "B",
+    "RLR.S": "A",
+    "RLR.F": "A",
+    "delta.RLR": "A",
+    "reduction.S": "A",
+    "reduction.F": "A",
+    "order_effect.S": "A",
+    "order_effect.F": "A",
+    "delta.RLR.G_first": "A",
+    "delta.RLR.misleading_first": "A",
+    "paired.lure.G_first": "paired.G_first",
+    "paired.lure.misleading_first": "paired.misleading_first",
 }
 
 
@@ -79,6 +104,10 @@ def count_columns(codes: np.ndarray, b: np.ndarray, a: np.ndarray) -> np.ndarray
         "lure.G+F.A": a & lure[:, C["G+F"]],
         "lure.F+G.A": a & lure[:, C["F+G"]],
     }
+    for name, (with_s, with_f) in PAIRED.items():
+        kept = a & (codes[:, C[with_s]] == GOLD)
+        columns[f"paired.{name}"] = kept
+        columns[f"paired.{name}.lure"] = kept & lure[:, C[with_f]]
     return np.stack([columns[name] for name in COUNTS], axis=-1).astype(np.int32)
 
 
@@ -112,6 +141,8 @@ def primary_metrics(totals: np.ndarray) -> dict[str, np.ndarray]:
     m["order_effect.F"] = order["F+G"] - order["G+F"]
     m["delta.RLR.G_first"] = order["G+F"] - order["G+S"]  # §5.2: F-S gap per order
     m["delta.RLR.misleading_first"] = order["F+G"] - order["S+G"]
+    for name in PAIRED:  # App. D.2: lure rate with F on the items kept by the S-and-G pairing
+        m[f"paired.lure.{name}"] = ratio(t[f"paired.{name}.lure"], t[f"paired.{name}"])
     return m
 
 

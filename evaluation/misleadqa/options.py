@@ -1,7 +1,8 @@
 """MisleadQA command-line options: each field is one flag of `ctxrobust prompts` or `ctxrobust score`."""
+
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -14,8 +15,10 @@ class PromptOptions(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     prompt: Literal["original", "cf", "scope", "screen"] = Field(
-        "original", description="original (Figure 4), cf: context-faithful (Figure 5b), scope: scope judgment of G, S, F (Figure 5a) "
-        "or screen: the six screening criteria for every candidate (App. B.1)")
+        "original",
+        description="original (Figure 4), cf: context-faithful (Figure 5b), scope: scope judgment of G, S, F (Figure 5a) "
+        "or screen: the six screening criteria for every candidate (App. B.1)",
+    )
 
 
 class ScoreOptions(BaseModel):
@@ -27,10 +30,19 @@ class ScoreOptions(BaseModel):
     lenient_letters: bool = Field(False, description="accept 'B.' and '(B)' as well as a bare letter (App. C.1 reads only a bare letter)")
     replicates: int = Field(cb.REPLICATES, ge=0, le=100_000, description="cluster-bootstrap replicates (0: no intervals)")
     seed: int = Field(cb.SEED, ge=0, description="seed of the bootstrap draws")
-    min_clusters: int = Field(MIN_CLUSTERS, ge=0, description="source clusters a model's A_m must cover for it to enter inference (App. C.2)")
+    min_clusters: int = Field(
+        MIN_CLUSTERS, ge=0, description="source clusters a model's A_m must cover for it to enter inference (App. C.2)"
+    )
+    exclude_models: Optional[list[str]] = Field(
+        None, max_length=100, description='also report the means without these models (Table 2\'s "w/o" rows), with their intervals'
+    )
 
     def parameters(self) -> dict:
         return {
-            "replicates": self.replicates, "seed": self.seed, "lenient_letters": self.lenient_letters, "min_clusters": self.min_clusters,
+            "replicates": self.replicates,
+            "seed": self.seed,
+            "lenient_letters": self.lenient_letters,
+            "min_clusters": self.min_clusters,
+            "exclude_models": sorted(self.exclude_models) if self.exclude_models else None,
             "levels": {"primary": cb.PRIMARY_LEVEL, "other": cb.LEVEL},
         }

@@ -7,16 +7,17 @@ no-context condition keeps the answering prompt (App. C.1), as in the paper's CF
 `--prompt screen`: the screening prompt of App. B.1, one request per candidate of candidates.jsonl
 (evaluation/misleadqa/screening.py).
 """
+
 from __future__ import annotations
 
 from typing import Iterator
 
 from ctxrobust.errors import CtxRobustError
-from ctxrobust.release import Release
 from ctxrobust.evaluation.misleadqa.options import PromptOptions
 from ctxrobust.evaluation.misleadqa.responses import CONDITIONS, LETTERS, ReleaseItem, read_items
 from ctxrobust.evaluation.run.requests import Request, RequestKey, SamplingPlan, request_id
 from ctxrobust.options import parse_options
+from ctxrobust.release import Release
 
 ANSWER_INSTRUCTION = "Answer the following multiple-choice question. Return only A, B, C, D, or E."  # Figure 4
 CF_INSTRUCTION = (  # Figure 5(b)
@@ -54,7 +55,9 @@ def answer_text(item: ReleaseItem, condition: str, instruction: str = ANSWER_INS
 
 def scope_text(item: ReleaseItem, label: str) -> str:
     """Figure 5(a): question, its A-E options and one context, without labels or answer key."""
-    return "\n\n".join([SCOPE_INSTRUCTION, f"Question:\n{item.question}", f"Options:\n{options_block(item)}", f"Material:\n{item.contexts[label].text}"])
+    return "\n\n".join(
+        [SCOPE_INSTRUCTION, f"Question:\n{item.question}", f"Options:\n{options_block(item)}", f"Material:\n{item.contexts[label].text}"]
+    )
 
 
 def _request(item: ReleaseItem, split: str, condition: str, prompt: str, text: str) -> dict:
@@ -100,8 +103,16 @@ def requests(release: Release, options: PromptOptions | dict | None, plan: Sampl
     for row in prompts(release, options):
         token = row["condition"] if row["prompt"] == "original" else row["prompt"] + PROMPT_MARK + row["condition"]
         meta = {"split": row["split"], "prompt": row["prompt"], "text": row["text"]}
-        yield Request(id=request_id(row["id"], token, 0), dataset="misleadqa", item=row["id"], condition=row["condition"], sample=0,
-                      messages=row["messages"], sampling=plan.sampling(), meta=meta)
+        yield Request(
+            id=request_id(row["id"], token, 0),
+            dataset="misleadqa",
+            item=row["id"],
+            condition=row["condition"],
+            sample=0,
+            messages=row["messages"],
+            sampling=plan.sampling(),
+            meta=meta,
+        )
 
 
 def prediction(key: RequestKey, model: str, response: str) -> dict:

@@ -1,12 +1,15 @@
 """MisleadQA report renderings: the paper's tables as Markdown, and HTML with Figure 2."""
+
 from __future__ import annotations
 
 import numpy as np
+
 from ctxrobust.evaluation import report as rp
 from ctxrobust.evaluation.misleadqa.lure_rates import (
     OUTCOMES,
 )
-from ctxrobust.evaluation.misleadqa.scorer import (CF_ROWS, GROUP_METRICS, GROUP_PREFIX, ORDERS)
+from ctxrobust.evaluation.misleadqa.scorer import CF_ROWS, GROUP_METRICS, GROUP_PREFIX, ORDERS
+
 
 def _pct(metrics: dict, name: str, digits: int = 2) -> str:
     m = metrics.get(name)
@@ -27,17 +30,35 @@ def _ci(metrics: dict, name: str, digits: int = 1) -> str:
 
 TABLE2 = ("gold.S", "LR.S", "LR.F", "delta.LR", "RLR.S", "RLR.F", "delta.RLR")
 TABLE14 = (
-    ("All", "No context", "outcome.all.none"), ("All", "G alone", "outcome.all.G"),
-    ("B_m", "S alone", "outcome.B.S"), ("B_m", "F alone", "outcome.B.F"),
-    ("A_m", "S alone", "outcome.A.S"), ("A_m", "F alone", "outcome.A.F"),
-    ("A_m", "G→S", "outcome.A.G+S"), ("A_m", "S→G", "outcome.A.S+G"),
-    ("A_m", "G→F", "outcome.A.G+F"), ("A_m", "F→G", "outcome.A.F+G"),
-    ("A_m", "S with G", "outcome.A.S_with_G"), ("A_m", "F with G", "outcome.A.F_with_G"),
+    ("All", "No context", "outcome.all.none"),
+    ("All", "G alone", "outcome.all.G"),
+    ("B_m", "S alone", "outcome.B.S"),
+    ("B_m", "F alone", "outcome.B.F"),
+    ("A_m", "S alone", "outcome.A.S"),
+    ("A_m", "F alone", "outcome.A.F"),
+    ("A_m", "G→S", "outcome.A.G+S"),
+    ("A_m", "S→G", "outcome.A.S+G"),
+    ("A_m", "G→F", "outcome.A.G+F"),
+    ("A_m", "F→G", "outcome.A.F+G"),
+    ("A_m", "S with G", "outcome.A.S_with_G"),
+    ("A_m", "F with G", "outcome.A.F_with_G"),
 )
-TABLE26 = (("ΔLR †", "delta.LR"), ("ΔRLR †", "delta.RLR"), ("F reduction", "reduction.F"), ("S reduction", "reduction.S"), ("F order effect", "order_effect.F"), ("S order effect", "order_effect.S"))
+TABLE26 = (
+    ("ΔLR †", "delta.LR"),
+    ("ΔRLR †", "delta.RLR"),
+    ("F reduction", "reduction.F"),
+    ("S reduction", "reduction.S"),
+    ("F order effect", "order_effect.F"),
+    ("S order effect", "order_effect.S"),
+)
 OUTCOME_HEADERS = ["Gold", "Lure", "Abstain", "Other", "Invalid"]
-GROUP_LABELS = {"fred.time": "FRED time", "fred.location": "FRED location", "situatedqa.time": "SituatedQA time",
-                "situatedqa.location": "SituatedQA location", "ambigdocs.entity": "AmbigDocs entity"}  # Table 24 order
+GROUP_LABELS = {
+    "fred.time": "FRED time",
+    "fred.location": "FRED location",
+    "situatedqa.time": "SituatedQA time",
+    "situatedqa.location": "SituatedQA location",
+    "ambigdocs.entity": "AmbigDocs entity",
+}  # Table 24 order
 
 
 INVALID_RATE = "responses.invalid.rate"
@@ -68,41 +89,126 @@ def _tables(report: dict) -> list[tuple[str, list[str], list[list[str]], str]]:
         rows.append([label(name), _count(m, "size.B"), _count(m, "size.A")] + [_pct(m, k) for k in TABLE2] + [_pct(m, INVALID_RATE, 1)])
     rows.append(["Mean", "", ""] + [_pct(summary, k) for k in TABLE2] + [""])
     rows.append(["CI", "", ""] + [_ci(summary, k) for k in TABLE2] + [""])
-    tables.append((
-        "Table 2: main results",
-        ["Model", "|B_m|", "|A_m|", "Gold_S", "LR_S", "LR_F", "ΔLR †", "RLR_S", "RLR_F", "ΔRLR †", "Invalid"],
-        rows,
-        "Invalid: the share of the model's responses that are not a valid letter (they stay in every denominator). "
-        "Gold_S is the gold rate with S alone; LR is the lure rate with S or F alone on B_m; RLR the residual lure rate "
-        "with G on A_m, both orders averaged. Δ is F minus S in percentage points, other values percentages; means weight "
-        "models equally. CI: 95% cluster-bootstrap intervals, except † (Bonferroni-adjusted 97.5%)."
-        + (f" * A_m covers fewer than {report['parameters']['min_clusters']} source clusters: no intervals, left out of "
-           "every mean (App. C.2)." if outside else ""),
-    ))
+    without = report["summary"].get("without")
+    if without and without.get("metrics"):
+        w = without["metrics"]
+        rows.append([f"w/o {', '.join(without['excluded'])}", "", ""] + [_pct(w, k) for k in TABLE2] + [""])
+        rows.append(["CI", "", ""] + [_ci(w, k) for k in TABLE2] + [""])
+    tables.append(
+        (
+            "Table 2: main results",
+            ["Model", "|B_m|", "|A_m|", "Gold_S", "LR_S", "LR_F", "ΔLR †", "RLR_S", "RLR_F", "ΔRLR †", "Invalid"],
+            rows,
+            "Invalid: the share of the model's responses that are not a valid letter (they stay in every denominator). "
+            "Gold_S is the gold rate with S alone; LR is the lure rate with S or F alone on B_m; RLR the residual lure rate "
+            "with G on A_m, both orders averaged. Δ is F minus S in percentage points, other values percentages; means weight "
+            "models equally. CI: 95% cluster-bootstrap intervals, except † (Bonferroni-adjusted 97.5%)."
+            + (
+                f" * A_m covers fewer than {report['parameters']['min_clusters']} source clusters: no intervals, left out of "
+                "every mean (App. C.2)."
+                if outside
+                else ""
+            ),
+        )
+    )
+
+    rows = []
+    for order, title in (("G_first", "G first"), ("misleading_first", "F first")):
+        key = f"paired.{order}"
+        for name in names:
+            m = models[name]["metrics"]
+            kept = m.get(f"{key}.outcome.gold")
+            rows.append(
+                [
+                    title,
+                    label(name),
+                    "n/a" if kept is None else str(kept["n"]),
+                    _pct(m, f"{key}.kept"),
+                    *[_pct(m, f"{key}.outcome.{o}") for o in OUTCOMES],
+                    _ci(m, f"paired.lure.{order}"),
+                ]
+            )
+        rows.append(
+            [
+                title,
+                "Mean",
+                "",
+                _pct(summary, f"{key}.kept"),
+                *[_pct(summary, f"{key}.outcome.{o}") for o in OUTCOMES],
+                _ci(summary, f"paired.lure.{order}"),
+            ]
+        )
+    tables.append(
+        (
+            "Table 16: paired conditional outcomes",
+            ["Order", "Model", "n", "kept % of A_m"] + OUTCOME_HEADERS + ["lure 95% CI"],
+            rows,
+            "Per order, the items of A_m answered correctly with S and G in that order; outcomes when F replaces S in the "
+            "same position (App. D.2). Abstention and other distractors stay in the denominator; the kept items can differ "
+            "between orders, so the two rates' difference is not an order effect on a fixed subset.",
+        )
+    )
 
     rows = [[subset, cond] + [_pct(summary, f"{key}.{o}") for o in OUTCOMES] for subset, cond, key in TABLE14]
-    tables.append(("Table 14: outcome distributions, mean over models", ["Subset", "Condition"] + OUTCOME_HEADERS, rows,
-                   "All denotes every item of the split; each row sums to 100 up to rounding."))
+    tables.append(
+        (
+            "Table 14: outcome distributions, mean over models",
+            ["Subset", "Condition"] + OUTCOME_HEADERS,
+            rows,
+            "All denotes every item of the split; each row sums to 100 up to rounding.",
+        )
+    )
 
     rows = []
     for name in names + ["Mean"]:
         m = summary if name == "Mean" else models[name]["metrics"]
-        rows.append([label(name) if m is not summary else name] + [_pct(m, f"outcome.A.{o}.lure") for o in ORDERS] + [_pct(m, "order_effect.S"), _pct(m, "order_effect.F")])
-    tables.append(("Table 15: lure rates by order on A_m", ["Model", "S: G first", "S: S first", "F: G first", "F: F first", "S order effect", "F order effect"], rows,
-                   "The order effect is the misleading-first rate minus the G-first rate (percentage points)."))
+        rows.append(
+            [label(name) if m is not summary else name]
+            + [_pct(m, f"outcome.A.{o}.lure") for o in ORDERS]
+            + [_pct(m, "order_effect.S"), _pct(m, "order_effect.F")]
+        )
+    tables.append(
+        (
+            "Table 15: lure rates by order on A_m",
+            ["Model", "S: G first", "S: S first", "F: G first", "F: F first", "S order effect", "F order effect"],
+            rows,
+            "The order effect is the misleading-first rate minus the G-first rate (percentage points).",
+        )
+    )
 
     rows = [[label, _pct(summary, key), _ci(summary, key, 2), _ci(summary, GROUP_PREFIX + key, 2)] for label, key in TABLE26]
-    tables.append(("Table 26: source-cluster and dependency-group intervals", ["Metric", "Est.", "Clusters", "Groups"], rows,
-                   "Percentage points. † primary contrasts use 97.5% intervals, other rows 95%. Reduction is the context-alone rate minus RLR on A_m."))
+    tables.append(
+        (
+            "Table 26: source-cluster and dependency-group intervals",
+            ["Metric", "Est.", "Clusters", "Groups"],
+            rows,
+            "Percentage points. † primary contrasts use 97.5% intervals, other rows 95%. Reduction is the context-alone rate minus RLR on A_m.",
+        )
+    )
 
     found = {".".join(k.split(".")[1:3]) for k in summary if k.startswith("group.")}
     groups = [g for g in GROUP_LABELS if g in found] + sorted(found - set(GROUP_LABELS))
     if groups:
         rows = [[GROUP_LABELS.get(g, g)] + [_pct(summary, f"group.{g}.{k}") for k in GROUP_METRICS] for g in groups]
-        tables.append(("Table 24: lure rates within source-scope groups", ["Group", "LR_S", "LR_F", "RLR_S", "RLR_F"], rows,
-                       "LR uses each group's part of B_m, RLR its part of A_m (both orders averaged); means over models."))
-        rows = [[label(name)] + [f"{_count(models[name]['metrics'], f'group.{g}.size.B')} / {_count(models[name]['metrics'], f'group.{g}.size.A')}" for g in groups] for name in names]
-        tables.append(("Table 25: |B_m| / |A_m| within source-scope groups", ["Model"] + [GROUP_LABELS.get(g, g) for g in groups], rows, ""))
+        tables.append(
+            (
+                "Table 24: lure rates within source-scope groups",
+                ["Group", "LR_S", "LR_F", "RLR_S", "RLR_F"],
+                rows,
+                "LR uses each group's part of B_m, RLR its part of A_m (both orders averaged); means over models.",
+            )
+        )
+        rows = [
+            [label(name)]
+            + [
+                f"{_count(models[name]['metrics'], f'group.{g}.size.B')} / {_count(models[name]['metrics'], f'group.{g}.size.A')}"
+                for g in groups
+            ]
+            for name in names
+        ]
+        tables.append(
+            ("Table 25: |B_m| / |A_m| within source-scope groups", ["Model"] + [GROUP_LABELS.get(g, g) for g in groups], rows, "")
+        )
 
     if "cf.kept.A_common" in summary:
         with_cf = [name for name in names if "cf.kept.A_common" in models[name]["metrics"] and name not in outside]
@@ -110,26 +216,57 @@ def _tables(report: dict) -> list[tuple[str, list[str], list[list[str]], str]]:
         for cond, key in CF_ROWS:
             rows.append([cond, "Original"] + [_pct(summary, f"cf.original.{key}.{o}") for o in OUTCOMES])
             rows.append(["", "CF"] + [_pct(summary, f"cf.{key}.{o}") for o in OUTCOMES])
-        tables.append(("Table 21: original and context-faithful prompts", ["Condition", "Prompt"] + OUTCOME_HEADERS, rows,
-                       f"Means over the {len(with_cf)} model(s) with CF rows ({', '.join(with_cf)}), both prompts. G alone uses all items, "
-                       "context-alone conditions B_m, conditions with G A_m with both orders averaged (the original-prompt subsets). "
-                       + (f"No-context answers of the CF run equal the original run's on {_pct(summary, 'cf.none_agreement')}% of items."
-                          if "cf.none_agreement" in summary else "")))
-        rows = [[name, _count(models[name]["metrics"], "size.A"), _count(models[name]["metrics"], "cf.size.A_common"), _pct(models[name]["metrics"], "cf.kept.A_common")]
-                for name in with_cf]
+        tables.append(
+            (
+                "Table 21: original and context-faithful prompts",
+                ["Condition", "Prompt"] + OUTCOME_HEADERS,
+                rows,
+                f"Means over the {len(with_cf)} model(s) with CF rows ({', '.join(with_cf)}), both prompts. G alone uses all items, "
+                "context-alone conditions B_m, conditions with G A_m with both orders averaged (the original-prompt subsets). "
+                + (
+                    f"No-context answers of the CF run equal the original run's on {_pct(summary, 'cf.none_agreement')}% of items."
+                    if "cf.none_agreement" in summary
+                    else ""
+                ),
+            )
+        )
+        rows = [
+            [
+                name,
+                _count(models[name]["metrics"], "size.A"),
+                _count(models[name]["metrics"], "cf.size.A_common"),
+                _pct(models[name]["metrics"], "cf.kept.A_common"),
+            ]
+            for name in with_cf
+        ]
         rows.append(["Mean", "", "", _pct(summary, "cf.kept.A_common")])
-        tables.append(("Table 23: common subsets for the CF check", ["Model", "|A_m|", "|A_m^common|", "Kept"], rows,
-                       "A_m^common: the items of A_m also answered correctly with G alone under CF. Gold rate with S and G on it: "
-                       f"original {_pct(summary, 'cf.common.S_with_G.gold.original')}, CF {_pct(summary, 'cf.common.S_with_G.gold.cf')}."))
+        tables.append(
+            (
+                "Table 23: common subsets for the CF check",
+                ["Model", "|A_m|", "|A_m^common|", "Kept"],
+                rows,
+                "A_m^common: the items of A_m also answered correctly with G alone under CF. Gold rate with S and G on it: "
+                f"original {_pct(summary, 'cf.common.S_with_G.gold.original')}, CF {_pct(summary, 'cf.common.S_with_G.gold.cf')}.",
+            )
+        )
 
     supplement = [name for name in sorted(models) if "supplement.size.B" in models[name]["metrics"]]
     if supplement:
         rates = ("LR.S", "LR.F", "RLR.S", "RLR.F")
-        rows = [[name, _count(models[name]["metrics"], "supplement.size.B"), _count(models[name]["metrics"], "supplement.size.A")]
-                + [_pct(models[name]["metrics"], f"supplement.{k}") for k in rates] for name in supplement]
+        rows = [
+            [name, _count(models[name]["metrics"], "supplement.size.B"), _count(models[name]["metrics"], "supplement.size.A")]
+            + [_pct(models[name]["metrics"], f"supplement.{k}") for k in rates]
+            for name in supplement
+        ]
         rows.append(["Mean", "", ""] + [_pct(summary, f"supplement.{k}") for k in rates])
-        tables.append(("Table 17: condition supplement lure rates", ["Model", "|B_m|", "|A_m|", "LR_S", "LR_F", "RLR_S", "RLR_F"], rows,
-                       "Descriptive (no intervals); RLR averages both orders."))
+        tables.append(
+            (
+                "Table 17: condition supplement lure rates",
+                ["Model", "|B_m|", "|A_m|", "LR_S", "LR_F", "RLR_S", "RLR_F"],
+                rows,
+                "Descriptive (no intervals); RLR averages both orders.",
+            )
+        )
         rows = [[subset, cond] + [_pct(summary, f"supplement.{key}.{o}") for o in OUTCOMES] for subset, cond, key in TABLE14]
         tables.append(("Table 18: condition supplement outcome distributions", ["Subset", "Condition"] + OUTCOME_HEADERS, rows, ""))
     return tables
@@ -157,11 +294,29 @@ def _problems(report: dict, limit: int = 200) -> list[str]:
     return lines + ([f"... and {len(problems) - limit} more in the JSON report"] if len(problems) > limit else [])
 
 
+def missing_inputs(report: dict) -> list[str]:
+    """The paper's tables this report cannot fill, each with the input it needs."""
+    out = [
+        "Table 4 (option-order robustness, §6.3): needs predictions made under recorded option permutations, "
+        "which this predictions format cannot carry yet",
+        "Tables 19-20 and Figure 3 (scope judgments, §6.1, App. D.4): need scored `--prompt scope` responses, "
+        "which `score` does not read yet",
+    ]
+    if not any("cf.size.A_common" in m["metrics"] for m in report["models"].values()):
+        out.append('Tables 21 and 23 (context-faithful prompt, App. D.5): need rows with "prompt": "cf" (`ctxrobust prompts --prompt cf`)')
+    if not report["summary"].get("without"):
+        out.append('Table 2\'s "w/o" rows: give `--exclude-models MODEL`')
+    return out
+
+
 def render_markdown(report: dict) -> str:
     parts = [f"# MisleadQA report\n\n{rp.md_text(_footer(report), None)}\n"]
     for title, headers, rows, note in _tables(report):
         table = rp.markdown_table(headers, rows)  # escapes every cell: a literal bar (|B_m|) does not split one
         parts.append(f"## {title}\n\n{table}" + (f"\n{note}\n" if note else ""))
+    parts.append("## Not in this report\n\n" + "".join(f"- {rp.md_text(line, None)}\n" for line in missing_inputs(report)))
+    if report["summary"].get("warnings"):
+        parts.append("## Warnings\n\n" + "".join(f"- {rp.md_text(line, None)}\n" for line in report["summary"]["warnings"]))
     if report["predictions"]["problems"]:
         parts.append("## Problems in the predictions file\n\n" + "".join(f"- {rp.md_text(line, None)}\n" for line in _problems(report)))
     return "\n".join(parts)
@@ -174,8 +329,14 @@ def figure2(report: dict) -> str:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    series = (("S alone", "outcome.A.S.lure"), ("G→S", "outcome.A.G+S.lure"), ("S→G", "outcome.A.S+G.lure"),
-              ("F alone", "outcome.A.F.lure"), ("G→F", "outcome.A.G+F.lure"), ("F→G", "outcome.A.F+G.lure"))
+    series = (
+        ("S alone", "outcome.A.S.lure"),
+        ("G→S", "outcome.A.G+S.lure"),
+        ("S→G", "outcome.A.S+G.lure"),
+        ("F alone", "outcome.A.F.lure"),
+        ("G→F", "outcome.A.G+F.lure"),
+        ("F→G", "outcome.A.F+G.lure"),
+    )
     names = sorted(name for name in report["models"] if "size.A" in report["models"][name]["metrics"])
     labels = names + ["Mean"]
     sources = [report["models"][name]["metrics"] for name in names] + [report["summary"]["metrics"]]
@@ -201,11 +362,18 @@ def render_html(report: dict) -> str:
 
     sections = [("Summary", f"<p>{html.escape(_footer(report))}</p>")]
     if any("size.A" in m["metrics"] for m in report["models"].values()):
-        sections.append(("Figure 2: lure rates by condition and order", f'<img alt="Figure 2: lure rates on A_m by condition and order" src="{figure2(report)}">'))
+        sections.append(
+            (
+                "Figure 2: lure rates by condition and order",
+                f'<img alt="Figure 2: lure rates on A_m by condition and order" src="{figure2(report)}">',
+            )
+        )
     from ctxrobust.evaluation.misleadqa.units import LEADERBOARD
     from ctxrobust.evaluation.plots import interval_section
 
-    plotted = interval_section(report, [name for name, _ in LEADERBOARD["headline"]] + ["delta.LR", "delta.RLR"], title="Lure rates with intervals")
+    plotted = interval_section(
+        report, [name for name, _ in LEADERBOARD["headline"]] + ["delta.LR", "delta.RLR"], title="Lure rates with intervals"
+    )
     if plotted:
         sections.append(("Lure rates and intervals by model", plotted))
     for title, headers, rows, note in _tables(report):

@@ -1,5 +1,6 @@
 """The rows MisleadQA evaluation reads, checked at the boundary: release items (the fields prompts and
 scoring use) and predictions rows; and the option letter a response names (paper Appendix C.1)."""
+
 from __future__ import annotations
 
 import re
@@ -59,7 +60,7 @@ class ReleaseItem(BaseModel):
         return contexts
 
     @model_validator(mode="after")
-    def _gold_is_not_lure(self) -> "ReleaseItem":
+    def _gold_is_not_lure(self) -> ReleaseItem:
         if self.gold == self.lure:
             raise ValueError(f"gold and lure are both {self.gold}")
         return self

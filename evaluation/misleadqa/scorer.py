@@ -5,6 +5,7 @@ equal weight (App. C.2 "Aggregation"); intervals come from the cluster bootstrap
 dependency-group variant of App. D.6. The main split and the condition supplement are scored
 separately (App. D.3); the supplement is descriptive (no intervals).
 """
+
 from __future__ import annotations
 
 import sys
@@ -13,31 +14,72 @@ from pathlib import Path
 
 import numpy as np
 
-from ctxrobust.release import Release
-from ctxrobust.evaluation import cluster_bootstrap as cb, resampling
+from ctxrobust.errors import CtxRobustError
+from ctxrobust.evaluation import cluster_bootstrap as cb
 from ctxrobust.evaluation import report as rp
-from ctxrobust.evaluation.misleadqa.units import unit_of
-from ctxrobust.evaluation.misleadqa.options import ScoreOptions
+from ctxrobust.evaluation import resampling
 from ctxrobust.evaluation.misleadqa.lure_rates import (
-    C, GOLD, OUTCOMES, PRIMARY, common_subset, count_columns, distribution, evaluation_subsets, outcomes, primary_metrics, ratio,
+    GOLD,
+    OUTCOMES,
+    PAIRED,
+    PRIMARY,
+    C,
+    common_subset,
+    count_columns,
+    distribution,
+    evaluation_subsets,
+    outcomes,
+    primary_metrics,
+    ratio,
 )
+from ctxrobust.evaluation.misleadqa.options import MIN_CLUSTERS, ScoreOptions
 from ctxrobust.evaluation.misleadqa.responses import (
-    CONDITIONS, FILES, INVALID, LETTERS, MISSING, PROMPTS, MisleadQAPrediction, parse_letter, read_items, row_problem,
+    CONDITIONS,
+    FILES,
+    INVALID,
+    LETTERS,
+    MISSING,
+    PROMPTS,
+    MisleadQAPrediction,
+    parse_letter,
+    read_items,
+    row_problem,
 )
+from ctxrobust.evaluation.misleadqa.units import unit_of
 from ctxrobust.evaluation.predictions import PredictionsReader, Problem
 from ctxrobust.options import parse_options
+from ctxrobust.release import Release
 
 ORDERS = ("G+S", "S+G", "G+F", "F+G")
 BOTH_ORDERS = {"S_with_G": ("G+S", "S+G"), "F_with_G": ("G+F", "F+G")}  # App. D.1 "S with G": orders averaged within a model
-CI_METRICS = ("gold.S", "LR.S", "LR.F", "delta.LR", "RLR.S", "RLR.F", "delta.RLR", "reduction.S", "reduction.F", "order_effect.S", "order_effect.F")
+CI_METRICS = (
+    "gold.S",
+    "LR.S",
+    "LR.F",
+    "delta.LR",
+    "RLR.S",
+    "RLR.F",
+    "delta.RLR",
+    "reduction.S",
+    "reduction.F",
+    "order_effect.S",
+    "order_effect.F",
+    "paired.lure.G_first",
+    "paired.lure.misleading_first",
+)  # the last two: App. D.2, Table 16
 PRIMARY_CONTRASTS = ("delta.LR", "delta.RLR")  # §4.3: Bonferroni-adjusted 97.5% intervals
 GROUP_CI_METRICS = ("delta.LR", "delta.RLR", "reduction.F", "reduction.S", "order_effect.F", "order_effect.S")  # Table 26
 GROUP_METRICS = ("LR.S", "LR.F", "RLR.S", "RLR.F")  # Table 24
 GROUP_PREFIX = "dependency_groups."
 SEPARATE_SUMMARY = ("bootstrap.", "responses.", "inference.")
 # Table 21 rows: (condition, outcome-distribution key on the original subsets; G alone on all items, App. D.5)
-CF_ROWS = (("G alone", "outcome.all.G"), ("S alone", "outcome.B.S"), ("F alone", "outcome.B.F"),
-           ("S with G", "outcome.A.S_with_G"), ("F with G", "outcome.A.F_with_G"))
+CF_ROWS = (
+    ("G alone", "outcome.all.G"),
+    ("S alone", "outcome.B.S"),
+    ("F alone", "outcome.B.F"),
+    ("S with G", "outcome.A.S_with_G"),
+    ("F with G", "outcome.A.F_with_G"),
+)
 
 
 # ----------------------------------------------------------------------------------------- release items
@@ -140,7 +182,12 @@ def missing_problems(responses: Responses, items: Items) -> list[Problem]:
                 pairs = sorted((items.ids[rows[i]], j) for i, j in where)
                 shown = ", ".join(f"{item_id}/{CONDITIONS[j]}" for item_id, j in pairs[:5])
                 more = f" and {len(pairs) - 5} more" if len(pairs) > 5 else ""
-                problems.append(Problem(None, f"model {model!r}, prompt {prompt}, {split} split: {len(pairs)} (item, condition) pair(s) missing, scored as invalid: {shown}{more}"))
+                problems.append(
+                    Problem(
+                        None,
+                        f"model {model!r}, prompt {prompt}, {split} split: {len(pairs)} (item, condition) pair(s) missing, scored as invalid: {shown}{more}",
+                    )
+                )
     return problems
 
 
@@ -170,6 +217,11 @@ def split_metrics(codes: np.ndarray, groups: list[str] | None, prefix: str = "")
     for name, pair in BOTH_ORDERS.items():
         _put_distribution(out, f"{prefix}outcome.A.{name}", codes[:, [C[o] for o in pair]], a)
     sizes = {"B": int(b.sum()), "A": int(a.sum())}
+    for name, (with_s, with_f) in PAIRED.items():  # App. D.2, Table 16
+        kept = a & (codes[:, C[with_s]] == GOLD)
+        sizes[f"paired.{name}"] = int(kept.sum())
+        out[f"{prefix}paired.{name}.kept"] = rp.metric(ratio(kept.sum(), a.sum()), None, int(a.sum()))
+        _put_distribution(out, f"{prefix}paired.{name}.outcome", codes[:, C[with_f]], kept)
     point = primary_metrics(count_columns(codes, b, a).sum(axis=0))
     for name, subset in PRIMARY.items():
         out[f"{prefix}{name}"] = rp.metric(point[name], None, sizes[subset])
@@ -205,15 +257,27 @@ def cf_metrics(codes: np.ndarray, codes_cf: np.ndarray, letters: np.ndarray, let
     out[f"{p}common.S_with_G.gold.original"] = rp.metric(distribution(codes[:, s_with_g], common)[0][GOLD], None, int(common.sum()))
     out[f"{p}common.S_with_G.gold.cf"] = rp.metric(distribution(codes_cf[:, s_with_g], common)[0][GOLD], None, int(common.sum()))
     # App. D.5 consistency check: the CF run's no-context answers against the original run's
-    both = (letters[:, C["none"]] != MISSING) & (letters_cf[:, C["none"]] != MISSING)
-    if both.any():
-        agree = (letters[:, C["none"]] == letters_cf[:, C["none"]]) & both
-        out[f"{p}none_agreement"] = rp.metric(agree.sum() / both.sum(), None, int(both.sum()))
+    # on the items with a letter in both runs: two invalid responses are not an agreement
+    original, rerun = letters[:, C["none"]], letters_cf[:, C["none"]]
+    answered = (original != MISSING) & (rerun != MISSING)
+    both = answered & (original >= 0) & (rerun >= 0)
+    if answered.any():
+        if both.any():
+            agree = (original == rerun) & both
+            out[f"{p}none_agreement"] = rp.metric(agree.sum() / both.sum(), None, int(both.sum()))
+        else:
+            out[f"{p}none_agreement"] = {
+                **rp.metric(None, None, 0),
+                "note": "undefined: no item has a valid letter in both runs' no-context answers",
+            }
+        out[f"{p}none_agreement.invalid_pairs"] = rp.metric(int((answered & ~both).sum()), None, int(answered.sum()))
     return out
 
 
 # -------------------------------------------------------------------------------------------- bootstrap
-def bootstrap_intervals(codes_by_model: list[np.ndarray], unit: np.ndarray, n_units: int, names: tuple[str, ...], replicates: int, seed: int) -> tuple[list[dict], dict]:
+def bootstrap_intervals(
+    codes_by_model: list[np.ndarray], unit: np.ndarray, n_units: int, names: tuple[str, ...], replicates: int, seed: int
+) -> tuple[list[dict], dict]:
     """App. C.2: per-model and model-mean intervals for `names`, from one multiplicity matrix.
 
     Returns ([{name: (lo, hi, undefined)} per model], {name: (lo, hi, undefined)} for the mean).
@@ -313,14 +377,22 @@ def score(release: Release, predictions: Path, settings: ScoreOptions | dict | N
     eligible = [m for m in sorted(main_codes) if models[m]["metrics"]["inference.eligible"]["estimate"] == 1.0]
     skipped = sorted(set(main_codes) - set(eligible))
     if skipped:
-        print(f"{predictions}: model(s) {', '.join(skipped)} have A_m covering fewer than {settings.min_clusters} source clusters; "
-              "they get no intervals and stay out of the means (App. C.2)", file=sys.stderr)
+        print(
+            f"{predictions}: model(s) {', '.join(skipped)} have A_m covering fewer than {settings.min_clusters} source clusters; "
+            "they get no intervals and stay out of the means (App. C.2)",
+            file=sys.stderr,
+        )
     summary = _summary(models, eligible)
-    summary.update({
-        "inference.models": rp.metric(len(eligible), None, len(models)),
-        "bootstrap.units.clusters": rp.metric(len(clusters), None, None),
-        "bootstrap.units.dependency_groups": rp.metric(len(groups), None, None),
-    })
+    warnings = inference_warnings(models, eligible)
+    for line in warnings:
+        print(f"{predictions}: warning: {line}", file=sys.stderr)
+    summary.update(
+        {
+            "inference.models": rp.metric(len(eligible), None, len(models)),
+            "bootstrap.units.clusters": rp.metric(len(clusters), None, None),
+            "bootstrap.units.dependency_groups": rp.metric(len(groups), None, None),
+        }
+    )
     replicates = settings.replicates
     if replicates and eligible:
         codes_list = [main_codes[m] for m in eligible]
@@ -329,8 +401,67 @@ def score(release: Release, predictions: Path, settings: ScoreOptions | dict | N
             for model, intervals in zip(eligible, per_model):
                 _attach(models[model]["metrics"], intervals, prefix, replicates)
             _attach(summary, mean, prefix, replicates)
-    report = {**rp.header(release, block), "parameters": settings.parameters(), "models": models, "summary": {"metrics": dict(sorted(summary.items()))}}
+    out_summary = {"metrics": dict(sorted(summary.items())), "warnings": warnings}
+    if settings.exclude_models:
+        out_summary["without"] = means_without(models, eligible, main_codes, settings, cluster, len(clusters), predictions)
+    report = {**rp.header(release, block), "parameters": settings.parameters(), "models": models, "summary": out_summary}
     return rp.with_units(report, unit_of)
+
+
+def means_without(
+    models: dict, eligible: list[str], main_codes: dict, settings: ScoreOptions, cluster: np.ndarray, n_clusters: int, predictions: Path
+) -> dict:
+    """Table 2's "w/o" rows: the equal-weight means over the models entering inference minus the
+    excluded ones, with their own cluster-bootstrap intervals (the same draws, App. C.2)."""
+    excluded = sorted(set(settings.exclude_models))
+    unknown = [m for m in excluded if m not in models]
+    if unknown:
+        raise CtxRobustError(
+            f"--exclude-models: {', '.join(map(repr, unknown))} not in {predictions} (its models: {', '.join(sorted(models))})"
+        )
+    kept = [m for m in eligible if m not in excluded]
+    block: dict = {"excluded": excluded, "models": kept}
+    if not kept:
+        return {**block, "metrics": {}, "note": "no model entering inference is left"}
+    means = _summary({m: models[m] for m in kept}, kept)
+    metrics = {name: means[name] for name in CI_METRICS if name in means}
+    if settings.replicates:
+        _, mean = bootstrap_intervals([main_codes[m] for m in kept], cluster, n_clusters, CI_METRICS, settings.replicates, settings.seed)
+        for name, (lo, hi, _) in mean.items():
+            metrics[name] = rp.metric(metrics[name]["estimate"], (lo, hi), metrics[name]["n"])
+    return {**block, "metrics": metrics}
+
+
+RARE_RATE = 0.05  # rates below this over fewer than FEW_CLUSTERS clusters: intervals known to under-cover
+FEW_CLUSTERS = 40
+RARE_RATES = ("LR.S", "LR.F", "RLR.S", "RLR.F")
+
+
+def inference_warnings(models: dict[str, dict], eligible: list[str]) -> list[str]:
+    """Where the figures are known to be fragile: a model entering the means with A_m on fewer source
+    clusters than App. C.2 asks (allowed by a lower --min-clusters), and rare rates over few clusters,
+    whose cluster-bootstrap intervals cover less than they claim (bench/coverage.py)."""
+    out = []
+    for model in eligible:
+        metrics = models[model]["metrics"]
+        covered = int(metrics["inference.A.clusters"]["estimate"])
+        if covered < MIN_CLUSTERS:
+            out.append(
+                f"model {model!r} enters the means with A_m covering {covered} source cluster(s), fewer than the "
+                f"{MIN_CLUSTERS} of App. C.2: its figures rest on {covered} cluster(s) and can move the model means by a lot"
+            )
+        if covered < FEW_CLUSTERS:
+            rare = [
+                f"{name} {100 * metrics[name]['estimate']:.1f}%"
+                for name in RARE_RATES
+                if name in metrics and metrics[name]["estimate"] is not None and metrics[name]["estimate"] < RARE_RATE
+            ]
+            what = f"rare rates ({', '.join(rare)})" if rare else "its rates"
+            out.append(
+                f"model {model!r}: {what} over {covered} source clusters: its cluster-bootstrap intervals are known to "
+                f"cover less than they claim (bench/coverage.py, 25 clusters: 83-92% for 95% intervals of one model)"
+            )
+    return out
 
 
 def _attach(metrics: dict, intervals: dict, prefix: str, replicates: int) -> None:
@@ -359,5 +490,7 @@ def _summary(models: dict[str, dict], eligible: list[str]) -> dict:
     with_cf = [models[m]["metrics"] for m in eligible if "cf.size.A_common" in models[m]["metrics"]]
     for _, key in CF_ROWS if with_cf else ():  # Table 21: the original-prompt rows average the same models as the CF rows
         for outcome in OUTCOMES:
-            summary[f"cf.original.{key}.{outcome}"] = rp.metric(_mean([m[f"{key}.{outcome}"]["estimate"] for m in with_cf]), None, len(with_cf))
+            summary[f"cf.original.{key}.{outcome}"] = rp.metric(
+                _mean([m[f"{key}.{outcome}"]["estimate"] for m in with_cf]), None, len(with_cf)
+            )
     return summary

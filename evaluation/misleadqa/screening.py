@@ -10,6 +10,7 @@ flags.csv: the item, each model's flags and reasons) and the Table 9 counts (fla
 JSON summary on standard output). An answer that cannot be parsed is reported with its file and
 line, counted, and listed in the sheet; it is never dropped.
 """
+
 from __future__ import annotations
 
 import csv
@@ -21,17 +22,35 @@ from pathlib import Path
 from typing import Iterator
 
 from ctxrobust.errors import CtxRobustError
-from ctxrobust.release import Release
 from ctxrobust.output import write_text
+from ctxrobust.release import Release
 
 CANDIDATES = "candidates.jsonl"
 CRITERIA = {  # App. B.1, criteria 1-6
-    "1": ("source support", "G, S and both distractors are supported by their sources for the subject, queried property, scope and answer; restatements, aliases and format conversions keep the supported meaning and precision."),
-    "2": ("explicit scopes", "The question states the target scope without revealing the gold answer or the lure. G and F state the target scope, and S states an alternative scope under which the lure holds."),
-    "3": ("single-dimension change", "S differs from G in exactly one designated scope dimension and keeps the queried property and all other qualifiers."),
-    "4": ("answer uniqueness", "Each scope supports a unique answer at the requested precision, and the gold answer is the only correct option among A-D for the target scope. Options A-D differ in meaning and stay distinct after normalization."),
-    "5": ("F edits and fluency", "F equals G except for the registered gold-to-lure substitutions. It keeps the target qualifiers, is grammatical, and contains no remaining gold expression or other unintended contradiction."),
-    "6": ("distractor validity", "Both distractors have documented support, follow the distractor rules, and are wrong for the target scope. They match the gold answer in type and precision and do not appear in the question or contexts."),
+    "1": (
+        "source support",
+        "G, S and both distractors are supported by their sources for the subject, queried property, scope and answer; restatements, aliases and format conversions keep the supported meaning and precision.",
+    ),
+    "2": (
+        "explicit scopes",
+        "The question states the target scope without revealing the gold answer or the lure. G and F state the target scope, and S states an alternative scope under which the lure holds.",
+    ),
+    "3": (
+        "single-dimension change",
+        "S differs from G in exactly one designated scope dimension and keeps the queried property and all other qualifiers.",
+    ),
+    "4": (
+        "answer uniqueness",
+        "Each scope supports a unique answer at the requested precision, and the gold answer is the only correct option among A-D for the target scope. Options A-D differ in meaning and stay distinct after normalization.",
+    ),
+    "5": (
+        "F edits and fluency",
+        "F equals G except for the registered gold-to-lure substitutions. It keeps the target qualifiers, is grammatical, and contains no remaining gold expression or other unintended contradiction.",
+    ),
+    "6": (
+        "distractor validity",
+        "Both distractors have documented support, follow the distractor rules, and are wrong for the target scope. They match the gold answer in type and precision and do not appear in the question or contexts.",
+    ),
 }
 JUDGMENTS = ("pass", "fail", "uncertain")
 ANSWER_FORMAT = '{"1": {"judgment": "pass", "reason": "..."}, "2": {...}, "3": {...}, "4": {...}, "5": {...}, "6": {...}}'
@@ -67,7 +86,9 @@ def screen_text(row: dict) -> str:
 
 def candidates(release: Release) -> list[dict]:
     if not release.file_path(CANDIDATES).exists():
-        raise CtxRobustError(f"{release.path}: no {CANDIDATES}; screening reads the candidate pool, which releases built since the candidate stage carry: rebuild the release")
+        raise CtxRobustError(
+            f"{release.path}: no {CANDIDATES}; screening reads the candidate pool, which releases built since the candidate stage carry: rebuild the release"
+        )
     return sorted(release.iter_rows(CANDIDATES), key=lambda r: r["id"])
 
 
@@ -75,8 +96,14 @@ def screen_requests(release: Release) -> Iterator[dict]:
     """One request per candidate, sorted by id, in the request format of the other prompts."""
     for row in candidates(release):
         text = screen_text(row)
-        yield {"id": row["id"], "split": "candidates", "condition": "screen", "prompt": "screen", "text": text,
-               "messages": [{"role": "user", "content": text}]}
+        yield {
+            "id": row["id"],
+            "split": "candidates",
+            "condition": "screen",
+            "prompt": "screen",
+            "text": text,
+            "messages": [{"role": "user", "content": text}],
+        }
 
 
 def parse_answer(response: str) -> dict[str, tuple[str, str]]:
@@ -162,15 +189,32 @@ def screen(release: Release, paths: list[Path], output: Path) -> dict:
                     flags[model] = failed
                     reasons[model] = {n: judged[cid][n][1] for n in failed}
         if flags or unparsed or missing:
-            sheet.append({"id": cid, "source": row["source"], "scope_dimension": row["scope_dimension"], "question": row["question"],
-                          "flagged": bool(flags), "flags": flags, "reasons": reasons, "unparseable": unparsed, "not_judged": missing})
+            sheet.append(
+                {
+                    "id": cid,
+                    "source": row["source"],
+                    "scope_dimension": row["scope_dimension"],
+                    "question": row["question"],
+                    "flagged": bool(flags),
+                    "flags": flags,
+                    "reasons": reasons,
+                    "unparseable": unparsed,
+                    "not_judged": missing,
+                }
+            )
     table = _table9(rows, models, sheet)
     _write(output, "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in sheet))
     _write(output.with_suffix(".csv"), _csv(sheet))
     _write(output.with_suffix(".table9.md"), _markdown(table, list(models)))
-    return {"candidates": len(rows), "models": list(models), "flagged": sum(1 for r in sheet if r["flagged"]),
-            "unparseable": sum(len(r["unparseable"]) for r in sheet), "problems": problems, "table9": table,
-            "files": [str(output), str(output.with_suffix(".csv")), str(output.with_suffix(".table9.md"))]}
+    return {
+        "candidates": len(rows),
+        "models": list(models),
+        "flagged": sum(1 for r in sheet if r["flagged"]),
+        "unparseable": sum(len(r["unparseable"]) for r in sheet),
+        "problems": problems,
+        "table9": table,
+        "files": [str(output), str(output.with_suffix(".csv")), str(output.with_suffix(".table9.md"))],
+    }
 
 
 def _table9(rows: list[dict], models: dict, sheet: list[dict]) -> dict:
@@ -180,7 +224,11 @@ def _table9(rows: list[dict], models: dict, sheet: list[dict]) -> dict:
     table = {}
     for source in sorted(items):
         in_source = [r for r in flagged.values() if r["source"] == source]
-        table[source] = {"items": items[source], **{m: sum(1 for r in in_source if m in r["flags"]) for m in models}, "either": len(in_source)}
+        table[source] = {
+            "items": items[source],
+            **{m: sum(1 for r in in_source if m in r["flags"]) for m in models},
+            "either": len(in_source),
+        }
     table["total"] = {"items": len(rows), **{m: sum(t[m] for t in table.values()) for m in models}, "either": len(flagged)}
     return table
 
@@ -190,20 +238,38 @@ def _markdown(table: dict, models: list[str]) -> str:
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for source, counts in table.items():
         lines.append("| " + " | ".join([source, str(counts["items"]), *(str(counts[m]) for m in models), str(counts["either"])]) + " |")
-    return "Screening flags by source (an item is flagged if a model marks at least one criterion fail; paper Table 9)\n\n" + "\n".join(lines) + "\n"
+    return (
+        "Screening flags by source (an item is flagged if a model marks at least one criterion fail; paper Table 9)\n\n"
+        + "\n".join(lines)
+        + "\n"
+    )
 
 
 def _csv(sheet: list[dict]) -> str:
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(["id", "source", "scope_dimension", "question", "flagged", "model", "criteria_failed", "reasons", "unparseable", "not_judged"])
+    writer.writerow(
+        ["id", "source", "scope_dimension", "question", "flagged", "model", "criteria_failed", "reasons", "unparseable", "not_judged"]
+    )
     for row in sheet:
         models = sorted(row["flags"]) or [""]
         for model in models:
             failed = row["flags"].get(model, [])
             reasons = "; ".join(f"{n}: {row['reasons'][model][n]}" for n in failed) if model else ""
-            writer.writerow([row["id"], row["source"], row["scope_dimension"], row["question"], row["flagged"], model,
-                             " ".join(failed), reasons, " ".join(row["unparseable"]), " ".join(row["not_judged"])])
+            writer.writerow(
+                [
+                    row["id"],
+                    row["source"],
+                    row["scope_dimension"],
+                    row["question"],
+                    row["flagged"],
+                    model,
+                    " ".join(failed),
+                    reasons,
+                    " ".join(row["unparseable"]),
+                    " ".join(row["not_judged"]),
+                ]
+            )
     return buffer.getvalue()
 
 
@@ -217,4 +283,3 @@ def main(release: Release, paths: list[Path], output: Path) -> dict:
     if output.suffix != ".jsonl":
         raise CtxRobustError(f"-o {output}: give a .jsonl file; the CSV sheet and the Table 9 counts are written beside it")
     return screen(release, paths, output)
-

@@ -1,13 +1,16 @@
 """Units of the MisleadQA figures (Sections 4.2, 4.3, App. C.2, D): counts are sizes, undefined
 replicates and responses; rates are fractions; contrasts are differences of fractions."""
+
 from __future__ import annotations
 
 import re
 
 from ctxrobust.evaluation.report import COUNT, DIFFERENCE, FRACTION, INDICATOR
 
-COUNTS = re.compile(r"(^|\.)(size\.[^.]+|bootstrap\.(undefined|units)\..*|inference\.A\.clusters|inference\.models|"
-                    r"responses\.(rows|invalid\.count|missing_original|lenient_forms))$")
+COUNTS = re.compile(
+    r"(^|\.)(size\.[^.]+|bootstrap\.(undefined|units)\..*|inference\.A\.clusters|inference\.models|"
+    r"responses\.(rows|invalid\.count|missing_original|lenient_forms))$"
+)
 DIFFERENCES = re.compile(r"(^|\.)(delta\.|order_effect\.|reduction\.)")
 
 

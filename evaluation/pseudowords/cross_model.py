@@ -5,6 +5,7 @@ Spearman-Brown correction, and Spearman correlates of baseline uncertainty with 
 Every function takes question multiplicities, one row per question-bootstrap replicate (see
 question_bootstrap); a row of ones gives the plain estimate.
 """
+
 from __future__ import annotations
 
 import math
@@ -73,8 +74,66 @@ def rank_correlation(weights: np.ndarray, rx: np.ndarray, ry: np.ndarray) -> np.
     return np.clip(rho, -1.0, 1.0)
 
 
+JOINT_LIMIT = 4_000_000  # replicates x joint tie levels above which ranks are computed question by question
+
+
+def _levels(values: np.ndarray) -> tuple[np.ndarray, int]:
+    """Tie level of each value (0 = smallest; equal to TIE_DECIMALS, as in instability.level_columns) and their number."""
+    column, first = instability.level_columns(np.asarray(values, dtype=np.float64)[None])
+    return column[0], int(first[1])
+
+
+def _block_levels(values: np.ndarray) -> tuple[np.ndarray, int]:
+    """Tie levels of each row of an (S, N) array (0 = smallest of its row) and the largest number of levels in a row."""
+    column, first = instability.level_columns(values)
+    return column - first[:-1, None], int(np.diff(first).max())
+
+
+def joint_counts(weights: np.ndarray, joint: np.ndarray, size: int) -> np.ndarray:
+    """(R, size): the weight of each joint level in each replicate, questions sorted by level and summed
+    in runs (two passes over the (R, N) weights)."""
+    order = np.argsort(joint, kind="stable")
+    ordered = joint[order]
+    starts = np.flatnonzero(np.concatenate([[True], ordered[1:] != ordered[:-1]]))
+    out = np.zeros((weights.shape[0], size))
+    out[:, ordered[starts]] = np.add.reduceat(weights[:, order], starts, axis=1)
+    return out
+
+
+def spearman_from_joint(counts: np.ndarray) -> np.ndarray:
+    """Spearman rho from the weights of the (x level, y level) pairs, (..., Lx, Ly): the Pearson r of
+    the midranks, every question of a pair of levels sharing its two midranks. The same arithmetic
+    as rank_correlation over the questions, grouped by level."""
+    wx, wy = counts.sum(axis=-1), counts.sum(axis=-2)
+    n = wx.sum(axis=-1)
+    rx = np.cumsum(wx, axis=-1) - (wx - 1) / 2
+    ry = np.cumsum(wy, axis=-1) - (wy - 1) / 2
+    mean = (n + 1) / 2
+    cov = np.einsum("...ab,...a,...b->...", counts, rx, ry) / n - mean**2
+    vx = (wx * rx * rx).sum(axis=-1) / n - mean**2
+    vy = (wy * ry * ry).sum(axis=-1) / n - mean**2
+    defined = (vx > 1e-9) & (vy > 1e-9)
+    rho = np.full(np.shape(n), np.nan)
+    np.divide(cov, np.sqrt(np.where(defined, vx * vy, 1.0)), out=rho, where=defined)
+    return np.clip(rho, -1.0, 1.0)
+
+
+def level_spearman(weights: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.ndarray | None:
+    """Weighted Spearman rho (B,) of x and y (N,) through the joint tie levels; None when the levels
+    are too many for that to pay (JOINT_LIMIT)."""
+    lx, size_x = _levels(x)
+    ly, size_y = _levels(y)
+    if weights.shape[0] * size_x * size_y > JOINT_LIMIT:
+        return None
+    counts = joint_counts(weights, lx * size_y + ly, size_x * size_y)
+    return spearman_from_joint(counts.reshape(weights.shape[0], size_x, size_y))
+
+
 def weighted_spearman(weights: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.ndarray:
     """Spearman rho: Pearson r of the midranks, each question counted weights[b, i] times: (B,)."""
+    grouped = level_spearman(weights, x, y)
+    if grouped is not None:
+        return grouped
     return rank_correlation(weights, weighted_midranks(weights, x), weighted_midranks(weights, y))
 
 
@@ -140,21 +199,31 @@ def empirical_logit(k: np.ndarray, n: np.ndarray) -> np.ndarray:
 
 
 def raw_correlates(
-    weights: np.ndarray, base_k: np.ndarray, base_n: np.ndarray, context_k: np.ndarray, context_n: np.ndarray,
+    weights: np.ndarray,
+    base_k: np.ndarray,
+    base_n: np.ndarray,
+    context_k: np.ndarray,
+    context_n: np.ndarray,
     delta: np.ndarray,
 ) -> dict[str, np.ndarray]:
     """Spearman rho of u_i with Delta_i and Delta_i^2, and with the log-odds change g(context) - g(baseline)
     and its square, all from all trials (Table 3 "raw"): name -> (B,)."""
-    u = weighted_midranks(weights, uncertainty(base_k / base_n))
+    u = uncertainty(base_k / base_n)
     g = empirical_logit(context_k, context_n) - empirical_logit(base_k, base_n)
     out = {}
-    for name, target in (("signed.raw.probability", delta), ("squared.raw.probability", delta**2),
-                         ("signed.raw.log_odds", g), ("squared.raw.log_odds", g**2)):
-        out[name] = rank_correlation(weights, u, weighted_midranks(weights, target))
+    for name, target in (
+        ("signed.raw.probability", delta),
+        ("squared.raw.probability", delta**2),
+        ("signed.raw.log_odds", g),
+        ("squared.raw.log_odds", g**2),
+    ):
+        out[name] = weighted_spearman(weights, u, target)
     return out
 
 
-def split_correlates(weights: np.ndarray, folds, context_k: np.ndarray, context_n: np.ndarray) -> tuple[dict[str, float], dict[str, np.ndarray]]:
+def split_correlates(
+    weights: np.ndarray, folds, context_k: np.ndarray, context_n: np.ndarray, feature: np.ndarray | None = None
+) -> tuple[dict[str, float], dict[str, np.ndarray]]:
     """Split-sample Spearman correlates (Appendix F): feature u from fold F only; signed target
     mean(context) - mean(B1 u B2) (Eq. 3); squared target d1 d2 (Eq. 4); the same folds on the
     log-odds scale with g(k, n).
@@ -162,30 +231,111 @@ def split_correlates(weights: np.ndarray, folds, context_k: np.ndarray, context_
     Returns (estimate: mean over the splits, replicates: (B,) per name). Replicate b is computed on
     split b mod S, so each replicate carries the split-to-split variation too (the interval is wider
     than one computed with every split inside every replicate)."""
-    f, b1, b2, c1, c2 = folds.f, folds.b1, folds.b2, folds.c1, folds.c2
+    f = folds.f
     splits, n = f.k.shape
+    targets = split_targets(folds, context_k, context_n)
+    return _split_correlates_by_split(weights, f, targets, splits, n, feature)
+
+
+def split_targets(folds, context_k: np.ndarray, context_n: np.ndarray) -> dict[str, np.ndarray]:
+    """Appendix F targets per split, (S, N) each: signed (Eq. 3) and squared (Eq. 4), probability and log-odds."""
+    b1, b2, c1, c2 = folds.b1, folds.b2, folds.c1, folds.c2
     b_k, b_n = b1.k + b2.k, b1.n + b2.n
-    targets = {  # (S, N) each
+    return {  # (S, N) each
         "signed.split.probability": context_k / context_n - b_k / b_n,
         "squared.split.probability": (c1.mean - b1.mean) * (c2.mean - b2.mean),
         "signed.split.log_odds": empirical_logit(context_k, context_n) - empirical_logit(b_k, b_n),
         "squared.split.log_odds": (empirical_logit(c1.k, c1.n) - empirical_logit(b1.k, b1.n))
         * (empirical_logit(c2.k, c2.n) - empirical_logit(b2.k, b2.n)),
     }
+
+
+def _split_correlates_by_split(
+    weights: np.ndarray, f, targets: dict[str, np.ndarray], splits: int, n: int, feature: np.ndarray | None = None
+) -> tuple[dict[str, float], dict[str, np.ndarray]]:
     # split s is ranked under a row of ones (the estimate) and replicates s, s + S, ... (NaN pads
     # the last slot), a block of splits at a time to bound memory
     replicates = weights.shape[0]
     slots = -(-replicates // splits)
-    padded = np.full((slots * splits, n), np.nan)
-    padded[:replicates] = weights
-    by_split = padded.reshape(slots, splits, n).transpose(1, 0, 2)  # (S, slots, N)
+    nan_row = np.full((1, n), np.nan)
+
+    def split_weights(s: int) -> np.ndarray:  # replicates s, s + S, ... (NaN pads the last slot): (slots, N)
+        rows = s + splits * np.arange(slots)
+        return np.vstack([weights[rows[rows < replicates]], *([nan_row] * int((rows >= replicates).sum()))])
+
     rho = {name: np.empty((splits, 1 + slots)) for name in targets}
     step = max(1, BLOCK_CELLS // ((1 + slots) * n))
     for lo in range(0, splits, step):
         block = slice(lo, min(lo + step, splits))
-        w = np.concatenate([np.ones((block.stop - lo, 1, n)), by_split[block]], axis=1)
-        u = weighted_midranks(w, uncertainty(f.mean[block]))
+        w = np.stack([np.vstack([np.ones((1, n)), split_weights(s)]) for s in range(block.start, block.stop)])
+        u_values = uncertainty(f.mean[block]) if feature is None else np.broadcast_to(feature, (block.stop - lo, n))
+        u_level, u_size = _block_levels(u_values)
+        u = None  # question-by-question midranks, made only if the tie levels are too many
         for name, target in targets.items():
-            rho[name][block] = rank_correlation(w, u, weighted_midranks(w, target[block]))
+            t_level, t_size = _block_levels(target[block])
+            rows = w.shape[0] * w.shape[1]
+            if rows * u_size * t_size <= JOINT_LIMIT:
+                joint = u_level * t_size + t_level  # (splits of the block, N)
+                flat = (np.arange(rows).reshape(w.shape[:2]) * (u_size * t_size))[..., None] + joint[:, None, :]
+                counts = np.bincount(flat.ravel(), w.ravel(), minlength=rows * u_size * t_size)
+                rho[name][block] = spearman_from_joint(counts.reshape(*w.shape[:2], u_size, t_size))
+            else:
+                if u is None:
+                    u = weighted_midranks(w, u_values)
+                rho[name][block] = rank_correlation(w, u, weighted_midranks(w, target[block]))
     estimate = {name: float(mean_defined(values[:, 0])) for name, values in rho.items()}
     return estimate, {name: values[:, 1:].T.reshape(-1)[:replicates] for name, values in rho.items()}
+
+
+def split_correlates_all_splits(
+    weights: np.ndarray, folds, context_k: np.ndarray, context_n: np.ndarray, feature: np.ndarray | None = None
+) -> tuple[dict[str, float], dict[str, np.ndarray]]:
+    """Split-sample Spearman correlates with Appendix B's intervals: every replicate recomputes the
+    complete statistic, the mean over all S splits of the correlate under that replicate's question
+    multiplicities. Returns (estimate, replicates (B,)) as split_correlates; the estimate is the same.
+
+    Per split, questions are grouped by their tie levels of the feature and of the four targets
+    together, the replicates' weight of each group is one pass over the (B, N) weights, and every
+    target's joint (feature level, target level) weights follow from the groups."""
+    f = folds.f
+    splits, n = f.k.shape
+    targets = split_targets(folds, context_k, context_n)
+    w = np.vstack([np.ones((1, n)), weights])
+    # the feature: uncertainty from fold F, or an annotation held constant across splits (Appendix F)
+    u_level, u_size = _block_levels(uncertainty(f.mean) if feature is None else np.broadcast_to(feature, (splits, n)))
+    levels = {name: _block_levels(target) for name, target in targets.items()}
+    rho = {name: np.empty((splits, w.shape[0])) for name in targets}
+    for s in range(splits):
+        columns = np.column_stack([u_level[s]] + [levels[name][0][s] for name in targets])
+        kinds, group = np.unique(columns, axis=0, return_inverse=True)
+        group_weights = joint_counts(w, group.ravel(), kinds.shape[0])  # (B + 1, groups)
+        u_weights, u_ranks, u_of = _level_ranks(group_weights, kinds[:, 0])
+        for k, name in enumerate(targets, start=1):
+            t_weights, t_ranks, t_of = _level_ranks(group_weights, kinds[:, k])
+            rho[name][s] = _spearman_from_groups(group_weights, u_weights, u_ranks, u_of, t_weights, t_ranks, t_of)
+    estimate = {name: float(mean_defined(values[:, 0])) for name, values in rho.items()}
+    return estimate, {name: mean_defined(values[:, 1:].T) for name, values in rho.items()}
+
+
+def _level_ranks(group_weights: np.ndarray, level: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Weights (B, L) and midranks (B, L) of the levels present among the groups, and each group's level index."""
+    present, of = np.unique(level, return_inverse=True)
+    order = np.argsort(of, kind="stable")
+    ordered = of[order]
+    starts = np.flatnonzero(np.concatenate([[True], ordered[1:] != ordered[:-1]]))
+    weights = np.add.reduceat(group_weights[:, order], starts, axis=1)
+    return weights, np.cumsum(weights, axis=1) - (weights - 1) / 2, of.ravel()
+
+
+def _spearman_from_groups(group_weights, x_weights, x_ranks, x_of, y_weights, y_ranks, y_of) -> np.ndarray:
+    """Weighted Spearman rho (B,) from groups of questions sharing both tie levels: the arithmetic of
+    rank_correlation, every question of a group sharing its two midranks."""
+    n = x_weights.sum(axis=1)
+    mean = (n + 1) / 2
+    cov = (group_weights * x_ranks[:, x_of] * y_ranks[:, y_of]).sum(axis=1) / n - mean**2
+    vx = (x_weights * x_ranks * x_ranks).sum(axis=1) / n - mean**2
+    vy = (y_weights * y_ranks * y_ranks).sum(axis=1) / n - mean**2
+    defined = (vx > 1e-9) & (vy > 1e-9)
+    rho = np.full(n.shape, np.nan)
+    np.divide(cov, np.sqrt(np.where(defined, vx * vy, 1.0)), out=rho, where=defined)
+    return np.clip(rho, -1.0, 1.0)

@@ -4,18 +4,17 @@ those questions once for both (a stream of its own, so the per-model intervals a
 
 The noise-adjusted figures subtract each model's noise floor, a constant of its report (Section 2), so
 their difference is the observed difference shifted by the difference of the floors."""
+
 from __future__ import annotations
 
 from pathlib import Path
 
 import numpy as np
 
-from ctxrobust.builders.pseudowords.builder import PseudowordsConfig
 from ctxrobust.evaluation import question_bootstrap
-from ctxrobust.evaluation.predictions import PredictionsReader
 from ctxrobust.evaluation.pseudowords import instability
 from ctxrobust.evaluation.pseudowords.options import ScoreOptions
-from ctxrobust.evaluation.pseudowords.scorer import Accumulator, PredictionRow, _unit_input, build_units, context_groups, parameters
+from ctxrobust.evaluation.pseudowords.scorer import ResponseGrader, _unit_input, build_units, parameters, read_cells
 from ctxrobust.evaluation.report import metric
 from ctxrobust.options import parse_options
 from ctxrobust.release import Release
@@ -40,20 +39,21 @@ def paired_differences(release: Release, predictions: Path, options: ScoreOption
     """{"by_pair": {A: {B: {"difference.<figure>": figure}}}} for every pair of units sharing a context group and input."""
     options = parse_options(ScoreOptions, options, "pseudowords score")
     p = parameters(options)
-    acc = Accumulator(context_groups(release), release.config_as(PseudowordsConfig).contexts_per_length)
-    reader = PredictionsReader(Path(predictions), PredictionRow, check=acc.check, key=acc.key)
-    for row in reader:
-        acc.add(row)
-    units, _, _ = build_units(acc)
+    table, _ = read_cells(release, Path(predictions), grader=ResponseGrader(options.benchmark, Path(predictions)))
+    units, _, _ = build_units(table)
     floors = {}
     for unit in units:
         metrics = ((report or {}).get("models", {}).get(unit.name) or {}).get("metrics", {})
         floors[unit.name] = {name: (metrics.get(f"noise_floor.{name}") or {}).get("estimate") or 0.0 for name in ("INS", "WTD")}
-    result = {"metric_prefix": PREFIX, "resampled": "the questions both models have, the same draws for both", "level": question_bootstrap.LEVEL,
-              "by_pair": {}}
+    result = {
+        "metric_prefix": PREFIX,
+        "resampled": "the questions both models have, the same draws for both",
+        "level": question_bootstrap.LEVEL,
+        "by_pair": {},
+    }
     ordered = sorted(units, key=lambda u: u.name)
     for i, a in enumerate(ordered):
-        for b in ordered[i + 1:]:
+        for b in ordered[i + 1 :]:
             if (a.group, _unit_input(a)) != (b.group, _unit_input(b)):
                 continue
             common = sorted(set(a.ids) & set(b.ids))
@@ -67,10 +67,15 @@ def paired_differences(release: Release, predictions: Path, options: ScoreOption
             for unit in (a, b):
                 position = {qid: k for k, qid in enumerate(unit.ids)}
                 s_i0, s_ic, delta = (x[[position[q] for q in common]] for x in _changes(unit))
-                series.append({
-                    "accuracy.baseline": both @ s_i0 / n, "accuracy.context": both @ s_ic / n, "delta": both @ delta / n,
-                    "INS": instability.weighted_ins(both, delta), "WTD": instability.weighted_wtd(both, delta, p.k),
-                })
+                series.append(
+                    {
+                        "accuracy.baseline": both @ s_i0 / n,
+                        "accuracy.context": both @ s_ic / n,
+                        "delta": both @ delta / n,
+                        "INS": instability.weighted_ins(both, delta),
+                        "WTD": instability.weighted_wtd(both, delta, p.k),
+                    }
+                )
             for name in ("accuracy.baseline", "accuracy.context", "delta", "INS", "WTD"):
                 values = series[0][name] - series[1][name]
                 figures[PREFIX + name] = metric(float(values[0]), _interval(values), n)
@@ -78,6 +83,8 @@ def paired_differences(release: Release, predictions: Path, options: ScoreOption
                 shift = floors[a.name][name] - floors[b.name][name]
                 observed = figures[PREFIX + name]
                 ci = observed["ci"]
-                figures[f"{PREFIX}{name}.adjusted"] = metric(observed["estimate"] - shift, None if ci is None else (ci[0] - shift, ci[1] - shift), n)
+                figures[f"{PREFIX}{name}.adjusted"] = metric(
+                    observed["estimate"] - shift, None if ci is None else (ci[0] - shift, ci[1] - shift), n
+                )
             result["by_pair"].setdefault(a.name, {})[b.name] = figures
     return result

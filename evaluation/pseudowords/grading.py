@@ -11,6 +11,7 @@ and are recorded in the report).
   spacing), or if both hold a number and the last number of the final answer equals it.
 Anything unreadable is graded 0, as a wrong answer.
 """
+
 from __future__ import annotations
 
 import math
@@ -58,7 +59,7 @@ def final_answer(response: str) -> str:
     """Text after the last answer marker, else the last non-empty line."""
     marks = list(_MARKER.finditer(response))
     if marks:
-        tail = response[marks[-1].end():].strip()
+        tail = response[marks[-1].end() :].strip()
         if tail:
             return tail.splitlines()[0]
     lines = [line for line in response.splitlines() if line.strip()]

@@ -10,6 +10,7 @@ something else on the selected questions (split-sample WTD, Jaccard of top sets)
 left at the tie boundary among the tied questions in proportion: the exact mean over uniformly
 random tie-breaks, deterministic and independent of question order.
 """
+
 from __future__ import annotations
 
 import numpy as np

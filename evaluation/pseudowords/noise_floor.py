@@ -12,6 +12,7 @@ which k_i are correct is a Binomial(n, k_i / p_i) count, so one null experiment 
 binomial draws per question, all experiments at once as an (R, N) array. Contexts of the same size
 are pooled: the sum of c Binomial(q, pi) draws is one Binomial(c q, pi) draw.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -21,6 +22,8 @@ import numpy as np
 from ctxrobust.evaluation.pseudowords import instability
 
 NULL_EXPERIMENTS = 1000  # Appendix B
+EXPERIMENTS_PER_BATCH = 100
+QUESTIONS_PER_BATCH = 1000
 
 
 @dataclass(frozen=True)
@@ -46,9 +49,7 @@ def context_size_groups(context_n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return sizes, counts
 
 
-def null_changes(
-    base_k: np.ndarray, base_n: np.ndarray, context_n: np.ndarray, experiments: int, rng: np.random.Generator
-) -> np.ndarray:
+def null_changes(base_k: np.ndarray, base_n: np.ndarray, context_n: np.ndarray, experiments: int, rng: np.random.Generator) -> np.ndarray:
     """Delta*_i of `experiments` synthetic null experiments: an (R, N) array (Section 2).
 
     s*_i0 = Binomial(p_i, pi_i) / p_i; s*_ij = Binomial(q_ij, pi_i) / q_ij; pi_i = k_i / p_i;
@@ -57,19 +58,47 @@ def null_changes(
     pi = np.asarray(base_k, dtype=np.float64) / base_n
     sizes, counts = context_size_groups(np.asarray(context_n, dtype=np.int64))
     # drawn as (question, ..., experiment): consecutive draws share their parameters, which numpy's
-    # binomial sampler then sets up once
-    baseline = rng.binomial(base_n[:, None], pi[:, None], size=(pi.size, experiments)) / base_n[:, None]
-    pooled = rng.binomial((sizes * counts)[..., None], pi[:, None, None], size=(*sizes.shape, experiments))
-    per_size = np.divide(pooled, sizes[..., None], out=np.zeros(pooled.shape), where=sizes[..., None] > 0)
-    return (per_size.sum(axis=1) / counts.sum(axis=1)[:, None] - baseline).T
+    # binomial sampler then sets up once. Generated a block of questions at a time: the generator
+    # fills arrays in order, so the blocks hold the same draws as one call would.
+    n = pi.size
+    baseline = np.empty((n, experiments))
+    for lo in range(0, n, QUESTIONS_PER_BATCH):
+        part = slice(lo, lo + QUESTIONS_PER_BATCH)
+        baseline[part] = rng.binomial(base_n[part, None], pi[part, None], size=(pi[part].size, experiments)) / base_n[part, None]
+    out = np.empty((experiments, n))
+    for lo in range(0, n, QUESTIONS_PER_BATCH):
+        part = slice(lo, lo + QUESTIONS_PER_BATCH)
+        q, c = sizes[part], counts[part]
+        pooled = rng.binomial((q * c)[..., None], pi[part, None, None], size=(*q.shape, experiments))
+        per_size = np.divide(pooled, q[..., None], out=np.zeros(pooled.shape), where=q[..., None] > 0)
+        out[:, part] = (per_size.sum(axis=1) / c.sum(axis=1)[:, None] - baseline[part]).T
+    return out
 
 
 def noise_floor(
-    base_k: np.ndarray, base_n: np.ndarray, context_n: np.ndarray, rng: np.random.Generator,
-    experiments: int = NULL_EXPERIMENTS, k: int = instability.K_DEFAULT,
+    base_k: np.ndarray,
+    base_n: np.ndarray,
+    context_n: np.ndarray,
+    rng: np.random.Generator,
+    experiments: int = NULL_EXPERIMENTS,
+    k: int = instability.K_DEFAULT,
 ) -> NoiseFloor:
     """eta_INS and eta_WTD: means of INS* and WTD_K* over the null experiments (Section 2)."""
     deltas = null_changes(base_k, base_n, context_n, experiments, rng)
-    eta_ins, eta_wtd = float(instability.ins(deltas).mean()), float(instability.wtd(deltas, k).mean())
-    improved, degraded = instability.tail_bins(deltas, k)
-    return NoiseFloor(eta_ins, eta_wtd, improved, degraded, experiments)
+    # per-experiment statistics, a batch of experiments at a time (bounds the temporaries)
+    ins, wtd, improved, degraded = [], [], [], []
+    for lo in range(0, experiments, EXPERIMENTS_PER_BATCH):
+        part = deltas[lo : lo + EXPERIMENTS_PER_BATCH]
+        ins.append(instability.ins(part))
+        wtd.append(instability.wtd(part, k))
+        up, down = instability.tail_bins(part, k)
+        improved.append(np.array(up) * part.shape[0])
+        degraded.append(np.array(down) * part.shape[0])
+    eta_ins, eta_wtd = float(np.concatenate(ins).mean()), float(np.concatenate(wtd).mean())
+    return NoiseFloor(
+        eta_ins,
+        eta_wtd,
+        [float(v) for v in np.sum(improved, axis=0) / experiments],
+        [float(v) for v in np.sum(degraded, axis=0) / experiments],
+        experiments,
+    )

@@ -1,8 +1,9 @@
 """Pseudowords command-line options: each field is one flag of `ctxrobust prompts` or `ctxrobust score`."""
+
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
+from typing import Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -27,8 +28,29 @@ class ScoreOptions(BaseModel):
 
     strict: bool = Field(False, description="refuse to score a file with any bad row")
     seed: int = Field(DEFAULT_SEED, ge=0, description="seed of the bootstrap, null experiments and splits")
-    replicates: int = Field(question_bootstrap.REPLICATES, ge=0, le=MAX_REPLICATES, description="question-bootstrap replicates (0: no intervals)")
-    null_experiments: int = Field(noise_floor.NULL_EXPERIMENTS, ge=1, le=MAX_REPLICATES, description="synthetic null experiments of the noise floor (Section 2)")
+    replicates: int = Field(
+        question_bootstrap.REPLICATES, ge=0, le=MAX_REPLICATES, description="question-bootstrap replicates (0: no intervals)"
+    )
+    null_experiments: int = Field(
+        noise_floor.NULL_EXPERIMENTS, ge=1, le=MAX_REPLICATES, description="synthetic null experiments of the noise floor (Section 2)"
+    )
     splits: int = Field(split_sample.SPLITS, ge=1, le=MAX_REPLICATES, description="symmetric splits of the split-sample WTD (Appendix A)")
-    export: Optional[Path] = Field(None, description="write per-example changes (id, model, s_i0, s_ic, delta_i) to this CSV or Parquet file")
-    benchmark: Optional[Path] = Field(None, description="the benchmark JSONL whose 'answer' grades 'response' rows (and decodes long request ids)")
+    split_intervals: Literal["all-splits", "per-split"] = Field(
+        "all-splits",
+        description="intervals of the split-sample correlates: all-splits recomputes the mean over every split per replicate (Appendix B); per-split uses split b mod splits for replicate b (the earlier, wider scheme)",
+    )
+    annotations: Optional[Path] = Field(
+        None, description="JSONL of {id, ambiguity}: per-question ambiguity levels for Table 3's ambiguity rows (Appendix E)"
+    )
+    jobs: Optional[int] = Field(
+        None,
+        ge=1,
+        le=64,
+        description="worker processes for the per-model statistics (default: the CPU count, at most 4); the figures do not depend on it",
+    )
+    export: Optional[Path] = Field(
+        None, description="write per-example changes (id, model, s_i0, s_ic, delta_i) to this CSV or Parquet file"
+    )
+    benchmark: Optional[Path] = Field(
+        None, description="the benchmark JSONL whose 'answer' grades 'response' rows (and decodes long request ids)"
+    )

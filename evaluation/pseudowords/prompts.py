@@ -13,6 +13,7 @@ The paper's text names its prompts (Appendix H.1: a system prompt and a user pro
 multiple-choice and for general questions, asking for the answer with a brief
 explanation) but does not give their wording; the wording below is this project's.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -140,7 +141,9 @@ def _selection(release, opts: PromptOptions, entries: list[Entry], path: Path) -
             why = release.manifest.get("build_notes", {}).get("kinds_not_built", {}).get(kind, "not a context kind")
             raise CtxRobustError(f"kind {kind!r} is not in {release.path} ({why}); choose from {', '.join(available_kinds + ['SQA'])}")
     if opts.lengths is not None and set(kinds) == {"SQA"}:
-        raise CtxRobustError("--lengths chooses bank contexts (CHA, TOK, WEB); SQA histories are 20 turns, not a token length: drop --lengths or add a bank kind")
+        raise CtxRobustError(
+            "--lengths chooses bank contexts (CHA, TOK, WEB); SQA histories are 20 turns, not a token length: drop --lengths or add a bank kind"
+        )
     lengths = opts.lengths if opts.lengths is not None else available_lengths[-1:]
     for length in lengths:
         if length not in available_lengths:
@@ -148,12 +151,18 @@ def _selection(release, opts: PromptOptions, entries: list[Entry], path: Path) -
     chosen = sorted((row for row in bank if row["kind"] in kinds and row["target_tokens"] in lengths), key=lambda row: row["id"])
     if "SQA" in kinds:
         if len(entries) <= SQA_TURNS:
-            raise CtxRobustError(f"{path}: {len(entries)} questions; SQA histories of {SQA_TURNS} other questions need at least {SQA_TURNS + 1}")
+            raise CtxRobustError(
+                f"{path}: {len(entries)} questions; SQA histories of {SQA_TURNS} other questions need at least {SQA_TURNS + 1}"
+            )
         for entry in entries:
             if entry.record.answer is None:
-                raise CtxRobustError(f'{path}:{entry.line}: no "answer"; SQA histories use reference answers, so add one (or leave SQA out of kinds)')
+                raise CtxRobustError(
+                    f'{path}:{entry.line}: no "answer"; SQA histories use reference answers, so add one (or leave SQA out of kinds)'
+                )
     elif not chosen:
-        raise CtxRobustError(f"{release.path} has no contexts of kinds {', '.join(kinds) or '(none)'} at lengths {', '.join(map(str, lengths)) or '(none)'}; choose --kinds and --lengths it has")
+        raise CtxRobustError(
+            f"{release.path} has no contexts of kinds {', '.join(kinds) or '(none)'} at lengths {', '.join(map(str, lengths)) or '(none)'}; choose --kinds and --lengths it has"
+        )
     return chosen, "SQA" in kinds
 
 
@@ -188,8 +197,15 @@ def requests(release, options: PromptOptions | dict, plan: SamplingPlan) -> Iter
     for row in prompts(release, options):
         context = row["context"]
         for trial in range(plan.samples_for(context is None)):
-            yield Request(id=request_id(row["id"], context, trial), dataset="pseudowords", item=row["id"], condition=context, sample=trial,
-                          messages=row["request"]["messages"], sampling=plan.sampling())
+            yield Request(
+                id=request_id(row["id"], context, trial),
+                dataset="pseudowords",
+                item=row["id"],
+                condition=context,
+                sample=trial,
+                messages=row["request"]["messages"],
+                sampling=plan.sampling(),
+            )
 
 
 def prediction(key: RequestKey, model: str, response: str) -> dict:

@@ -1,10 +1,14 @@
 """Pseudowords report renderings: Table 1 as Markdown, and HTML with the Figure 2 tail plot and Figure 3 heat maps."""
+
 from __future__ import annotations
 
 import html
+
 import numpy as np
-from ctxrobust.evaluation.report import fmt_metric, figure_data_uri, html_page, html_table, markdown_table, md_text
-from ctxrobust.evaluation.pseudowords.scorer import (INPUTS, _group_order)
+
+from ctxrobust.evaluation.pseudowords.scorer import INPUTS, _group_order
+from ctxrobust.evaluation.report import figure_data_uri, fmt_metric, html_page, html_table, markdown_table, md_text
+
 
 def _signed(m: dict | None) -> str:
     if not m or m.get("estimate") is None:
@@ -18,6 +22,7 @@ def _get(report: dict, name: str, key: str) -> dict | None:
 
 def _unit_order(report: dict) -> list[str]:
     """Models in scoring order (by model name, then context kind and length)."""
+
     def key(name: str) -> tuple:
         group = report["models"][name].get("context_group")
         return (report["models"][name].get("model", name), _group_order(group) if group else ("", -1), name)
@@ -25,6 +30,10 @@ def _unit_order(report: dict) -> list[str]:
     return sorted(report["models"], key=key)
 
 
+SPLIT_NOTE = {
+    "all-splits": "Split-sample intervals: every replicate recomputes the mean over all splits (Appendix B).",
+    "per-split:": "Split-sample intervals: replicate b uses split b mod splits only (--split-intervals per-split; wider than Appendix B's).",
+}
 INPUT_LABEL = {"correct": "binary trials", "score": "probability scores"}
 
 
@@ -69,22 +78,36 @@ def _plain(m: dict | None, percent: bool = True, digits: int = 1) -> str:
 
 def _specificity_headers(first: str, units: str, k: int) -> list[str]:
     """Columns of a specificity table: what a row is, its input kind and units, then the pairwise figures."""
-    return [first, "Input", units, "Questions", "mean Pearson r [95% CI]", f"mean Jaccard, top {k}% improved",
-            f"mean Jaccard, top {k}% degraded", "Jaccard random baseline"]
+    return [
+        first,
+        "Input",
+        units,
+        "Questions",
+        "mean Pearson r [95% CI]",
+        f"mean Jaccard, top {k}% improved",
+        f"mean Jaccard, top {k}% degraded",
+        "Jaccard random baseline",
+    ]
 
 
 def _specificity_row(block: dict, first: list[str]) -> list[str]:
     pm = block["metrics"]
-    return [*first, str(block["questions"]), fmt_metric(pm.get("pearson.mean"), percent=False, digits=2),
-            fmt_metric(pm.get("jaccard.improved.mean"), percent=False, digits=2),
-            fmt_metric(pm.get("jaccard.degraded.mean"), percent=False, digits=2),
-            fmt_metric(pm.get("jaccard.random_baseline"), percent=False, digits=3)]
+    return [
+        *first,
+        str(block["questions"]),
+        fmt_metric(pm.get("pearson.mean"), percent=False, digits=2),
+        fmt_metric(pm.get("jaccard.improved.mean"), percent=False, digits=2),
+        fmt_metric(pm.get("jaccard.degraded.mean"), percent=False, digits=2),
+        fmt_metric(pm.get("jaccard.random_baseline"), percent=False, digits=3),
+    ]
 
 
 def _grid_table(title: str, corner: str, block: dict, labels: list[str], note: str) -> tuple[str, list[str], list[list[str]], str]:
     grid = _pearson_grid(block)
-    rows = [[label, *(("1.00" if a == b else "n/a" if not np.isfinite(grid[a, b]) else f"{grid[a, b]:.2f}") for b in range(len(labels)))]
-            for a, label in enumerate(labels)]
+    rows = [
+        [label, *(("1.00" if a == b else "n/a" if not np.isfinite(grid[a, b]) else f"{grid[a, b]:.2f}") for b in range(len(labels)))]
+        for a, label in enumerate(labels)
+    ]
     return title, [corner, *labels], rows, note
 
 
@@ -92,81 +115,152 @@ def _tables(report: dict) -> list[tuple[str, list[str], list[list[str]], str]]:
     """(title, headers, rows, note) of every table, shared by the Markdown and HTML renderings."""
     names = _unit_order(report)
     mark = {n: ("" if report["models"][n]["noise_correction"] else " †") for n in names}
-    tables = [(
-        "Main results (%)",
-        ["Model", "AVG", "Δ", "INS ↓", "WTD ↓"],
-        [[n + mark[n], _plain(_get(report, n, "accuracy.baseline")), _signed(_get(report, n, "delta")),
-          _plain(_get(report, n, "INS.adjusted")), _plain(_get(report, n, "WTD.adjusted"))]
-         for n in names],
-        f"Laid out like Table 1: AVG is the no-context accuracy, Δ the mean change with context, INS and WTD (K = {report['parameters']['K']}) are noise-floor adjusted. † probability scores: no noise correction (Appendix G).",
-    ), (
-        "Observed metrics, 95% CIs and noise floors (%)",
-        ["Model", "INS [95% CI]", "η INS", "WTD [95% CI]", "η WTD", "Δ [95% CI]"],
-        [[n, fmt_metric(_get(report, n, "INS")), fmt_metric(_get(report, n, "noise_floor.INS")),
-          fmt_metric(_get(report, n, "WTD")), fmt_metric(_get(report, n, "noise_floor.WTD")), fmt_metric(_get(report, n, "delta"))]
-         for n in names],
-        f"As Table 6: {report['parameters']['replicates']} question-bootstrap replicates; floors from {report['parameters']['null_experiments']} synthetic null experiments.",
-    ), (
-        "Split-sample WTD, tail share and split-half reliability",
-        ["Model", "WTD split-sample % [95% CI]", "tail share %", "split-half r [95% CI]", "Spearman-Brown ρ"],
-        [[n, fmt_metric(_get(report, n, "WTD.split_sample")), fmt_metric(_get(report, n, "tail_share")),
-          fmt_metric(_get(report, n, "split_half.r"), percent=False, digits=2),
-          fmt_metric(_get(report, n, "split_half.spearman_brown"), percent=False, digits=2)]
-         for n in names],
-        f"Tables 5 and 7: averages over {report['parameters']['splits']} random symmetric trial splits (Appendices A, D). Tail share: part of the total absolute change in the two {report['parameters']['K']}% tails (Section 3.1).",
-    )]
+    tables = [
+        (
+            "Main results (%)",
+            ["Model", "AVG", "Δ", "INS ↓", "WTD ↓"],
+            [
+                [
+                    n + mark[n],
+                    _plain(_get(report, n, "accuracy.baseline")),
+                    _signed(_get(report, n, "delta")),
+                    _plain(_get(report, n, "INS.adjusted")),
+                    _plain(_get(report, n, "WTD.adjusted")),
+                ]
+                for n in names
+            ],
+            f"Laid out like Table 1: AVG is the no-context accuracy, Δ the mean change with context, INS and WTD (K = {report['parameters']['K']}) are noise-floor adjusted, point estimates without an interval: the floor-subtracted metric is biased for the noise-free one and no bootstrap interval covers it (bench/coverage.py); the observed metrics' intervals are in the next table. † probability scores: no noise correction (Appendix G).",
+        ),
+        (
+            "Observed metrics, 95% CIs and noise floors (%)",
+            ["Model", "INS [95% CI]", "η INS", "WTD [95% CI]", "η WTD", "Δ [95% CI]"],
+            [
+                [
+                    n,
+                    fmt_metric(_get(report, n, "INS")),
+                    fmt_metric(_get(report, n, "noise_floor.INS")),
+                    fmt_metric(_get(report, n, "WTD")),
+                    fmt_metric(_get(report, n, "noise_floor.WTD")),
+                    fmt_metric(_get(report, n, "delta")),
+                ]
+                for n in names
+            ],
+            f"As Table 6: {report['parameters']['replicates']} question-bootstrap replicates; floors from {report['parameters']['null_experiments']} synthetic null experiments.",
+        ),
+        (
+            "Split-sample WTD, tail share and split-half reliability",
+            ["Model", "WTD split-sample % [95% CI]", "tail share %", "split-half r [95% CI]", "Spearman-Brown ρ"],
+            [
+                [
+                    n,
+                    fmt_metric(_get(report, n, "WTD.split_sample")),
+                    fmt_metric(_get(report, n, "tail_share")),
+                    fmt_metric(_get(report, n, "split_half.r"), percent=False, digits=2),
+                    fmt_metric(_get(report, n, "split_half.spearman_brown"), percent=False, digits=2),
+                ]
+                for n in names
+            ],
+            f"Tables 5 and 7: averages over {report['parameters']['splits']} random symmetric trial splits (Appendices A, D). Tail share: part of the total absolute change in the two {report['parameters']['K']}% tails (Section 3.1).",
+        ),
+    ]
     correlate_rows = []
     for n in names:
         for target in ("signed", "squared"):
-            cells = [fmt_metric(_get(report, n, f"uncertainty_rho.{target}.{kind}.{scale}"), percent=False, digits=2)
-                     for kind in ("raw", "split") for scale in ("probability", "log_odds")]
+            cells = [
+                fmt_metric(_get(report, n, f"uncertainty_rho.{target}.{kind}.{scale}"), percent=False, digits=2)
+                for kind in ("raw", "split")
+                for scale in ("probability", "log_odds")
+            ]
             correlate_rows.append([f"{n} · uncertainty vs {target} change", *cells])
-    tables.append((
-        "Correlates of context-induced change (Spearman ρ)",
-        ["Model · feature vs target", "raw, probability", "raw, log-odds", "split, probability", "split, log-odds"],
-        correlate_rows,
-        "As Table 3: baseline uncertainty s_i0(1 - s_i0) against the signed change Δ_i and its square; split-sample estimates use disjoint trials for feature and target (Appendix F).",
-    ))
+            if f"ambiguity_rho.{target}.raw.probability" in report["models"][n]["metrics"]:
+                cells = [
+                    fmt_metric(_get(report, n, f"ambiguity_rho.{target}.{kind}.{scale}"), percent=False, digits=2)
+                    for kind in ("raw", "split")
+                    for scale in ("probability", "log_odds")
+                ]
+                correlate_rows.append([f"{n} · ambiguity vs {target} change", *cells])
+    tables.append(
+        (
+            "Correlates of context-induced change (Spearman ρ)",
+            ["Model · feature vs target", "raw, probability", "raw, log-odds", "split, probability", "split, log-odds"],
+            correlate_rows,
+            "As Table 3: baseline uncertainty s_i0(1 - s_i0) against the signed change Δ_i and its square; split-sample estimates use disjoint trials for feature and target (Appendix F). "
+            + SPLIT_NOTE.get(report["parameters"].get("split_correlate_intervals", "")[:10], "")
+            + (
+                ""
+                if any("ambiguity_rho.signed.raw.probability" in report["models"][n]["metrics"] for n in names)
+                else " Not in this report: Table 3's ambiguity rows (they need per-question ambiguity annotations: give --annotations FILE)."
+            )
+            + " Not computed: Appendix F's reliability ceiling and homogeneous-shift null.",
+        )
+    )
     k = report["parameters"]["K"]
     cross = _cross_blocks(report)
     if cross:
-        tables.append((
-            "Model specificity",
-            _specificity_headers("Context group", "Models", k),
-            [_specificity_row(block, [block["context_group"], INPUT_LABEL[block["input"]], ", ".join(_cross_labels(report, block))])
-             for block in cross],
-            "Section 3.2: pairs of different models only, within one context group and one input kind (binary trials or "
-            "probability scores, Appendix G); each over the questions every model of its group answered.",
-        ))
+        tables.append(
+            (
+                "Model specificity",
+                _specificity_headers("Context group", "Models", k),
+                [
+                    _specificity_row(block, [block["context_group"], INPUT_LABEL[block["input"]], ", ".join(_cross_labels(report, block))])
+                    for block in cross
+                ],
+                "Section 3.2: pairs of different models only, within one context group and one input kind (binary trials or "
+                "probability scores, Appendix G); each over the questions every model of its group answered.",
+            )
+        )
         for block in cross:
             if block["by_pair"]:
-                tables.append(_grid_table(f"Pearson r of per-example change, {_cross_title(block)}", "Model", block,
-                                          _cross_labels(report, block), "Figure 3 as a table."))
+                tables.append(
+                    _grid_table(
+                        f"Pearson r of per-example change, {_cross_title(block)}",
+                        "Model",
+                        block,
+                        _cross_labels(report, block),
+                        "Figure 3 as a table.",
+                    )
+                )
     own = _context_blocks(report)
     if own:
-        tables.append((
-            "Context groups of one model",
-            _specificity_headers("Model", "Context groups", k),
-            [_specificity_row(block, [model, INPUT_LABEL[block["input"]], ", ".join(block["context_groups"])]) for model, block in own],
-            "Section 3.3 (Figure 4): one model's per-example changes under different context groups; not part of the cross-model "
-            "figures. The groups share the model's no-context baseline, whose sampling noise raises r.",
-        ))
+        tables.append(
+            (
+                "Context groups of one model",
+                _specificity_headers("Model", "Context groups", k),
+                [_specificity_row(block, [model, INPUT_LABEL[block["input"]], ", ".join(block["context_groups"])]) for model, block in own],
+                "Section 3.3 (Figure 4): one model's per-example changes under different context groups; not part of the cross-model "
+                "figures. The groups share the model's no-context baseline, whose sampling noise raises r.",
+            )
+        )
         for model, block in own:
             if block["by_pair"]:
-                tables.append(_grid_table(f"Pearson r between context groups, {model}", "Context group", block, block["context_groups"],
-                                          "Figure 4 as a table."))
+                tables.append(
+                    _grid_table(
+                        f"Pearson r between context groups, {model}",
+                        "Context group",
+                        block,
+                        block["context_groups"],
+                        "Figure 4 as a table.",
+                    )
+                )
     return tables
 
 
 def render_markdown(report: dict) -> str:
-    lines = [f"# pseudowords: context-induced instability (release {report['release']['version']})", "",
-             f"Predictions: {md_text(report['predictions']['path'], None)} ({report['predictions']['rows']} rows, "
-             f"{report['predictions']['excluded']} excluded, sha256 {report['predictions']['sha256'][:12]}…).", ""]
+    lines = [
+        f"# pseudowords: context-induced instability (release {report['release']['version']})",
+        "",
+        f"Predictions: {md_text(report['predictions']['path'], None)} ({report['predictions']['rows']} rows, "
+        f"{report['predictions']['excluded']} excluded, sha256 {report['predictions']['sha256'][:12]}…).",
+        "",
+    ]
     for title, headers, rows, note in _tables(report):
         lines += [f"## {title}", "", markdown_table(headers, rows), note, ""]
     problems = report["predictions"]["problems"]
     if problems:
-        lines += ["## Problems", ""] + [f"- line {p['line']}: {md_text(p['message'], None)}" if p["line"] is not None else f"- {md_text(p['message'], None)}" for p in problems[:50]]
+        lines += ["## Problems", ""] + [
+            f"- line {p['line']}: {md_text(p['message'], None)}" if p["line"] is not None else f"- {md_text(p['message'], None)}"
+            for p in problems[:50]
+        ]
         if len(problems) > 50:
             lines.append(f"- … and {len(problems) - 50} more (see the JSON report)")
         lines.append("")
@@ -193,7 +287,9 @@ def _tail_figure(report: dict):
             ax.bar(xs, observed, width, color=cmap(j % 10), label=name)
             floor = tails.get(f"noise_{side}")
             if floor:
-                ax.bar(xs, [np.nan if v is None else 100 * v for v in floor], width, fill=False, hatch="///", edgecolor="black", linewidth=0.5)
+                ax.bar(
+                    xs, [np.nan if v is None else 100 * v for v in floor], width, fill=False, hatch="///", edgecolor="black", linewidth=0.5
+                )
         ax.axhline(0, color="black", linewidth=0.5)
         ax.set_ylabel("mean Δ_i (%)")
         ax.set_title(title)
@@ -218,39 +314,62 @@ def _heatmap(block: dict, labels: list[str]):
     for a in range(size):
         for b in range(size):
             if np.isfinite(grid[a, b]):
-                ax.text(b, a, f"{grid[a, b]:.2f}", ha="center", va="center", fontsize=7,
-                        color="white" if abs(grid[a, b]) > 0.6 else "black")
+                ax.text(
+                    b, a, f"{grid[a, b]:.2f}", ha="center", va="center", fontsize=7, color="white" if abs(grid[a, b]) > 0.6 else "black"
+                )
     fig.colorbar(image, ax=ax, label="Pearson r")
     return fig
 
 
 def render_html(report: dict) -> str:
-    sections = [("Release", f"<p>pseudowords {html.escape(report['release']['version'])}; predictions "
-                            f"<code>{html.escape(report['predictions']['path'])}</code>: {report['predictions']['rows']} rows, "
-                            f"{report['predictions']['excluded']} excluded.</p>")]
+    sections = [
+        (
+            "Release",
+            f"<p>pseudowords {html.escape(report['release']['version'])}; predictions "
+            f"<code>{html.escape(report['predictions']['path'])}</code>: {report['predictions']['rows']} rows, "
+            f"{report['predictions']['excluded']} excluded.</p>",
+        )
+    ]
     for title, headers, rows, note in _tables(report):
         sections.append((title, html_table(headers, rows) + f"<p>{html.escape(note)}</p>"))
     from ctxrobust.evaluation.plots import interval_section
     from ctxrobust.evaluation.pseudowords.units import LEADERBOARD
 
-    plotted = interval_section(report, [name for name, _ in LEADERBOARD["headline"]], title="Instability and tail degradation with 95% intervals")
+    plotted = interval_section(
+        report, [name for name, _ in LEADERBOARD["headline"]], title="Instability and tail degradation with 95% intervals"
+    )
     if plotted:
         sections.append(("Figures and intervals by model", plotted))
     if report["models"]:
-        sections.append(("Per-example change in the tails (Figure 2)",
-                         f"<img alt=\"tail plot\" src=\"{figure_data_uri(_tail_figure(report))}\">"
-                         "<p>Solid bars: observed mean change per 2% bin; hatched: the noise floor from synthetic null experiments.</p>"))
+        sections.append(
+            (
+                "Per-example change in the tails (Figure 2)",
+                f'<img alt="tail plot" src="{figure_data_uri(_tail_figure(report))}">'
+                "<p>Solid bars: observed mean change per 2% bin; hatched: the noise floor from synthetic null experiments.</p>",
+            )
+        )
     for block in _cross_blocks(report):
         if block["by_pair"]:
-            sections.append((f"Correlation of per-example change (Figure 3), {_cross_title(block)}",
-                             f"<img alt=\"correlation heat map\" src=\"{figure_data_uri(_heatmap(block, _cross_labels(report, block)))}\">"))
+            sections.append(
+                (
+                    f"Correlation of per-example change (Figure 3), {_cross_title(block)}",
+                    f'<img alt="correlation heat map" src="{figure_data_uri(_heatmap(block, _cross_labels(report, block)))}">',
+                )
+            )
     for model, block in _context_blocks(report):
         if block["by_pair"]:
-            sections.append((f"Correlation between context groups (Figure 4), {model}",
-                             f"<img alt=\"context group heat map\" src=\"{figure_data_uri(_heatmap(block, block['context_groups']))}\">"
-                             "<p>The same model under different context groups; they share its no-context baseline.</p>"))
+            sections.append(
+                (
+                    f"Correlation between context groups (Figure 4), {model}",
+                    f'<img alt="context group heat map" src="{figure_data_uri(_heatmap(block, block["context_groups"]))}">'
+                    "<p>The same model under different context groups; they share its no-context baseline.</p>",
+                )
+            )
     problems = report["predictions"]["problems"]
     if problems:
-        items = "".join(f"<li>{html.escape(('line ' + str(p['line']) + ': ') if p['line'] is not None else '')}{html.escape(p['message'])}</li>" for p in problems[:50])
+        items = "".join(
+            f"<li>{html.escape(('line ' + str(p['line']) + ': ') if p['line'] is not None else '')}{html.escape(p['message'])}</li>"
+            for p in problems[:50]
+        )
         sections.append(("Problems", f"<ul>{items}</ul>"))
     return html_page(f"pseudowords report, release {report['release']['version']}", sections)

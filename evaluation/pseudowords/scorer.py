@@ -40,12 +40,15 @@ set's mean is in `summary["by_group"]["CHA 10000 / correct"]`, and `summary` its
 the paper's main setting (CHA contexts at the release's longest length, binary trials) if the file
 has it, else `metrics` is empty and `note` says why.
 """
+
 from __future__ import annotations
 
+import concurrent.futures
 import csv
 import math
-import re
-from collections import defaultdict
+import multiprocessing
+import os
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
@@ -55,15 +58,17 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictStr
 
 from ctxrobust.builders.pseudowords.builder import PseudowordsConfig
 from ctxrobust.errors import CtxRobustError
-from ctxrobust.evaluation.pseudowords.options import DEFAULT_SEED, ScoreOptions
-from ctxrobust.release import Release
-from ctxrobust.evaluation.pseudowords import cross_model, instability, noise_floor, split_sample
 from ctxrobust.evaluation import question_bootstrap
 from ctxrobust.evaluation.predictions import PredictionsReader, Problem
-from ctxrobust.evaluation.report import csv_cell, header, mean_over_models, metric, with_units
+from ctxrobust.evaluation.pseudowords import cells as cells_module
+from ctxrobust.evaluation.pseudowords import cross_model, instability, noise_floor, split_sample
+from ctxrobust.evaluation.pseudowords.cells import CellTable, sqa_group  # noqa: F401 (sqa_group: part of this module's interface)
+from ctxrobust.evaluation.pseudowords.options import DEFAULT_SEED, ScoreOptions
 from ctxrobust.evaluation.pseudowords.units import unit_of
+from ctxrobust.evaluation.report import csv_cell, header, mean_over_models, metric, with_units
 from ctxrobust.options import parse_options
 from ctxrobust.output import atomic_open
+from ctxrobust.release import Release
 
 K = instability.K_DEFAULT
 DIGITS = 6  # report figures are rounded to 6 decimals
@@ -125,7 +130,9 @@ class ResponseGrader:
     def _records(self) -> dict:
         if self.records is None:
             if self.benchmark is None:
-                raise CtxRobustError(f"{self.predictions}: its rows carry 'response' text; grading them needs --benchmark FILE, the benchmark whose 'answer' grades them")
+                raise CtxRobustError(
+                    f"{self.predictions}: its rows carry 'response' text; grading them needs --benchmark FILE, the benchmark whose 'answer' grades them"
+                )
             from ctxrobust.evaluation.pseudowords.prompts import read_benchmark
 
             self.records = {e.record.key: e.record for e in read_benchmark(Path(self.benchmark))}
@@ -142,6 +149,7 @@ class ResponseGrader:
             if record.answer is None:
                 return f"the benchmark record {row.id!r} has no 'answer' to grade the response against"
             return None
+
         return both
 
     def graded(self, row: PredictionRow) -> PredictionRow:
@@ -158,21 +166,13 @@ class ResponseGrader:
         from ctxrobust.canonical import sha256_file
         from ctxrobust.evaluation.pseudowords.grading import RULES
 
-        return {"benchmark": str(self.benchmark), "benchmark_sha256": sha256_file(Path(self.benchmark)), "graded": self.used,
-                "by_rule": dict(sorted(self.by_rule.items())), "rules": RULES}
-
-
-
-SQA_ID = re.compile(r"SQA-([0-9]{6})-([0-9]{3})")
-
-
-def sqa_group(context: str, histories: int) -> str | None:
-    """Group label of an SQA history id written by `ctxrobust prompts` (SQA-TURNS-INDEX, index below
-    the release's contexts_per_length): "SQA 20"; None for anything else."""
-    match = SQA_ID.fullmatch(context)
-    if match and int(match.group(2)) < histories:
-        return f"SQA {int(match.group(1))}"
-    return None
+        return {
+            "benchmark": str(self.benchmark),
+            "benchmark_sha256": sha256_file(Path(self.benchmark)),
+            "graded": self.used,
+            "by_rule": dict(sorted(self.by_rule.items())),
+            "rules": RULES,
+        }
 
 
 def context_groups(release: Release) -> dict[str, str]:
@@ -182,46 +182,10 @@ def context_groups(release: Release) -> dict[str, str]:
         try:
             groups[row["id"]] = f"{row['kind']} {row['target_tokens']}"
         except (KeyError, TypeError):
-            raise CtxRobustError(f"{release.file_path('contexts.jsonl')}: a row lacks 'id', 'kind' or 'target_tokens' ({str(row)[:80]}); rebuild the release") from None
+            raise CtxRobustError(
+                f"{release.file_path('contexts.jsonl')}: a row lacks 'id', 'kind' or 'target_tokens' ({str(row)[:80]}); rebuild the release"
+            ) from None
     return groups
-
-
-@dataclass
-class Accumulator:
-    """Per (model, question, context) cell: number of trials and their sum. Checks each row first."""
-
-    groups: dict[str, str]  # context id -> group label; SQA ids are added as they are met
-    histories: int = 10  # SQA histories per release (its contexts_per_length)
-    cells: dict[tuple[str, str, str | None], list] = field(default_factory=dict)
-    kind: dict[str, str] = field(default_factory=dict)  # model -> "correct" | "score"
-
-    def check(self, row: PredictionRow) -> str | None:
-        problem = row_shape_problem(row)
-        if problem:
-            return problem
-        if row.context is not None and row.context not in self.groups:
-            group = sqa_group(row.context, self.histories)
-            if group is None:
-                return f"unknown context {row.context!r}: not in the release's contexts.jsonl nor an SQA history id (use the ids `ctxrobust prompts` wrote)"
-            self.groups[row.context] = group
-        kind = "score" if row.score is not None else "correct"  # a graded response is a 0/1 trial
-        first = self.kind.setdefault(row.model, kind)
-        if first != kind:
-            return f"model {row.model!r} mixes 'correct' and 'score' rows (its earlier rows have {first!r}); use one kind per model"
-        return None
-
-    @staticmethod
-    def key(row: PredictionRow) -> tuple:
-        return (row.model, row.id, row.context, row.trial)
-
-    def add(self, row: PredictionRow) -> None:
-        value = row.correct if row.correct is not None else row.score
-        cell = self.cells.get((row.model, row.id, row.context))
-        if cell is None:
-            self.cells[(row.model, row.id, row.context)] = [1, value]
-        else:
-            cell[0] += 1
-            cell[1] += value
 
 
 @dataclass
@@ -248,64 +212,133 @@ class Unit:
         return self.context_total.sum(axis=1)
 
 
-def _unit(name: str, model: str, group: str, binary: bool, questions: dict, ids: list[str], contexts: list[str]) -> Unit:
-    """Dense arrays for the given questions (rows) and contexts (columns)."""
-    column = {c: j for j, c in enumerate(contexts)}
-    n = len(ids)
-    base_n, base_total = np.zeros(n, dtype=np.int64), np.zeros(n)
-    context_n, context_total = np.zeros((n, len(contexts)), dtype=np.int64), np.zeros((n, len(contexts)))
-    for i, qid in enumerate(ids):
-        for c, (count, total) in questions[qid].items():
-            if c is None:
-                base_n[i], base_total[i] = count, total
-            elif c in column:
-                context_n[i, column[c]], context_total[i, column[c]] = count, total
-    return Unit(name, model, group, binary, ids, contexts, base_n, base_total, context_n, context_total)
-
-
 def _group_order(label: str) -> tuple[str, int]:
     kind, length = label.split(" ")
     return kind, int(length)
 
 
-def build_units(acc: Accumulator) -> tuple[list[Unit], list[Problem], int]:
-    """Units from the accumulated cells, the questions left out (as problems) and the rows they held."""
-    by_model: dict[str, dict[str, dict[str | None, list]]] = defaultdict(lambda: defaultdict(dict))
-    for (model, qid, context), cell in acc.cells.items():
-        by_model[model][qid][context] = cell
+def _ranks(strings: list) -> np.ndarray:
+    """Rank of each string in sorted order."""
+    order = sorted(range(len(strings)), key=strings.__getitem__)
+    rank = np.empty(len(strings), dtype=np.int64)
+    rank[order] = np.arange(len(strings))
+    return rank
+
+
+def build_units(table: CellTable) -> tuple[list[Unit], list[Problem], int]:
+    """Units from the cells, the questions left out (as problems) and the rows they held. Work is on
+    the cell arrays; Python loops run over models, groups and the questions left out only."""
+    labels = sorted(set(table.groups.values()), key=_group_order)
+    label_index = {label: i for i, label in enumerate(labels)}
+    context_group = np.array([-1] + [label_index[table.groups[c]] for c in table.contexts[1:]], dtype=np.int64)
+    context_rank = _ranks([c or "" for c in table.contexts])
+    id_rank = _ranks(table.ids)
     units, problems, dropped = [], [], 0
-    for model in sorted(by_model):
-        questions = by_model[model]
-        total_rows = sum(cell[0] for cells in questions.values() for cell in cells.values())
-        groups = sorted({acc.groups[c] for cells in questions.values() for c in cells if c is not None}, key=_group_order)
-        if not groups:
-            problems.append(Problem(None, f"model {model!r}: no rows with a context, so no change can be measured; its {total_rows} row(s) are left out"))
-            dropped += total_rows
+    by_model = np.argsort(table.model, kind="stable")
+    starts = (
+        np.flatnonzero(np.concatenate([[True], table.model[by_model][1:] != table.model[by_model][:-1]]))
+        if by_model.size
+        else np.array([], dtype=np.int64)
+    )
+    slices = {int(table.model[by_model[a]]): by_model[a:b] for a, b in zip(starts, [*starts[1:], by_model.size])}
+    for model_index in sorted(slices, key=lambda i: table.models[i]):
+        model = table.models[model_index]
+        cells = slices[model_index]
+        rank = id_rank[table.qid[cells]]
+        group = context_group[table.context[cells]]
+        n = table.n[cells]
+        present = np.unique(group[group >= 0])
+        if present.size == 0:
+            problems.append(
+                Problem(
+                    None, f"model {model!r}: no rows with a context, so no change can be measured; its {int(n.sum())} row(s) are left out"
+                )
+            )
+            dropped += int(n.sum())
             continue
-        used: set[tuple[str, str | None]] = set()
-        for qid in sorted(questions):
-            if None not in questions[qid]:
-                rows = sum(cell[0] for cell in questions[qid].values())
-                problems.append(Problem(None, f"model {model!r}, question {qid!r}: no baseline rows (context null), so its change cannot be measured; its {rows} row(s) are left out"))
-        for group in groups:
-            name = model if len(groups) == 1 else f"{model} [{group}]"
-            ids = []
-            for qid in sorted(questions):
-                cells = questions[qid]
-                if None not in cells:
-                    continue  # reported above
-                in_group = [c for c in cells if c is not None and acc.groups[c] == group]
-                if not in_group:
-                    where = "context" if len(groups) == 1 else f"{group} context"
-                    problems.append(Problem(None, f"model {model!r}, question {qid!r}: no {where} rows, so its change cannot be measured; left out of {name!r}"))
-                    continue
-                ids.append(qid)
-                used.update([(qid, None), *((qid, c) for c in in_group)])
-            if ids:
-                contexts = sorted({c for qid in ids for c in questions[qid] if c is not None and acc.groups[c] == group})
-                units.append(_unit(name, model, group, acc.kind[model] == "correct", questions, ids, contexts))
-        dropped += sum(cell[0] for qid, cells in questions.items() for c, cell in cells.items() if (qid, c) not in used)
+        questions, position = np.unique(rank, return_inverse=True)  # sorted by id
+        q_ids = np.empty(questions.size, dtype=np.int64)
+        q_ids[position] = table.qid[cells]
+        has_base = np.zeros(questions.size, dtype=bool)
+        has_base[position[group < 0]] = True
+        rows = np.bincount(position, weights=n, minlength=questions.size)
+        for q in np.flatnonzero(~has_base):
+            problems.append(
+                Problem(
+                    None,
+                    f"model {model!r}, question {table.ids[q_ids[q]]!r}: no baseline rows (context null), so its change cannot be measured; its {int(rows[q])} row(s) are left out",
+                )
+            )
+        used = np.zeros(cells.size, dtype=bool)
+        for g in present:
+            label = labels[g]
+            name = model if present.size == 1 else f"{model} [{label}]"
+            in_group = np.zeros(questions.size, dtype=bool)
+            in_group[position[group == g]] = True
+            for q in np.flatnonzero(has_base & ~in_group):
+                where = "context" if present.size == 1 else f"{label} context"
+                problems.append(
+                    Problem(
+                        None,
+                        f"model {model!r}, question {table.ids[q_ids[q]]!r}: no {where} rows, so its change cannot be measured; left out of {name!r}",
+                    )
+                )
+            keep = has_base & in_group
+            if not keep.any():
+                continue
+            row_of = np.cumsum(keep) - 1
+            base_cells = (group < 0) & keep[position]
+            ctx_cells = (group == g) & keep[position]
+            used |= base_cells | ctx_cells
+            ctx_index = table.context[cells[ctx_cells]]
+            distinct = np.unique(ctx_index)
+            distinct = distinct[np.argsort(context_rank[distinct], kind="stable")]
+            column = np.empty(int(distinct.max()) + 1, dtype=np.int64)
+            column[distinct] = np.arange(distinct.size)
+            count = int(keep.sum())
+            base_n, base_total = np.zeros(count, dtype=np.int64), np.zeros(count)
+            base_n[row_of[position[base_cells]]] = table.n[cells[base_cells]]
+            base_total[row_of[position[base_cells]]] = table.total[cells[base_cells]]
+            context_n, context_total = np.zeros((count, distinct.size), dtype=np.int64), np.zeros((count, distinct.size))
+            r, c = row_of[position[ctx_cells]], column[ctx_index]
+            context_n[r, c] = table.n[cells[ctx_cells]]
+            context_total[r, c] = table.total[cells[ctx_cells]]
+            units.append(
+                Unit(
+                    name,
+                    model,
+                    label,
+                    table.kind[model] == "correct",
+                    [table.ids[i] for i in q_ids[keep]],
+                    [table.contexts[i] for i in distinct],
+                    base_n,
+                    base_total,
+                    context_n,
+                    context_total,
+                )
+            )
+        dropped += int(n[~used].sum())
     return units, problems, dropped
+
+
+def read_cells(
+    release: Release, predictions: Path, columnar: bool = True, grader: ResponseGrader | None = None
+) -> tuple[CellTable, dict | PredictionsReader]:
+    """The file's cells, with its "predictions" block (columnar reader, a clean file of graded rows) or the
+    PredictionsReader that read it row by row and holds its problems (cells.py); `response` rows are
+    graded as they are read."""
+    groups = context_groups(release)
+    histories = release.config_as(PseudowordsConfig).contexts_per_length
+    fast = cells_module.read_columnar(Path(predictions), groups, histories) if columnar else None
+    if fast is not None:
+        return fast
+    acc = cells_module.RowAccumulator(groups, histories, row_shape_problem)
+    check = acc.check if grader is None else grader.checked(acc.check)
+    reader = PredictionsReader(Path(predictions), PredictionRow, check=check)
+    for row in reader:
+        acc.add(row if grader is None else grader.graded(row))
+    acc.resolve_duplicates(reader, PredictionRow)
+    return acc.table(), reader
 
 
 # --- statistics ------------------------------------------------------------------------------------
@@ -318,15 +351,35 @@ class Parameters:
     null_experiments: int = noise_floor.NULL_EXPERIMENTS
     splits: int = split_sample.SPLITS
     k: int = K
+    split_intervals: str = "all-splits"
 
     def as_dict(self) -> dict:
-        return {"K": self.k, "seed": self.seed, "replicates": self.replicates, "null_experiments": self.null_experiments,
-                "splits": self.splits, "ci_level": question_bootstrap.LEVEL,
-                "split_correlate_intervals": "replicate b uses split b mod splits"}
+        return {
+            "K": self.k,
+            "seed": self.seed,
+            "replicates": self.replicates,
+            "null_experiments": self.null_experiments,
+            "splits": self.splits,
+            "ci_level": question_bootstrap.LEVEL,
+            "split_correlate_intervals": SPLIT_INTERVALS[self.split_intervals],
+            "adjusted_intervals": "none (see the note of INS.adjusted)",
+        }
+
+
+SPLIT_INTERVALS = {
+    "all-splits": "all-splits: every replicate recomputes the mean over all splits (Appendix B)",
+    "per-split": "per-split: replicate b uses split b mod splits only (wider; the earlier scheme)",
+}
 
 
 def parameters(options: ScoreOptions) -> Parameters:
-    return Parameters(seed=options.seed, replicates=options.replicates, null_experiments=options.null_experiments, splits=options.splits)
+    return Parameters(
+        seed=options.seed,
+        replicates=options.replicates,
+        null_experiments=options.null_experiments,
+        splits=options.splits,
+        split_intervals=options.split_intervals,
+    )
 
 
 def _figure(values: np.ndarray, n: int, shift: float = 0.0) -> dict:
@@ -356,10 +409,24 @@ def _design(unit: Unit) -> dict:
     }
 
 
+# figures whose question-bootstrap interval does not cover what it claims at the paper's size
+# (bench/coverage.py): reported without one, with the reason
+WITHDRAWN_INTERVALS: dict[str, str] = {}
+
+ADJUSTED_NO_CI = (
+    "no interval: the floor-subtracted metric is a biased estimate of the noise-free one (the floor, from "
+    "null experiments without any effect, overstates the noise where context does change the answer), so "
+    "the observed metric's interval shifted by the floor misses the noise-free value (bench/coverage.py at the "
+    "paper's size: 8.5% for WTD.adjusted with an effect, 59.5% for INS.adjusted without one); read it as a point "
+    "estimate beside the raw metric's interval"
+)
+
+
 def _noise_corrected(unit: Unit, ins: np.ndarray, wtd: np.ndarray, p: Parameters) -> tuple[dict, dict]:
     """Section 2, "Noise Correction": floors from null experiments, subtracted from INS and WTD. The
-    interval of an adjusted metric is the observed metric's, shifted ("for uncertainty, we consider
-    the bootstrap variance of the observed metrics"). Returns (metrics, Figure 2 overlay)."""
+    paper takes the bootstrap variance of the observed metrics as the adjusted metrics' uncertainty;
+    that interval does not cover the noise-free value (ADJUSTED_NO_CI), so the adjusted metrics are
+    reported without one and with the reason. Returns (metrics, Figure 2 overlay)."""
     n = len(unit.ids)
     base_k = np.rint(unit.base_total).astype(np.int64)
     rng = question_bootstrap.stream(p.seed, "null", unit.name)
@@ -367,13 +434,15 @@ def _noise_corrected(unit: Unit, ins: np.ndarray, wtd: np.ndarray, p: Parameters
     metrics = {
         "noise_floor.INS": metric(floor.ins, None, n),
         "noise_floor.WTD": metric(floor.wtd, None, n),
-        "INS.adjusted": _figure(ins, n, floor.ins),
-        "WTD.adjusted": _figure(wtd, n, floor.wtd),
+        "INS.adjusted": {**metric(float(ins[0]) - floor.ins, None, n), "note": ADJUSTED_NO_CI},
+        "WTD.adjusted": {**metric(float(wtd[0]) - floor.wtd, None, n), "note": ADJUSTED_NO_CI},
     }
     return metrics, {"noise_improved": floor.improved_bins, "noise_degraded": floor.degraded_bins}
 
 
-def _trial_splits(unit: Unit, both: np.ndarray, delta: np.ndarray, p: Parameters, notes: list[str]) -> dict:
+def _trial_splits(
+    unit: Unit, both: np.ndarray, delta: np.ndarray, p: Parameters, notes: list[str], annotations: dict[str, float] | None = None
+) -> dict:
     """Split-sample WTD (Appendix A), split-half reliability (Appendix D), uncertainty correlates
     raw and split-sample (Section 3.2 Table 3, Appendix F)."""
     n = len(unit.ids)
@@ -394,15 +463,59 @@ def _trial_splits(unit: Unit, both: np.ndarray, delta: np.ndarray, p: Parameters
     if split_sample.foldable(unit.base_n, unit.pooled_n):
         rng = question_bootstrap.stream(p.seed, "folds", unit.name)
         folds = split_sample.folds(base_k, unit.base_n, context_k, unit.pooled_n, p.splits, rng)
-        estimate, replicates = cross_model.split_correlates(both[1:], folds, context_k, unit.pooled_n)
+        compute = cross_model.split_correlates_all_splits if p.split_intervals == "all-splits" else cross_model.split_correlates
+        estimate, replicates = compute(both[1:], folds, context_k, unit.pooled_n)
         for name in estimate:
             metrics[f"uncertainty_rho.{name}"] = _figure(np.concatenate([[estimate[name]], replicates[name]]), n)
     else:
+        folds = None
         notes.append("split-sample correlates need at least 3 baseline and 2 context trials for every question")
+    if annotations is not None:
+        metrics.update(_ambiguity(unit, both, delta, p, annotations, folds, base_k, context_k))
     return metrics
 
 
-def score_unit(unit: Unit, p: Parameters) -> UnitResult:
+AMBIGUITY_NAMES = tuple(
+    f"ambiguity_rho.{t}.{k}.{s}" for t in ("signed", "squared") for k in ("raw", "split") for s in ("probability", "log_odds")
+)
+
+
+def _ambiguity(
+    unit: Unit,
+    both: np.ndarray,
+    delta: np.ndarray,
+    p: Parameters,
+    annotations: dict[str, float],
+    folds,
+    base_k: np.ndarray,
+    context_k: np.ndarray,
+) -> dict:
+    """Table 3's ambiguity rows: Spearman rho of the annotated ambiguity level (no trial noise, the same
+    in every split, Appendix F) with the signed and squared change, raw and split-sample."""
+    n = len(unit.ids)
+    missing = [q for q in unit.ids if q not in annotations]
+    if missing:
+        note = f"undefined: the annotations lack {len(missing)} of the {n} questions (e.g. {missing[0]!r}); annotate every question scored"
+        return {name: {**metric(None, None, n), "note": note} for name in AMBIGUITY_NAMES}
+    level = np.array([annotations[q] for q in unit.ids], dtype=np.float64)
+    out = {}
+    g = cross_model.empirical_logit(context_k, unit.pooled_n) - cross_model.empirical_logit(base_k, unit.base_n)
+    for name, target in (
+        ("signed.raw.probability", delta),
+        ("squared.raw.probability", delta**2),
+        ("signed.raw.log_odds", g),
+        ("squared.raw.log_odds", g**2),
+    ):
+        out[f"ambiguity_rho.{name}"] = _figure(cross_model.weighted_spearman(both, level, target), n)
+    if folds is not None:
+        compute = cross_model.split_correlates_all_splits if p.split_intervals == "all-splits" else cross_model.split_correlates
+        estimate, replicates = compute(both[1:], folds, context_k, unit.pooled_n, feature=level)
+        for name in estimate:
+            out[f"ambiguity_rho.{name}"] = _figure(np.concatenate([[estimate[name]], replicates[name]]), n)
+    return out
+
+
+def score_unit(unit: Unit, p: Parameters, annotations: dict[str, float] | None = None) -> UnitResult:
     """Every per-model figure; row 0 of `both` is the plain estimate, rows 1.. the bootstrap replicates."""
     n = len(unit.ids)
     s_i0 = instability.condition_means(unit.base_total, unit.base_n)
@@ -427,7 +540,7 @@ def score_unit(unit: Unit, p: Parameters) -> UnitResult:
         corrected, overlay = _noise_corrected(unit, ins, wtd, p)
         metrics.update(corrected)
         tails.update(overlay)
-        metrics.update(_trial_splits(unit, both, delta, p, notes))
+        metrics.update(_trial_splits(unit, both, delta, p, notes, annotations))
     else:  # Appendix G: probability scores, no noise correction
         metrics["noise_floor.INS"] = metric(0.0, None, n)
         metrics["noise_floor.WTD"] = metric(0.0, None, n)
@@ -446,7 +559,76 @@ def score_unit(unit: Unit, p: Parameters) -> UnitResult:
         "tails": tails,
         "notes": notes,
     }
+    for name, reason in WITHDRAWN_INTERVALS.items():
+        if name in metrics and metrics[name].get("ci") is not None:
+            metrics[name] = {**metrics[name], "ci": None, "note": reason}
     return UnitResult(metrics, delta, s_i0, s_ic, block)
+
+
+WORK_LIMIT = 250_000_000  # cells of one (replicates x questions) array (2 GB of float64): the work one command may ask for
+
+
+def read_annotations(path: Path) -> dict[str, float]:
+    """Per-question ambiguity levels (Table 3, Appendix E): a JSONL of {"id", "ambiguity"} (a number,
+    e.g. the count of annotators' flags, 0-3)."""
+    import json
+
+    levels: dict[str, float] = {}
+    try:
+        handle = open(path, encoding="utf-8")
+    except OSError as exc:
+        raise CtxRobustError(f"{path}: cannot read the annotations ({exc.strerror})") from None
+    with handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+                qid, level = row["id"], row["ambiguity"]
+            except (ValueError, TypeError, KeyError):
+                raise CtxRobustError(f'{path}:{number}: expected a JSON object with "id" and "ambiguity" (a number)') from None
+            if not isinstance(qid, str) or isinstance(level, bool) or not isinstance(level, (int, float)) or not math.isfinite(level):
+                raise CtxRobustError(f'{path}:{number}: "id" must be a string and "ambiguity" a finite number')
+            if qid in levels:
+                raise CtxRobustError(f"{path}:{number}: question {qid!r} is annotated twice")
+            levels[qid] = float(level)
+    return levels
+
+
+def check_work(units: list[Unit], p: Parameters) -> None:
+    """Refuse, with the fix, work sizes whose arrays would not fit: the bootstrap weights are
+    (replicates + 1) x N, the null experiments experiments x N, the splits splits x N per question set."""
+    if not units:
+        return
+    n = max(len(u.ids) for u in units)
+    # flag, value given, array rows per unit of the value, rows beside it
+    for flag, value, per, extra in (
+        ("--replicates", p.replicates, 1, 1),
+        ("--null-experiments", p.null_experiments, 1, 0),
+        ("--splits", p.splits, 4, 0),
+    ):
+        cells = (per * value + extra) * n
+        if cells > WORK_LIMIT:
+            most = (WORK_LIMIT // n - extra) // per
+            raise CtxRobustError(
+                f"{flag} {value}: with {n} questions this needs {cells * 8 / 1e9:.1f} GB of arrays; give at most {most} for this file"
+            )
+
+
+MAX_JOBS_DEFAULT = 4  # worker processes used when --jobs is not given (at most the CPU count)
+
+
+def score_units(
+    units: list[Unit], p: Parameters, jobs: int | None = None, annotations: dict[str, float] | None = None
+) -> dict[str, UnitResult]:
+    """score_unit for every unit, in worker processes when there are several units and CPUs. Every
+    unit draws from its own seeded streams, so the figures do not depend on the number of workers."""
+    workers = min(jobs or min(os.cpu_count() or 1, MAX_JOBS_DEFAULT), len(units))
+    if workers <= 1 or "fork" not in multiprocessing.get_all_start_methods():
+        return {unit.name: score_unit(unit, p, annotations) for unit in units}
+    context = multiprocessing.get_context("fork")
+    with concurrent.futures.ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+        return dict(zip((u.name for u in units), pool.map(score_unit, units, [p] * len(units), [annotations] * len(units))))
 
 
 INPUTS = ("correct", "score")  # binary trials, probability scores (Appendix G)
@@ -475,12 +657,19 @@ def _pair_block(units: list[Unit], results: dict[str, UnitResult], p: Parameters
     pearson = cross_model.weighted_pearson(both, x[:, [a for a, _ in pairs]], x[:, [b for _, b in pairs]])
     jac_up = np.column_stack([cross_model.jaccard(both, improved[a], improved[b], m) for a, b in pairs])
     jac_down = np.column_stack([cross_model.jaccard(both, degraded[a], degraded[b], m) for a, b in pairs])
+    constant = [bool(np.ptp(np.round(x[:, a], instability.TIE_DECIMALS)) == 0) for a in range(len(units))]
     for column, (a, b) in enumerate(pairs):
         entry = {
             "pearson": _figure(pearson[:, column], n),
             "jaccard.improved": _figure(jac_up[:, column], n),
             "jaccard.degraded": _figure(jac_down[:, column], n),
         }
+        if constant[a] or constant[b]:  # no ordering of the questions: no correlation, no top-K% set
+            which = units[a].name if constant[a] else units[b].name
+            reason = f"undefined: every question of {which!r} has the same change, so there is no ranking to compare"
+            for name in ("pearson", "jaccard.improved", "jaccard.degraded"):
+                entry[name] = {**metric(None, None, n), "note": reason}
+            jac_up[:, column] = jac_down[:, column] = np.nan
         rel_a = results[units[a].name].metrics.get("split_half.spearman_brown", {}).get("estimate")
         rel_b = results[units[b].name].metrics.get("split_half.spearman_brown", {}).get("estimate")
         if attenuation and rel_a is not None and rel_b is not None and rel_a > 0 and rel_b > 0:
@@ -567,9 +756,13 @@ def summarize(units: list[Unit], models: dict[str, dict], main: str | None) -> d
         summary = dict(by_group[wanted])
     else:
         setting = f"{main}, binary trials" if main else "CHA contexts, binary trials (the release has no CHA contexts)"
-        summary = {"metrics": {}, "note": (
-            f"the units cover {len(by_group)} sets of context group and input kind ({', '.join(order)}), whose figures are "
-            f"not comparable, and none is the main setting ({setting}); see summary.by_group for each set's mean")}
+        summary = {
+            "metrics": {},
+            "note": (
+                f"the units cover {len(by_group)} sets of context group and input kind ({', '.join(order)}), whose figures are "
+                f"not comparable, and none is the main setting ({setting}); see summary.by_group for each set's mean"
+            ),
+        }
     summary["by_group"] = by_group
     return summary
 
@@ -613,19 +806,22 @@ def export_examples(path: Path, units: list[Unit], results: dict[str, UnitResult
             pq.write_table(table, handle)
 
 
-def score(release: Release, predictions: Path, options: ScoreOptions | dict | None = None) -> dict:
-    """The pseudowords report (SPEC "Scoring"; paper Sections 2, 3.1, 3.2, Appendices A, B, D, F, G)."""
+def score(release: Release, predictions: Path, options: ScoreOptions | dict | None = None, timings: dict | None = None) -> dict:
+    """The pseudowords report (SPEC "Scoring"; paper Sections 2, 3.1, 3.2, Appendices A, B, D, F, G).
+    `timings`, if given, receives the seconds spent reading and on the statistics."""
     options = parse_options(ScoreOptions, options, "pseudowords score")
+    started = time.perf_counter()
     p = parameters(options)
     groups = context_groups(release)
     main = main_group(groups)
-    acc = Accumulator(groups, release.config_as(PseudowordsConfig).contexts_per_length)
     grader = ResponseGrader(options.benchmark, Path(predictions))
-    reader = PredictionsReader(Path(predictions), PredictionRow, check=grader.checked(acc.check), key=acc.key)
-    for row in reader:
-        acc.add(grader.graded(row))
-    units, problems, dropped = build_units(acc)
-    block = reader.finish(options.strict, problems)
+    table, source = read_cells(release, Path(predictions), grader=grader)
+    units, problems, dropped = build_units(table)
+    if isinstance(source, dict) and problems:  # cells the file cannot score: report them as the row reader does
+        table, source = read_cells(release, Path(predictions), columnar=False, grader=grader)
+        units, problems, dropped = build_units(table)
+    block = source if isinstance(source, dict) else source.finish(options.strict, problems)
+    del table, source  # the units hold what the statistics need
     block["excluded"] += dropped
     if grader.used:
         block["grading"] = grader.summary()
@@ -634,7 +830,10 @@ def score(release: Release, predictions: Path, options: ScoreOptions | dict | No
             f"{predictions}: no question of any model has both no-context rows (context null) and context rows; "
             "nothing to score (the problems are listed above)"
         )
-    results = {unit.name: score_unit(unit, p) for unit in units}
+    check_work(units, p)
+    read = time.perf_counter()
+    annotations = None if options.annotations is None else read_annotations(options.annotations)
+    results = score_units(units, p, options.jobs, annotations)
     models = {}
     for unit in units:
         r = results[unit.name]
@@ -647,4 +846,6 @@ def score(release: Release, predictions: Path, options: ScoreOptions | dict | No
     report["context_pairs"] = score_context_pairs(units, results, p)
     if options.export is not None:
         export_examples(options.export, units, results)
+    if timings is not None:
+        timings.update(read=read - started, statistics=time.perf_counter() - read)
     return with_units(_rounded(report), unit_of)

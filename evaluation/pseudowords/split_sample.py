@@ -5,6 +5,7 @@ halves B1, B2 and the context trials (pooled over contexts) into halves C1, C2. 
 only the number of correct trials landing in each part matters, which is hypergeometric, so S
 splits of N questions are a few (S, N) draws. Odd counts: the first half gets floor(n / 2).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -14,6 +15,7 @@ import numpy as np
 from ctxrobust.evaluation.pseudowords import instability
 
 SPLITS = 200  # Appendix B
+ROWS_PER_BATCH = 25  # splits whose tails are summed at once
 
 
 @dataclass(frozen=True)
@@ -44,8 +46,12 @@ def splittable(base_n: np.ndarray, context_n: np.ndarray) -> bool:
 
 
 def half_changes(
-    base_k: np.ndarray, base_n: np.ndarray, context_k: np.ndarray, context_n: np.ndarray,
-    splits: int, rng: np.random.Generator,
+    base_k: np.ndarray,
+    base_n: np.ndarray,
+    context_k: np.ndarray,
+    context_n: np.ndarray,
+    splits: int,
+    rng: np.random.Generator,
 ) -> tuple[np.ndarray, np.ndarray]:
     """d1 = mean(C1) - mean(B1), d2 = mean(C2) - mean(B2) for `splits` random splits: (S, N) each (Appendix A, Eq. 1)."""
     b1, b2 = draw(base_k, base_n, np.asarray(base_n) // 2, splits, rng)
@@ -59,8 +65,11 @@ def split_sample_wtd(weights: np.ndarray, d1: np.ndarray, d2: np.ndarray, k: int
     In each split, S = the m questions with the smallest d1 and W = -(1/m) sum_{i in S} d2_i (Eq. 2),
     used symmetrically (select on d2, measure d1) and averaged; then averaged over splits."""
     m = instability.tail_count(d1.shape[1], k)
-    tails = instability.tail_sums(weights, np.vstack([d1, d2]), np.vstack([d2, d1]), m)  # (B, 2S)
-    return -tails.mean(axis=1) / m
+    total = np.zeros(weights.shape[0])
+    for lo in range(0, d1.shape[0], ROWS_PER_BATCH):  # splits are independent: a batch at a time bounds memory
+        part = slice(lo, lo + ROWS_PER_BATCH)
+        total += instability.tail_sums(weights, np.vstack([d1[part], d2[part]]), np.vstack([d2[part], d1[part]]), m).sum(axis=1)
+    return -total / (2 * d1.shape[0]) / m
 
 
 @dataclass(frozen=True)
@@ -80,8 +89,12 @@ def foldable(base_n: np.ndarray, context_n: np.ndarray) -> bool:
 
 
 def folds(
-    base_k: np.ndarray, base_n: np.ndarray, context_k: np.ndarray, context_n: np.ndarray,
-    splits: int, rng: np.random.Generator,
+    base_k: np.ndarray,
+    base_n: np.ndarray,
+    context_k: np.ndarray,
+    context_n: np.ndarray,
+    splits: int,
+    rng: np.random.Generator,
 ) -> Folds:
     """|F| = floor(n_b / 3), the remaining baseline trials divided evenly between B1 and B2 (B1 gets
     the floor), context trials halved; all at random, per split (Appendix F)."""

@@ -1,5 +1,6 @@
 """Units of the pseudowords figures (Section 2, App. A, D, F): accuracies and INS are fractions,
 delta and WTD differences of fractions, r and rho correlations, overlaps Jaccard indices."""
+
 from __future__ import annotations
 
 from ctxrobust.evaluation.report import CORRELATION, DIFFERENCE, FRACTION, INDEX

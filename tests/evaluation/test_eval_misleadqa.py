@@ -1,5 +1,6 @@
 """MisleadQA scoring: a miniature release whose every figure is worked out here by hand, the paper's
 identities on random predictions, bad predictions lines, and the real CLI."""
+
 from __future__ import annotations
 
 import json
@@ -13,12 +14,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
-from ctxrobust.release import Release
-from ctxrobust.build import write_sums
-from ctxrobust.evaluation.misleadqa import render as misleadqa_render, scorer as misleadqa
-from ctxrobust.evaluation.misleadqa.lure_rates import evaluation_subsets, outcomes
 from paths import REPO
+
+from ctxrobust.build import write_sums
+from ctxrobust.errors import CtxRobustError
+from ctxrobust.evaluation.misleadqa import render as misleadqa_render
+from ctxrobust.evaluation.misleadqa import scorer as misleadqa
+from ctxrobust.evaluation.misleadqa.lure_rates import evaluation_subsets, outcomes
+from ctxrobust.release import Release
 
 CONDS = ["none", "G", "S", "F", "G+S", "S+G", "G+F", "F+G"]
 
@@ -64,16 +67,25 @@ M2 = {
 def item_row(item_id: str, spec: tuple, split: str) -> dict:
     source, scope, cluster, group, gold, lure = spec
     return {
-        "id": item_id, "split": split, "source": source, "scope_dimension": scope, "cluster_id": cluster,
-        "dependency_group_id": group, "question": f"Which value holds for {item_id}?",
+        "id": item_id,
+        "split": split,
+        "source": source,
+        "scope_dimension": scope,
+        "cluster_id": cluster,
+        "dependency_group_id": group,
+        "question": f"Which value holds for {item_id}?",
         "options": {"A": "one", "B": "two", "C": "three", "D": "four", "E": "Insufficient information"},
-        "gold": gold, "lure": lure, "target_scope": {"time": "2000"}, "alt_scope": {"time": "2001"},
+        "gold": gold,
+        "lure": lure,
+        "target_scope": {"time": "2000"},
+        "alt_scope": {"time": "2001"},
         "contexts": {
             "G": {"text": f"Gold context of {item_id}.", "scope": {}, "value": "", "true": True, "in_scope": True},
             "S": {"text": f"Out-of-scope context of {item_id}.", "scope": {}, "value": "", "true": True, "in_scope": False},
             "F": {"text": f"False context of {item_id}.", "scope": {}, "value": "", "true": False, "in_scope": True},
         },
-        "f_edits": [], "provenance": {},
+        "f_edits": [],
+        "provenance": {},
     }
 
 
@@ -83,7 +95,9 @@ def write_release(folder: Path, main: dict, supplement: dict | None = None) -> P
         if items:
             lines = [json.dumps(item_row(i, spec, split), sort_keys=True) for i, spec in sorted(items.items())]
             (folder / name).write_text("\n".join(lines) + "\n", encoding="utf-8")
-    (folder / "manifest.json").write_text(json.dumps({"dataset": "misleadqa", "version": "0.0.1", "config": {"seed": 0}, "files": []}), encoding="utf-8")
+    (folder / "manifest.json").write_text(
+        json.dumps({"dataset": "misleadqa", "version": "0.0.1", "config": {"seed": 0}, "files": []}), encoding="utf-8"
+    )
     write_sums(folder)  # frozen: the command line scores intact releases only
     return folder
 
@@ -104,7 +118,12 @@ def prediction_lines(model: str, table: dict, prompt: str | None = None) -> list
 @pytest.fixture
 def mini(tmp_path):
     release = write_release(tmp_path / "release", MAIN, SUPPLEMENT)
-    lines = prediction_lines("m1", M1) + prediction_lines("m1", M1_CF, "cf") + prediction_lines("m1", M1_SUPPLEMENT) + prediction_lines("m2", M2)
+    lines = (
+        prediction_lines("m1", M1)
+        + prediction_lines("m1", M1_CF, "cf")
+        + prediction_lines("m1", M1_SUPPLEMENT)
+        + prediction_lines("m2", M2)
+    )
     predictions = tmp_path / "predictions.jsonl"
     predictions.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return Release(release), predictions
@@ -134,7 +153,9 @@ def test_point_estimates_by_hand(mini):
     # m1: B = {q1,q2,q3,q5,q6} (q4 abstains without context); A = B minus q3 (invalid "x" with G alone)
     assert (est(m1, "size.B"), est(m1, "size.A"), est(m1, "size.items")) == (5, 4, 6)
     # S alone on B: q1 lure, q2 gold, q3 lure, q5 abstain, q6 other (C is a distractor)
-    assert [est(m1, f"outcome.B.S.{o}") for o in ("gold", "lure", "abstain", "other", "invalid")] == pytest.approx([1 / 5, 2 / 5, 1 / 5, 1 / 5, 0])
+    assert [est(m1, f"outcome.B.S.{o}") for o in ("gold", "lure", "abstain", "other", "invalid")] == pytest.approx(
+        [1 / 5, 2 / 5, 1 / 5, 1 / 5, 0]
+    )
     assert est(m1, "LR.S") == pytest.approx(2 / 5) and m1["LR.S"]["n"] == 5
     assert est(m1, "gold.S") == pytest.approx(1 / 5)
     assert est(m1, "LR.F") == pytest.approx(4 / 5)  # q1, q2, q3, q5 lure; q6 gold
@@ -168,7 +189,9 @@ def test_point_estimates_by_hand(mini):
 
     # m2: only q6 correct without context (q1 lure, q2 " D\n" = D other, q3 "C." invalid, q4 missing, q5 abstain)
     assert (est(m2, "size.B"), est(m2, "size.A")) == (1, 1)
-    assert [est(m2, f"outcome.all.none.{o}") for o in ("gold", "lure", "abstain", "other", "invalid")] == pytest.approx([1 / 6, 1 / 6, 1 / 6, 1 / 6, 2 / 6])
+    assert [est(m2, f"outcome.all.none.{o}") for o in ("gold", "lure", "abstain", "other", "invalid")] == pytest.approx(
+        [1 / 6, 1 / 6, 1 / 6, 1 / 6, 2 / 6]
+    )
     assert est(m2, "outcome.all.G.invalid") == pytest.approx(1 / 6)  # the empty response to q2
     assert (est(m2, "LR.S"), est(m2, "LR.F"), est(m2, "gold.S")) == (1, 1, 0)
     assert (est(m2, "RLR.S"), est(m2, "RLR.F")) == (0.5, 1)
@@ -209,8 +232,15 @@ def test_point_estimates_by_hand(mini):
 # each response classified by hand (g gold, l lure, a abstain E, o other distractor, i invalid or missing),
 # conditions in CONDS order; gold and lure letters as in MAIN / SUPPLEMENT
 HAND = {
-    ("m1", "original"): {"q1": "ggllglgl", "q2": "ggglggll", "q3": "gillgggl", "q4": "agllgggl", "q5": "ggalgggl", "q6": "ggoggggl",
-                         "c1": "ggllgggl"},
+    ("m1", "original"): {
+        "q1": "ggllglgl",
+        "q2": "ggglggll",
+        "q3": "gillgggl",
+        "q4": "agllgggl",
+        "q5": "ggalgggl",
+        "q6": "ggoggggl",
+        "c1": "ggllgggl",
+    },
     ("m1", "cf"): {"q1": "ggalgaal", "q2": "glalggaa", "q3": "ggalggaa", "q4": "agalggaa", "q5": "ogalggaa", "q6": "ggolgogg"},
     ("m2", "original"): {"q1": "lgllgggl", "q2": "oiglggll", "q3": "igllgggl", "q4": "igllgggl", "q5": "agalgggl", "q6": "ggllglll"},
 }
@@ -239,7 +269,7 @@ def test_every_outcome_share_against_hand_classified_responses(mini):
     checked = 0
     for model in ("m1", "m2"):
         for name, value in report["models"][model]["metrics"].items():
-            if ".outcome." in f".{name}":
+            if ".outcome." in f".{name}" and ".paired." not in f".{name}":  # Table 16's: its own test
                 prompt = "cf" if name.split(".")[0] == "cf" or name.startswith("supplement.cf.") else "original"
                 share, n = hand_share(model, prompt, name)
                 assert value["estimate"] == (None if share is None else pytest.approx(float(share), abs=1e-12)), (model, name)
@@ -259,7 +289,9 @@ def test_cf_comparison_uses_the_same_models_for_both_prompts(mini):
     # only m1 has CF rows: Table 21's original rows are m1's, not the two-model means of Table 14
     assert est(s, "cf.original.outcome.B.S.lure") == pytest.approx(2 / 5) and s["cf.original.outcome.B.S.lure"]["n"] == 1
     assert est(s, "outcome.B.S.lure") == pytest.approx((2 / 5 + 1) / 2)
-    assert est(s, "cf.original.outcome.A.F_with_G.lure") == pytest.approx(5 / 8) and est(s, "cf.outcome.A.F_with_G.lure") == pytest.approx(1 / 8)
+    assert est(s, "cf.original.outcome.A.F_with_G.lure") == pytest.approx(5 / 8) and est(s, "cf.outcome.A.F_with_G.lure") == pytest.approx(
+        1 / 8
+    )
     assert est(m1, "cf.kept.A_common") == pytest.approx(3 / 4) and m1["cf.kept.A_common"]["n"] == 4  # Table 23
     md = misleadqa_render.render_markdown(report)
     table21 = md.split("## Table 21")[1].split("## ")[0]
@@ -278,16 +310,22 @@ def test_cf_run_without_its_no_context_rerun(mini, tmp_path):
         assert len(report["predictions"]["problems"]) == problems  # the rerun is optional, but all or nothing (App. D.5)
         assert est(report["models"]["m1"]["metrics"], "cf.outcome.B.S.abstain") == pytest.approx(4 / 5)
     assert "5 (item, condition) pair(s) missing" in report["predictions"]["problems"][0]["message"]
-    assert est(report["models"]["m1"]["metrics"], "cf.none_agreement") == 1 and report["models"]["m1"]["metrics"]["cf.none_agreement"]["n"] == 1
+    assert (
+        est(report["models"]["m1"]["metrics"], "cf.none_agreement") == 1
+        and report["models"]["m1"]["metrics"]["cf.none_agreement"]["n"] == 1
+    )
 
 
-@pytest.mark.parametrize("options, message", [
-    ({"seed": -1}, "--seed -1: input should be greater than or equal to 0"),
-    ({"min_clusters": -3}, "--min-clusters -3: input should be greater than or equal to 0"),
-    ({"replicates": -1}, "--replicates -1: input should be greater than or equal to 0"),
-    ({"replicates": "many"}, "--replicates 'many': input should be a valid integer"),
-    ({"export": "out.csv"}, "--export: not an option for misleadqa score"),
-])
+@pytest.mark.parametrize(
+    "options, message",
+    [
+        ({"seed": -1}, "--seed -1: input should be greater than or equal to 0"),
+        ({"min_clusters": -3}, "--min-clusters -3: input should be greater than or equal to 0"),
+        ({"replicates": -1}, "--replicates -1: input should be greater than or equal to 0"),
+        ({"replicates": "many"}, "--replicates 'many': input should be a valid integer"),
+        ({"export": "out.csv"}, "--export: not an option for misleadqa score"),
+    ],
+)
 def test_bad_options_are_one_clear_line(mini, options, message):
     from ctxrobust.errors import CtxRobustError
 
@@ -305,16 +343,40 @@ def test_lenient_letters_change_subsets_and_are_counted(mini):
     assert est(m2s, "size.B") == 1 and est(m2l, "size.B") == 2  # "C." read as C, the gold of q3
     assert est(m2s, "responses.lenient_forms") == 0 and est(m2l, "responses.lenient_forms") == 1
     assert lenient["parameters"]["lenient_letters"] is True and strict["parameters"]["lenient_letters"] is False
-    assert "'B.' / '(B)'" in misleadqa_render.render_markdown(lenient) and "a single letter A-E only" in misleadqa_render.render_markdown(strict)
+    assert "'B.' / '(B)'" in misleadqa_render.render_markdown(lenient) and "a single letter A-E only" in misleadqa_render.render_markdown(
+        strict
+    )
 
 
 # ------------------------------------------------------------------------------------------- bootstrap
 # the indicator sets behind every bootstrapped figure, read off the tables above
 SETS = {
-    "m1": {"B": {"q1", "q2", "q3", "q5", "q6"}, "A": {"q1", "q2", "q5", "q6"}, "goldS": {"q2"}, "lureS": {"q1", "q3"}, "lureF": {"q1", "q2", "q3", "q5"},
-           "lureS_A": {"q1"}, "lureF_A": {"q1", "q2", "q5"}, "G+S": set(), "S+G": {"q1"}, "G+F": {"q2"}, "F+G": {"q1", "q2", "q5", "q6"}},
-    "m2": {"B": {"q6"}, "A": {"q6"}, "goldS": set(), "lureS": {"q6"}, "lureF": {"q6"},
-           "lureS_A": {"q6"}, "lureF_A": {"q6"}, "G+S": set(), "S+G": {"q6"}, "G+F": {"q6"}, "F+G": {"q6"}},
+    "m1": {
+        "B": {"q1", "q2", "q3", "q5", "q6"},
+        "A": {"q1", "q2", "q5", "q6"},
+        "goldS": {"q2"},
+        "lureS": {"q1", "q3"},
+        "lureF": {"q1", "q2", "q3", "q5"},
+        "lureS_A": {"q1"},
+        "lureF_A": {"q1", "q2", "q5"},
+        "G+S": set(),
+        "S+G": {"q1"},
+        "G+F": {"q2"},
+        "F+G": {"q1", "q2", "q5", "q6"},
+    },
+    "m2": {
+        "B": {"q6"},
+        "A": {"q6"},
+        "goldS": set(),
+        "lureS": {"q6"},
+        "lureF": {"q6"},
+        "lureS_A": {"q6"},
+        "lureF_A": {"q6"},
+        "G+S": set(),
+        "S+G": {"q6"},
+        "G+F": {"q6"},
+        "F+G": {"q6"},
+    },
 }
 
 
@@ -371,10 +433,11 @@ def test_cluster_bootstrap_by_hand(mini):
     cluster_of = {i: (spec[0], spec[2]) for i, spec in MAIN.items()}
     draws = np.random.default_rng(2027).integers(0, 5, size=(replicates, 5))
     assert [0 not in row for row in draws] == [False] * 6 + [True, False]  # replicate 7 never draws q6's cluster
-    per_model, mean = hand_intervals(clusters, cluster_of, replicates, misleadqa.CI_METRICS)
+    names = tuple(n for n in misleadqa.CI_METRICS if not n.startswith("paired."))  # Table 16's: test_table16_...
+    per_model, mean = hand_intervals(clusters, cluster_of, replicates, names)
     assert len(mean["LR.S"]) == replicates - 1  # m2's B_m = {q6} weighs zero there: one undefined replicate
     s = report["summary"]["metrics"]
-    for name in misleadqa.CI_METRICS:
+    for name in names:
         check_interval(s[name], s[f"bootstrap.undefined.{name}"], mean[name], name, replicates)
         for model in SETS:
             m = report["models"][model]["metrics"]
@@ -414,7 +477,14 @@ def test_default_settings_are_the_papers(mini):
     release, predictions = mini
     report = misleadqa.score(release, predictions, {"min_clusters": 1})
     s = report["summary"]["metrics"]
-    assert report["parameters"] == {"replicates": 10000, "seed": 2027, "lenient_letters": False, "min_clusters": 1, "levels": {"primary": 0.975, "other": 0.95}}
+    assert report["parameters"] == {
+        "replicates": 10000,
+        "seed": 2027,
+        "lenient_letters": False,
+        "min_clusters": 1,
+        "exclude_models": None,
+        "levels": {"primary": 0.975, "other": 0.95},
+    }
     assert (est(s, "bootstrap.units.clusters"), est(s, "bootstrap.units.dependency_groups")) == (5, 3)
     assert "Cluster bootstrap: 10000 replicates, seed 2027, 5 source clusters" in misleadqa_render.render_markdown(report)
     # P(q6's cluster never drawn) = (4/5)^5: about a third of 10,000 replicates leave m2 undefined
@@ -449,7 +519,7 @@ def random_case(tmp_path: Path, seed: int) -> tuple[Release, Path]:
 def test_identities_hold_on_random_predictions(tmp_path, seed):
     release, path = random_case(tmp_path, seed)
     report = misleadqa.score(release, path, {"replicates": 200, "min_clusters": 1})
-    for model, block in report["models"].items():
+    for block in report["models"].values():
         m = block["metrics"]
         for key in ("S", "F"):  # RLR is the mean of the two order rates (§4.2)
             first, second = (f"outcome.A.G+{key}.lure", f"outcome.A.{key}+G.lure")
@@ -498,7 +568,14 @@ BAD_LINES = [
 
 
 def run_cli(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "ctxrobust.cli", *args], cwd=REPO, capture_output=True, text=True, env={**os.environ, **(env or {})}, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "ctxrobust.cli", *args],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        env={**os.environ, **(env or {})},
+        timeout=300,
+    )
 
 
 def test_bad_lines_are_listed_and_strict_refuses(tmp_path):
@@ -533,17 +610,19 @@ def test_clean_file_passes_strict_and_reports_are_byte_identical(mini, tmp_path)
     outputs = []
     for hashseed in ("1", "2"):
         out = tmp_path / f"report{hashseed}.json"
-        done = run_cli("score", str(release.path), str(clean), "--strict", "--replicates", "300", "-o", str(out), env={"PYTHONHASHSEED": hashseed})
+        done = run_cli(
+            "score", str(release.path), str(clean), "--strict", "--replicates", "300", "-o", str(out), env={"PYTHONHASHSEED": hashseed}
+        )
         assert done.returncode == 0, done.stderr
         outputs.append(out.read_bytes())
     assert outputs[0] == outputs[1]
     report = json.loads(outputs[0])
     assert set(report) == {"dataset", "release", "parameters", "predictions", "models", "summary", "units"}
     assert report["parameters"]["replicates"] == 300 and report["parameters"]["seed"] == 2027
-    assert set(report["release"]) == {"version", "manifest_sha256"} and set(report["summary"]) == {"metrics"}
+    assert set(report["release"]) == {"version", "manifest_sha256"} and set(report["summary"]) == {"metrics", "warnings"}
     for block in [report["summary"]] + list(report["models"].values()):
         for name, value in block["metrics"].items():
-            assert set(value) == {"estimate", "ci", "n"}, name
+            assert set(value) - {"note"} == {"estimate", "ci", "n"}, name  # a null figure says why in "note"
             if name.startswith(("outcome.", "LR.", "RLR.", "gold.")) and value["estimate"] is not None:
                 assert 0.0 <= value["estimate"] <= 1.0
 
@@ -573,3 +652,83 @@ def test_release_without_main_split_is_one_clear_error(tmp_path):
     (tmp_path / "p.jsonl").write_text("", encoding="utf-8")
     done = run_cli("score", str(folder), str(tmp_path / "p.jsonl"))
     assert done.returncode == 2 and "no main.jsonl" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_none_agreement_counts_only_valid_letters_in_both_runs(mini, tmp_path):
+    release, _ = mini
+    original = {**M1, "q1": ["zz"] + M1["q1"][1:], "q2": ["yy"] + M1["q2"][1:]}
+    cf = {**M1_CF, "q1": ["qq"] + M1_CF["q1"][1:], "q3": ["ww"] + M1_CF["q3"][1:]}
+    path = tmp_path / "p.jsonl"
+    path.write_text("\n".join(prediction_lines("m1", original) + prediction_lines("m1", cf, "cf")) + "\n", encoding="utf-8")
+    m1 = misleadqa.score(release, path, {"replicates": 0, "min_clusters": 1})["models"]["m1"]["metrics"]
+    # q1 invalid in both runs (not an agreement), q2 and q3 invalid in one; q4 E/E, q5 A/B, q6 B/B
+    assert est(m1, "cf.none_agreement") == pytest.approx(2 / 3) and m1["cf.none_agreement"]["n"] == 3
+    assert est(m1, "cf.none_agreement.invalid_pairs") == 3 and m1["cf.none_agreement.invalid_pairs"]["n"] == 6
+    every = {i: ["zz"] + r[1:] for i, r in M1_CF.items()}
+    path.write_text("\n".join(prediction_lines("m1", M1) + prediction_lines("m1", every, "cf")) + "\n", encoding="utf-8")
+    m1 = misleadqa.score(release, path, {"replicates": 0, "min_clusters": 1})["models"]["m1"]["metrics"]
+    assert m1["cf.none_agreement"]["estimate"] is None and "no item has a valid letter" in m1["cf.none_agreement"]["note"]
+
+
+def test_models_on_few_clusters_and_rare_rates_are_warned_about(mini, capsys):
+    release, predictions = mini
+    report = misleadqa.score(release, predictions, {"replicates": 0, "min_clusters": 1})
+    warnings = report["summary"]["warnings"]
+    # m1's A_m: q1, q2 (cluster NE), q5, q6 -> 3 clusters; below the 20 of App. C.2
+    assert any(w.startswith("model 'm1' enters the means with A_m covering 3 source cluster(s), fewer than the 20") for w in warnings)
+    assert "warning: model 'm1' enters the means" in capsys.readouterr().err
+    assert "## Warnings\n\n- model 'm1' enters the means" in misleadqa_render.render_markdown(report)
+    assert misleadqa.score(release, predictions, {"replicates": 0})["summary"]["warnings"] == []  # nobody enters: no warning
+
+
+def test_exclude_models_gives_the_without_rows(mini):
+    release, predictions = mini
+    report = misleadqa.score(release, predictions, {"replicates": 400, "min_clusters": 1, "exclude_models": ["m2"]})
+    without = report["summary"]["without"]
+    assert without["excluded"] == ["m2"] and without["models"] == ["m1"]
+    m1 = report["models"]["m1"]["metrics"]
+    both = report["summary"]["metrics"]
+    for name in ("LR.S", "RLR.F", "delta.LR"):
+        # the mean over m1 alone is m1's figure, and its interval m1's (the same cluster draws)
+        assert without["metrics"][name]["estimate"] == pytest.approx(m1[name]["estimate"])
+        assert without["metrics"][name]["ci"] == pytest.approx(m1[name]["ci"])
+    m2 = report["models"]["m2"]["metrics"]
+    assert both["LR.S"]["estimate"] == pytest.approx((m1["LR.S"]["estimate"] + m2["LR.S"]["estimate"]) / 2)
+    assert report["parameters"]["exclude_models"] == ["m2"]
+    assert "| w/o m2 |" in misleadqa_render.render_markdown(report)
+    none_left = misleadqa.score(release, predictions, {"replicates": 0, "min_clusters": 1, "exclude_models": ["m1", "m2"]})
+    assert none_left["summary"]["without"]["metrics"] == {} and "no model" in none_left["summary"]["without"]["note"]
+    with pytest.raises(CtxRobustError, match=r"--exclude-models: 'm9' not in .* \(its models: m1, m2\)"):
+        misleadqa.score(release, predictions, {"replicates": 0, "exclude_models": ["m9"]})
+
+
+def test_table16_paired_conditional_outcomes_by_hand(mini):
+    release, predictions = mini
+    report = misleadqa.score(release, predictions, {"replicates": 300, "min_clusters": 1})
+    m1 = report["models"]["m1"]["metrics"]
+    # m1's A_m: q1, q2, q5, q6. G first: all four have G+S gold; with G+F, q2 gives the lure (C), the rest gold
+    assert m1["paired.G_first.outcome.gold"]["n"] == 4 and est(m1, "paired.G_first.kept") == 1
+    assert est(m1, "paired.lure.G_first") == pytest.approx(1 / 4) and est(m1, "paired.G_first.outcome.gold") == pytest.approx(3 / 4)
+    # F first: q1's S+G is the lure, so q2, q5, q6 are kept; F+G gives the lure on all three
+    assert m1["paired.misleading_first.outcome.gold"]["n"] == 3 and est(m1, "paired.misleading_first.kept") == pytest.approx(3 / 4)
+    assert est(m1, "paired.lure.misleading_first") == pytest.approx(1.0) and m1["paired.lure.misleading_first"]["n"] == 3
+    assert m1["paired.lure.G_first"]["ci"] is not None  # cluster-bootstrap interval, as the paper gives
+    summary = report["summary"]["metrics"]
+    m2 = report["models"]["m2"]["metrics"]
+    assert est(summary, "paired.lure.G_first") == pytest.approx((est(m1, "paired.lure.G_first") + est(m2, "paired.lure.G_first")) / 2)
+    table = misleadqa_render.render_markdown(report).split("## Table 16")[1].split("## ")[0]
+    assert "| G first | m1 | 4 | 100.00 | 75.00 | 25.00 | 0.00 | 0.00 | 0.00 |" in table
+    assert "| F first | m1 | 3 | 75.00 | 0.00 | 100.00 |" in table
+
+
+def test_report_names_the_tables_it_cannot_fill_and_their_inputs(mini, tmp_path):
+    release, predictions = mini
+    md = misleadqa_render.render_markdown(misleadqa.score(release, predictions, {"replicates": 0, "min_clusters": 1}))
+    missing = md.split("## Not in this report")[1]
+    assert "Table 4 (option-order robustness" in missing and "Tables 19-20 and Figure 3" in missing
+    assert "Tables 21 and 23" not in missing and "--exclude-models" in missing  # this file has CF rows
+    path = tmp_path / "original.jsonl"
+    path.write_text("\n".join(prediction_lines("m1", M1)) + "\n", encoding="utf-8")
+    md = misleadqa_render.render_markdown(misleadqa.score(release, path, {"replicates": 0, "min_clusters": 1, "exclude_models": ["m1"]}))
+    missing = md.split("## Not in this report")[1]
+    assert 'need rows with "prompt": "cf"' in missing and "--exclude-models" not in missing

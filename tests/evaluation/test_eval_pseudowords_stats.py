@@ -1,5 +1,6 @@
 """The statistics behind pseudowords scoring, checked by hand and by simulation (paper Section 2,
 Section 3.1-3.2, Appendices A, B, D, F)."""
+
 from __future__ import annotations
 
 import itertools
@@ -8,8 +9,8 @@ import math
 import numpy as np
 import pytest
 
-from ctxrobust.evaluation.pseudowords import cross_model, instability, noise_floor, split_sample
 from ctxrobust.evaluation import question_bootstrap
+from ctxrobust.evaluation.pseudowords import cross_model, instability, noise_floor, split_sample
 
 
 def ones(n: int) -> np.ndarray:
@@ -354,8 +355,9 @@ def test_jaccard_of_independent_random_changes_is_near_the_random_baseline():
     for _ in range(40):
         x, y = rng.normal(size=500), rng.normal(size=500)
         m = instability.tail_count(500)
-        values.append(cross_model.jaccard(ones(500), cross_model.tail_membership(ones(500), x, m),
-                                          cross_model.tail_membership(ones(500), y, m), m)[0])
+        values.append(
+            cross_model.jaccard(ones(500), cross_model.tail_membership(ones(500), x, m), cross_model.tail_membership(ones(500), y, m), m)[0]
+        )
     assert np.mean(values) == pytest.approx(cross_model.jaccard_random_baseline(500), abs=0.01)
 
 
@@ -403,3 +405,46 @@ def test_multiplicities_and_streams_are_deterministic_and_independent():
     assert question_bootstrap.percentile_interval(np.array([np.nan, np.nan])) is None
     lo, hi = question_bootstrap.percentile_interval(np.arange(1001.0))
     assert (lo, hi) == pytest.approx((25.0, 975.0))
+
+
+def test_split_correlates_all_splits_recompute_the_mean_over_every_split_per_replicate():
+    # Appendix B: replicate b's value is the mean over all S splits of the correlate under b's weights
+    rng = np.random.default_rng(5)
+    n = 60
+    p = rng.uniform(0, 1, n)
+    base_n, context_n = np.full(n, 9), np.full(n, 6)
+    base_k, context_k = rng.binomial(9, p), rng.binomial(6, np.clip(p + rng.normal(0, 0.2, n), 0, 1))
+    folds = split_sample.folds(base_k, base_n, context_k, context_n, 7, rng)
+    weights = question_bootstrap.multiplicities(rng, n, 5)
+    estimate, replicates = cross_model.split_correlates_all_splits(weights, folds, context_k, context_n)
+    targets = cross_model.split_targets(folds, context_k, context_n)
+    u = cross_model.uncertainty(folds.f.mean)
+    for name, target in targets.items():
+        by_hand = np.array(
+            [
+                [
+                    cross_model.rank_correlation(
+                        w, cross_model.weighted_midranks(w[None], u[s])[0], cross_model.weighted_midranks(w[None], target[s])[0]
+                    )
+                    for s in range(7)
+                ]
+                for w in weights
+            ]
+        )  # (B, S), question by question
+        assert replicates[name] == pytest.approx(np.nanmean(by_hand, axis=1), abs=1e-12)
+        plain = [
+            cross_model.rank_correlation(
+                np.ones(n),
+                cross_model.weighted_midranks(np.ones((1, n)), u[s])[0],
+                cross_model.weighted_midranks(np.ones((1, n)), target[s])[0],
+            )
+            for s in range(7)
+        ]
+        assert estimate[name] == pytest.approx(np.nanmean(plain), abs=1e-12)
+    many = question_bootstrap.multiplicities(rng, n, 400)
+    old_estimate, old = cross_model.split_correlates(many, folds, context_k, context_n)
+    new_estimate, new = cross_model.split_correlates_all_splits(many, folds, context_k, context_n)
+    assert old_estimate == pytest.approx(new_estimate) and new_estimate == pytest.approx(
+        estimate
+    )  # the schemes differ in the replicates only
+    assert all(np.nanstd(new[k]) < np.nanstd(old[k]) for k in targets)  # averaging over splits narrows them

@@ -1,0 +1,266 @@
+"""Empirical coverage of the reported 95% intervals on simulated data with known truth.
+
+Pseudowords (The Illusion of Robustness, Section 3 design; Appendix B intervals): each dataset draws
+N questions from one population (baseline log-odds N(1, 2); under context a share of the questions
+moves by +-2 log-odds, the rest not at all), and two models answer them with binary trials (20
+baseline, 10 contexts x 2); model b shares half of model a's context effects. Every figure of
+the per-model and cross-model blocks is scored exactly as `ctxrobust score` does (score_unit and the
+pair block), with a new bootstrap seed per dataset.
+
+Truth: what each interval claims to cover.
+- INS.adjusted and WTD.adjusted estimate the noise-free INS and WTD (Section 2, "Noise Correction"):
+  the mean |Delta_i| and the mean of the most degraded K% of the true changes, over the population.
+- Every other figure is a question-level statistic at the design's trial counts, and its interval
+  (question bootstrap) covers the figure's population value at those counts: the figure computed
+  on one very large dataset (--population questions).
+
+Prints, per figure and scenario (an effect, and no effect at all), the share of datasets whose
+interval contains the truth, with its Monte Carlo standard error; figures reported without an
+interval are listed with the coverage the withdrawn interval (the observed metric's, shifted by
+the floor) had. A 95% interval should cover 93-97% at the paper's size (N = 500).
+
+MisleadQA (paper Section 4.3, Appendix C.2): 6 models answer the 959 main items in 489 source
+clusters (44 FRED clusters of about 9 items, 445 others of 1-2), with cluster random effects on
+the lure log-odds; truth is each rate's population value (ratio of expected counts, from 40,000
+simulated clusters), and intervals are the scorer's cluster bootstrap (10,000 replicates; 97.5%
+for the two primary contrasts). A second scenario has rare residual lure rates (1-5%) on 25
+clusters, where the report warns that coverage is low.
+
+    .venv/bin/python bench/coverage.py [--datasets 200] [--questions 500] [--population 200000] [--only pseudowords|misleadqa]
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from ctxrobust.evaluation.misleadqa import lure_rates as lr  # noqa: E402
+from ctxrobust.evaluation.misleadqa import scorer as mq  # noqa: E402
+from ctxrobust.evaluation.pseudowords import instability  # noqa: E402
+from ctxrobust.evaluation.pseudowords import scorer as pw  # noqa: E402
+
+CONTEXTS = [f"CHA-010000-{j:03d}" for j in range(10)]
+BASE_TRIALS, PER_CONTEXT = 20, 2
+WITHHELD: dict[str, str] = {}  # filled from the scorer's WITHDRAWN_INTERVALS
+WITHDRAWN = {"INS.adjusted": ("INS", "noise_floor.INS"), "WTD.adjusted": ("WTD", "noise_floor.WTD")}  # observed metric, floor
+
+
+def true_changes(rng: np.random.Generator, n: int, share: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per question: baseline probability, and the context probability of models a and b."""
+    logit = rng.normal(1.0, 2.0, size=n)
+    shift_a = np.where(rng.random(n) < share, rng.choice([-2.0, 2.0], size=n, p=[0.6, 0.4]), 0.0)
+    own = np.where(rng.random(n) < share, rng.choice([-2.0, 2.0], size=n, p=[0.6, 0.4]), 0.0)
+    shift_b = np.where(rng.random(n) < 0.5, shift_a, own)
+    p0 = 1 / (1 + np.exp(-logit))
+    return p0, 1 / (1 + np.exp(-(logit + shift_a))), 1 / (1 + np.exp(-(logit + shift_b)))
+
+
+def unit(name: str, p0: np.ndarray, pc: np.ndarray, rng: np.random.Generator) -> pw.Unit:
+    n = p0.size
+    base = rng.binomial(BASE_TRIALS, p0).astype(np.float64)
+    context = rng.binomial(PER_CONTEXT, pc[:, None], size=(n, len(CONTEXTS))).astype(np.float64)
+    return pw.Unit(
+        name,
+        name,
+        "CHA 10000",
+        True,
+        [f"q{i:06d}" for i in range(n)],
+        CONTEXTS,
+        np.full(n, BASE_TRIALS, dtype=np.int64),
+        base,
+        np.full((n, len(CONTEXTS)), PER_CONTEXT, dtype=np.int64),
+        context,
+    )
+
+
+def figures(p0, pa, pb, rng, params: pw.Parameters) -> dict[str, dict]:
+    """Every figure with an interval kind the report carries: per model a and the pair (a, b)."""
+    units = [unit("a", p0, pa, rng), unit("b", p0, pb, rng)]
+    results = {u.name: pw.score_unit(u, params) for u in units}
+    out = dict(results["a"].metrics)
+    block = pw._pair_block(units, results, params, ("cross-model", "coverage"), attenuation=False)
+    for name, value in block["by_pair"]["a"]["b"].items():
+        out[f"pair.{name}"] = value
+    return out
+
+
+def noise_free(p0: np.ndarray, pc: np.ndarray, k: int) -> dict[str, float]:
+    delta = pc - p0
+    return {"INS.adjusted": float(np.mean(np.abs(delta))), "WTD.adjusted": float(instability.wtd(delta, k))}
+
+
+def run(scenario: str, share: float, args) -> list[tuple]:
+    rng = np.random.default_rng([args.seed, int(share * 1000)])
+    p0, pa, pb = true_changes(rng, args.population, share)
+    truth = {k: v["estimate"] for k, v in figures(p0, pa, pb, rng, pw.Parameters(replicates=0, null_experiments=20, splits=20)).items()}
+    truth.update(noise_free(p0, pa, pw.K))
+    hits: dict[str, list[bool]] = {}
+    withdrawn: dict[str, list[bool]] = {}
+    started = time.perf_counter()
+    for d in range(args.datasets):
+        q0, qa, qb = true_changes(rng, args.questions, share)
+        found = figures(q0, qa, qb, rng, pw.Parameters(seed=d, replicates=args.replicates, split_intervals=args.split_intervals))
+        for name, value in found.items():
+            if name not in truth or truth[name] is None:
+                continue
+            if value.get("ci"):
+                lo, hi = value["ci"]
+                hits.setdefault(name, []).append(lo <= truth[name] <= hi)
+            elif name in WITHDRAWN and found[WITHDRAWN[name][0]].get("ci"):  # the interval as it was reported before
+                raw, floor = WITHDRAWN[name]
+                lo, hi = (c - found[floor]["estimate"] for c in found[raw]["ci"])
+                withdrawn.setdefault(name, []).append(lo <= truth[name] <= hi)
+    rows = []
+    for name in sorted(hits):
+        rows.append((scenario, name, truth[name], np.mean(hits[name]), len(hits[name]), "reported"))
+    withheld = WITHHELD
+    for name in sorted(withdrawn):
+        rows.append((scenario, name, truth[name], np.mean(withdrawn[name]), len(withdrawn[name]), "no interval reported"))
+    rows = [(a, b, c, d, e, "no interval reported" if b in withheld else f) for a, b, c, d, e, f in rows]
+    print(f"# {scenario}: {args.datasets} datasets in {time.perf_counter() - started:.0f} s", file=sys.stderr)
+    return rows
+
+
+# --- misleadqa --------------------------------------------------------------------------------------
+
+MQ_MODELS = 6
+MQ_NAMES = (
+    "LR.S",
+    "LR.F",
+    "delta.LR",
+    "RLR.S",
+    "RLR.F",
+    "delta.RLR",
+    "gold.S",
+    "reduction.S",
+    "reduction.F",
+    "order_effect.S",
+    "order_effect.F",
+)
+
+
+def mq_clusters(rng: np.random.Generator, scenario: str) -> np.ndarray:
+    """Cluster of each item."""
+    if scenario == "paper":
+        sizes = np.concatenate([rng.poisson(8.1, 44) + 1, rng.poisson(0.26, 445) + 1])
+    else:
+        sizes = rng.poisson(3.0, 25) + 1
+    return np.repeat(np.arange(sizes.size), sizes)
+
+
+def mq_codes(rng: np.random.Generator, cluster: np.ndarray, scenario: str, model: int) -> np.ndarray:
+    """(items, conditions) outcome codes of one model (lure log-odds shifted per cluster)."""
+    n = cluster.size
+    effect = rng.normal(0.0, 0.8, cluster.max() + 1)[cluster]
+    rare = scenario == "rare"
+    base = {"S": -1.0, "F": -0.3, "RS": -2.2, "RF": -1.6} if not rare else {"S": -2.5, "F": -2.0, "RS": -3.6, "RF": -3.0}
+    shift = 0.15 * (model - MQ_MODELS / 2)
+
+    def lure(level):
+        return rng.random(n) < 1 / (1 + np.exp(-(base[level] + shift + effect)))
+
+    codes = np.full((n, len(lr.C)), lr.GOLD, dtype=np.int8)
+    codes[:, lr.C["none"]] = np.where(rng.random(n) < 0.85, lr.GOLD, lr.OTHER)
+    codes[:, lr.C["G"]] = np.where(rng.random(n) < 0.92, lr.GOLD, lr.OTHER)
+    for condition, level in (("S", "S"), ("F", "F"), ("G+S", "RS"), ("S+G", "RS"), ("G+F", "RF"), ("F+G", "RF")):
+        codes[:, lr.C[condition]] = np.where(lure(level), lr.LURE, lr.GOLD)
+    return codes
+
+
+def mq_estimates(codes_by_model: list[np.ndarray]) -> dict[str, np.ndarray]:
+    """Per model (M,) and mean of every metric: the scorer's formulas on plain sums."""
+    totals = np.stack([lr.count_columns(c, *lr.evaluation_subsets(c)).sum(axis=0) for c in codes_by_model])
+    return lr.primary_metrics(totals.astype(np.float64))
+
+
+def run_misleadqa(scenario: str, args) -> list[tuple]:
+    rng = np.random.default_rng([args.seed, 7, len(scenario)])
+    population = 40_000 if scenario == "paper" else 400_000
+    big = mq_clusters(rng, scenario)
+    big = np.concatenate([big + k * (big.max() + 1) for k in range(-(-population // (big.max() + 1)))])
+    truth = mq_estimates([mq_codes(rng, big, scenario, m) for m in range(MQ_MODELS)])
+    hits: dict[str, list[bool]] = {}
+    started = time.perf_counter()
+    for d in range(args.datasets):
+        cluster = mq_clusters(rng, scenario)
+        codes = [mq_codes(rng, cluster, scenario, m) for m in range(MQ_MODELS)]
+        per_model, mean = mq.bootstrap_intervals(codes, cluster, int(cluster.max()) + 1, MQ_NAMES, args.mq_replicates, d)
+        for name in MQ_NAMES:
+            for m in range(MQ_MODELS):
+                lo, hi, _ = per_model[m][name]
+                if np.isfinite(lo) and np.isfinite(truth[name][m]):
+                    hits.setdefault(f"{name} (per model)", []).append(lo <= truth[name][m] <= hi)
+            lo, hi, _ = mean[name]
+            if np.isfinite(lo):
+                hits.setdefault(f"{name} (model mean)", []).append(lo <= float(np.mean(truth[name])) <= hi)
+    print(f"# misleadqa {scenario}: {args.datasets} datasets in {time.perf_counter() - started:.0f} s", file=sys.stderr)
+    label = {"paper": "959 items, 489 clusters", "rare": "rare rates (1-5%), 25 clusters"}[scenario]
+    out = []
+    for name in sorted(hits):
+        key = name.split(" ")[0]
+        value = float(np.mean(truth[key])) if "mean" in name else float("nan")
+        level = "97.5%" if key in mq.PRIMARY_CONTRASTS else "95%"
+        out.append((f"{label}", f"{name} [{level}]", value, np.mean(hits[name]), len(hits[name]), "reported"))
+    return out
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--datasets", type=int, default=200)
+    parser.add_argument("--questions", type=int, default=500)
+    parser.add_argument("--population", type=int, default=200_000)
+    parser.add_argument("--replicates", type=int, default=1000)
+    parser.add_argument("--mq-replicates", type=int, default=10_000)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--only", choices=["pseudowords", "misleadqa"])
+    parser.add_argument("--scenario", choices=["effect", "none"], help="one pseudowords scenario (default: both)")
+    parser.add_argument("--split-intervals", choices=["all-splits", "per-split"], default="all-splits")
+    parser.add_argument(
+        "--quick", action="store_true", help="2 small datasets per scenario (also BENCH_QUICK=1): the bench runs, the figures mean nothing"
+    )
+    args = parser.parse_args()
+    if args.quick or os.environ.get("BENCH_QUICK") == "1":
+        args.datasets, args.questions, args.replicates, args.mq_replicates, args.population = 2, 60, 20, 50, 2000
+        args.split_intervals = "per-split"
+    # intervals the scorer withholds are computed here all the same, to show their coverage
+    WITHHELD.update(pw.WITHDRAWN_INTERVALS)
+    pw.WITHDRAWN_INTERVALS.clear()
+    if args.only != "misleadqa":
+        rows = []
+        if args.scenario in (None, "effect"):
+            rows += run("effect (10% of questions move by 2 log-odds)", 0.1, args)
+        if args.scenario in (None, "none"):
+            rows += run("no effect", 0.0, args)
+        print(
+            f"pseudowords: {args.datasets} datasets of {args.questions} questions, {BASE_TRIALS} baseline and "
+            f"{len(CONTEXTS)} x {PER_CONTEXT} context trials, {args.replicates} bootstrap replicates, split-sample correlate "
+            f"intervals {args.split_intervals}; target 93-97% at N = 500"
+        )
+        table(rows)
+    if args.only != "pseudowords":
+        rows = run_misleadqa("paper", args) + run_misleadqa("rare", args)
+        print(f"misleadqa: {args.datasets} datasets, {MQ_MODELS} models, {args.mq_replicates} cluster-bootstrap replicates")
+        table(rows)
+    return 0
+
+
+def table(rows: list[tuple]) -> None:
+    print("| scenario | figure | truth | coverage | +- (MC s.e.) | interval |")
+    print("|---|---|---:|---:|---:|---|")
+    for scenario, name, truth, coverage, count, status in rows:
+        se = math.sqrt(max(coverage * (1 - coverage), 1e-12) / count)
+        shown = "" if not math.isfinite(truth) else f"{truth:.4f}"
+        print(f"| {scenario} | {name} | {shown} | {100 * coverage:.1f}% | {100 * se:.1f} | {status} |")
+    print()
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
