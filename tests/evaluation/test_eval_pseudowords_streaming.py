@@ -70,7 +70,7 @@ def test_figures_equal_those_of_the_row_holding_scorer(small_run, scheme):
     # the earlier scheme, kept as --split-intervals per-split, gives the earlier intervals
     skip = REDEFINED if scheme == "all-splits" else tuple(r for r in REDEFINED if ".split." not in r)
     assert differences(expected, actual, skip=skip) == []
-    if scheme == "all-splits":  # the Appendix B intervals are narrower (2.3 times in the example)
+    if scheme == "all-splits":  # the Appendix B intervals are narrower (about 2.3 times at the bench's size)
         m = report["models"]["model-0"]["metrics"]["uncertainty_rho.squared.split.probability"]
         e = expected["models"]["model-0"]["metrics"]["uncertainty_rho.squared.split.probability"]
         assert m["ci"][1] - m["ci"][0] < e["ci"][1] - e["ci"][0]
