@@ -366,18 +366,24 @@ def cmd_run(args) -> int:
     return 0
 
 
-def _converted_score(args, release, dataset, predictions: Path, options, form: str) -> dict:
-    """Score a runner's file: its rows converted to the dataset's native rows, scored, and the report
-    made to speak of the file given."""
-    import tempfile
-
-    from ctxrobust.canonical import sha256_file
-    from ctxrobust.evaluation.formats.convert import convert, relabel, write_native
+def _converted(dataset: registry.Dataset, path: Path, options, form: str):
+    """A runner's file (OpenAI Batch, vLLM, lm-eval, Inspect) as the dataset's native rows, said once."""
+    from ctxrobust.evaluation.formats.convert import convert
 
     module = dataset.load("prompts")
     aliases = module.item_aliases(options) if hasattr(module, "item_aliases") else {}
-    converted = convert(predictions, form, module.prediction, aliases)
-    print(f"{predictions}: read as {form} ({len(converted.rows)} response(s), {converted.failed} failed request(s))", file=sys.stderr)
+    converted = convert(path, form, module.prediction, aliases)
+    print(f"{path}: read as {form} ({len(converted.rows)} response(s), {converted.failed} failed request(s))", file=sys.stderr)
+    return converted
+
+
+def _converted_score(release, dataset, predictions: Path, options, form: str) -> dict:
+    """Score a runner's file: its rows converted to the dataset's native rows, scored, and the report
+    made to speak of the file given."""
+    from ctxrobust.canonical import sha256_file
+    from ctxrobust.evaluation.formats.convert import relabel, write_native
+
+    converted = _converted(dataset, predictions, options, form)
     with tempfile.TemporaryDirectory(prefix="ctxrobust-") as folder:
         native = (
             Path(folder) / f"{predictions.name}.as-native-rows.jsonl"
@@ -479,7 +485,7 @@ def cmd_score(args) -> int:
             report = dataset.load("scorer")(release, predictions, options)
             report.get("predictions", {})["input_format"] = "native"
         else:
-            report = _converted_score(args, release, dataset, predictions, options, input_format)
+            report = _converted_score(release, dataset, predictions, options, input_format)
         return _write_report(report, form, dataset, target)
     strict = bool(getattr(options, "strict", False))
     with tempfile.TemporaryDirectory(prefix="ctxrobust-converted-") as folder:
@@ -497,15 +503,12 @@ def cmd_score(args) -> int:
 def _as_native(args, dataset: registry.Dataset, path: Path, options, folder: Path) -> Path:
     """A submission in the dataset's native rows: a native file as it is, a runner's file converted
     into `folder` under its own name (so the submission keeps its label)."""
-    from ctxrobust.evaluation.formats.convert import convert, detect, write_native
+    from ctxrobust.evaluation.formats.convert import detect, write_native
 
     input_format = args.input_format or detect(path)
     if input_format == "native":
         return path
-    module = dataset.load("prompts")
-    aliases = module.item_aliases(options) if hasattr(module, "item_aliases") else {}
-    converted = convert(path, input_format, module.prediction, aliases)
-    print(f"{path}: read as {input_format} ({len(converted.rows)} response(s), {converted.failed} failed request(s))", file=sys.stderr)
+    converted = _converted(dataset, path, options, input_format)
     folder.mkdir(parents=True, exist_ok=True)
     native = folder / path.name
     write_native(converted, native)

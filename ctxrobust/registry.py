@@ -88,10 +88,6 @@ def register(dataset: Dataset) -> Dataset:
     return dataset
 
 
-def unregister(name: str) -> None:
-    _DATASETS.pop(name, None)
-
-
 register(
     Dataset(
         name="gsm-ic",

@@ -36,7 +36,7 @@ from ctxrobust import release_files
 from ctxrobust.build import check_version
 from ctxrobust.canonical import dumps_pretty, sha256_file
 from ctxrobust.errors import CtxRobustError, Interrupted
-from ctxrobust.manifest import Manifest, ParquetEntry, read_manifest
+from ctxrobust.manifest import Manifest, ParquetEntry
 from ctxrobust.output import release_folder_above
 from ctxrobust.publish.card import hub_configs, render_card
 from ctxrobust.publish.croissant import FILE_NAME as CROISSANT
@@ -197,7 +197,7 @@ def stage(release: Release, repo_id: str, out: Path, endpoint: str | None = None
     frozen = release.path if out.resolve().is_relative_to(release.path.resolve()) else release_folder_above(out.resolve())
     if frozen is not None:
         raise CtxRobustError(f"{out}: is inside the release folder {frozen}, which is frozen; give a folder outside it to stage into")
-    manifest = read_manifest(release.manifest, release.path / MANIFEST)
+    manifest = release.model
     check_release(release, manifest)
     names = publish_names(release, manifest)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -537,7 +537,7 @@ def push_release(release_dir: Path, repo: str, dry_run: Path | None) -> int:
     """`ctxrobust push`: stage the release for the Hub; with dry_run, stop there, else upload it and tag it."""
     repo_id = check_repo_id(repo)
     release = Release(Path(release_dir))
-    manifest = read_manifest(release.manifest, release.path / MANIFEST)
+    manifest = release.model
     try:
         check_version(manifest.version)
     except CtxRobustError as exc:
