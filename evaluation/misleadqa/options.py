@@ -19,6 +19,16 @@ class PromptOptions(BaseModel):
         description="original (Figure 4), cf: context-faithful (Figure 5b), scope: scope judgment of G, S, F (Figure 5a) "
         "or screen: the six screening criteria for every candidate (App. B.1)",
     )
+    option_orders: Optional[int] = Field(
+        None,
+        ge=1,
+        le=4,
+        description="the option-order check (§6.3, App. D.6): each item without context, with S alone and with F alone under "
+        "the first K cyclic rotations of options A-D (E fixed; the paper uses 3), the order recorded in each request id",
+    )
+    diagnostic_sample: bool = Field(
+        False, description="only the 200-item diagnostic sample of App. D.4 (40 main items per source-scope group, seed 2027)"
+    )
 
 
 class ScoreOptions(BaseModel):

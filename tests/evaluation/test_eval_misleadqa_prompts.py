@@ -143,7 +143,10 @@ def test_prompts_cli_writes_jsonl(release, tmp_path, capsys):
     first = json.loads(lines[0])
     assert len(lines) == 16 and first["item"] == "cond-1" and first["id"] == "cond-1/cf:none/0" and first["condition"] == "none"
     assert cli_main(["prompts", str(release.path), "--instruction"]) == 2
-    assert "--instruction: not an option for misleadqa prompts (it takes: --prompt)" in capsys.readouterr().err
+    assert (
+        "--instruction: not an option for misleadqa prompts (it takes: --diagnostic-sample, --option-orders, --prompt)"
+        in capsys.readouterr().err
+    )
 
 
 def test_prompts_refuse_a_release_without_main_split(tmp_path):
