@@ -181,6 +181,15 @@ ROWS = [
     {"model": "m", "id": "q", "condition": "G"},
     {"model": "m", "id": "q", "condition": "G", "response": "A", "extra": True},
     {"model": "m", "id": 7, "condition": "G", "response": "A"},
+    {"model": "m", "id": "q", "condition": "S", "response": "Not applicable", "prompt": "scope"},
+    {"model": "m", "id": "q", "condition": "none", "response": "A", "prompt": "scope"},
+    {"model": "m", "id": "q", "condition": "S", "response": "A", "option_order": "BCDA"},
+    {"model": "m", "id": "q", "condition": "S", "response": "A", "option_order": "BCDA", "prompt": "original"},
+    {"model": "m", "id": "q", "condition": "S", "response": "A", "option_order": "BCDE"},
+    {"model": "m", "id": "q", "condition": "S", "response": "A", "option_order": "AABC"},
+    {"model": "m", "id": "q", "condition": "G+S", "response": "A", "option_order": "BCDA"},
+    {"model": "m", "id": "q", "condition": "S", "response": "A", "option_order": "BCDA", "prompt": "cf"},
+    {"model": "m", "id": "q", "condition": "S", "response": "A", "option_order": None},
 ]
 
 
