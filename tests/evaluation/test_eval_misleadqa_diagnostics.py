@@ -5,9 +5,11 @@ format, and end to end through the command line."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from fractions import Fraction
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -442,4 +444,103 @@ def test_a_report_without_those_rows_names_their_inputs(release, tmp_path):
         "Table 20 and Figure 3" in missing
         and "original-prompt answers" in missing
         and "Table 19: scope labels" in misleadqa_render.render_markdown(only_scope)
+    )
+
+
+# --------------------------------------------------------------------- runners: the order and the prompt come back
+def _answer(messages, n) -> str:
+    """A deterministic answer: a letter for answering prompts, a label (or junk) for scope prompts."""
+    text = messages[-1]["content"]
+    digest = int(hashlib.sha256(text.encode("utf-8")).hexdigest(), 16)
+    if text.startswith("Determine whether"):
+        return ["Applicable", "Not applicable", "Cannot determine", "unsure"][digest % 4]
+    return "ABCDE"[digest % 5] if digest % 7 else "A."
+
+
+def _native(lines: list[dict], model: str) -> list[dict]:
+    """The rows a user would write by hand from the request lines' fields."""
+    rows = []
+    for line in lines:
+        row = {"model": model, "id": line["item"], "condition": line["condition"], "response": _answer(line["messages"], 0)}
+        if line["meta"]["prompt"] != "original":
+            row["prompt"] = line["meta"]["prompt"]
+        if "option_order" in line["meta"]:
+            row["option_order"] = line["meta"]["option_order"]
+        rows.append(row)
+    return rows
+
+
+RUNNER_FLAGS = (["--option-orders", "3"], ["--prompt", "scope"])
+
+
+@pytest.mark.parametrize("flags", RUNNER_FLAGS)
+def test_run_batch_and_inspect_carry_the_order_and_the_prompt_back(release, tmp_path, flags, monkeypatch):
+    from chat_server import ChatServer
+    from test_run import FAST_RUN, batch_output, figures, inspect_sample, write_rows
+    from test_run import score as score_cli
+
+    from ctxrobust.evaluation.formats.convert import convert
+
+    score_flags = ["--replicates", "40", "--min-clusters", "0"]
+    requests_path = tmp_path / "requests.jsonl"
+    assert cli_main(["prompts", str(release.path), *flags, "-o", str(requests_path)]) == 0
+    lines = [json.loads(line) for line in requests_path.read_text(encoding="utf-8").splitlines()]
+    originals = prediction_lines("m", M1)  # the main run, so Table 20 links to B_m
+    native = tmp_path / "native.jsonl"
+    native.write_text("\n".join(originals + [json.dumps(r) for r in _native(lines, "m")]) + "\n", encoding="utf-8")
+    by_hand = score_cli(release.path, native, score_flags, tmp_path / "native.json")
+    key = "option_order.stable.mean.LR.S" if "--option-orders" in flags else "scope.S.correct"
+    assert key in by_hand["models"]["m"]["metrics"]
+
+    def combined(path: Path) -> Path:
+        """The runner's rows plus the main run, as one predictions file (the report reads one file)."""
+        if path.suffix in (".json", ".eval"):
+            return path
+        out = path.with_suffix(".all.jsonl")
+        rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+        out.write_text("\n".join(originals + [json.dumps(r) for r in rows]) + "\n", encoding="utf-8")
+        return out
+
+    # ctxrobust run against a stand-in endpoint on 127.0.0.1
+    monkeypatch.setenv("CTXROBUST_TEST_KEY", "k")
+    with ChatServer(_answer) as server:
+        argv = ["run", str(release.path), *flags, "--base-url", server.url, "--model", "m", "--api-key-env", "CTXROBUST_TEST_KEY"]
+        assert cli_main(argv + ["-o", str(tmp_path / "run.jsonl"), *FAST_RUN]) == 0
+    via_run = score_cli(release.path, combined(tmp_path / "run.jsonl"), score_flags, tmp_path / "run.json")
+    assert figures(via_run) == figures(by_hand)
+    # OpenAI Batch output: the order and the prompt come back through custom_id alone
+    batch_in = tmp_path / "batch.jsonl"
+    assert cli_main(["prompts", str(release.path), *flags, "--format", "openai-batch", "--model", "m", "-o", str(batch_in)]) == 0
+    inputs = [json.loads(line) for line in batch_in.read_text(encoding="utf-8").splitlines()]
+    texts = {line["id"]: _answer(line["messages"], 0) for line in lines}
+    output = write_rows(tmp_path / "batch_out.jsonl", batch_output(inputs, texts, set()))
+    converted = convert(output, "openai-batch", prediction, {})
+    assert not converted.problems
+    rows = converted.rows
+    assert all(("option_order" in r) == ("--option-orders" in flags) for r in rows)
+    assert all((r.get("prompt") == "scope") == ("--prompt" in flags) for r in rows)
+    assert sorted(json.dumps(r, sort_keys=True) for r in rows) == sorted(json.dumps(r, sort_keys=True) for r in _native(lines, "m"))
+    # Inspect log: sample ids are the request ids
+    samples = [inspect_sample(line, texts[line["id"]], "m") for line in lines]
+    header = {
+        "version": 2,
+        "status": "success",
+        "eval": {
+            "run_id": "r",
+            "task": "t",
+            "task_id": "t",
+            "created": "2026-01-01T00:00:00+00:00",
+            "model": "m",
+            "dataset": {},
+            "config": {},
+        },
+        "plan": {"name": "plan", "steps": []},
+        "results": {"total_samples": len(lines), "completed_samples": len(lines), "scores": []},
+        "stats": {},
+    }
+    log = tmp_path / "log.json"
+    log.write_text(json.dumps({**header, "samples": samples}), encoding="utf-8")
+    converted = convert(log, "inspect", prediction, {})
+    assert not converted.problems and sorted(json.dumps(r, sort_keys=True) for r in converted.rows) == sorted(
+        json.dumps(r, sort_keys=True) for r in _native(lines, "m")
     )
