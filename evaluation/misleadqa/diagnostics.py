@@ -32,6 +32,16 @@ class Diagnostics:
     per_model: dict[str, dict]  # model -> metrics to add
     summary: dict  # summary metrics to add
     orders: dict[str, list[str]] = field(default_factory=dict)  # model -> the option orders of its Table 4 figures
+    means: dict[tuple[str, ...], list[str]] = field(default_factory=dict)  # figure names -> the models their means average
+
+    def without(self, excluded: set[str]) -> dict:
+        """Table 4 and Table 20 means without the excluded models ("w/o" rows, §6.3), point estimates only."""
+        out = {}
+        for names, models in self.means.items():
+            kept = [m for m in models if m not in excluded]
+            if kept:
+                out.update(mean_points([self.per_model[m] for m in kept], names))
+        return out
 
 
 def _count(value: int, n: int | None = None) -> dict:
@@ -63,6 +73,7 @@ def _estimate(
         out.per_model[model].update(points(figures, table, names))
     means = mean_points([points(figures, counts[m], names) for m in in_means], names)
     out.summary.update(means)
+    out.means[names] = list(in_means)
     rows = np.flatnonzero(sample)
     cluster, n_clusters, group, n_groups = _units(items, rows)
     out.summary[f"{size_name}.size.items"] = _count(rows.size)

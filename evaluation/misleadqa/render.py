@@ -303,6 +303,15 @@ def _diagnostic_tables(report: dict, label) -> list[tuple[str, list[str], list[l
                 + [_pct(summary, f"{key}.{k}") for k in ("LR.S", "LR.F", "delta.LR")]
                 + [_ci(summary, f"{key}.delta.LR", 2), _ci(summary, f"{GROUP_PREFIX}{key}.delta.LR", 2)]
             )
+        without = report["summary"].get("without") or {}
+        w = without.get("metrics", {})
+        if any(f"{key}.LR.S" in w for _, _, key in TABLE4):
+            for selection, measurement, key in TABLE4:
+                rows.append(
+                    [f"{selection} (w/o {', '.join(without['excluded'])})", measurement]
+                    + [_pct(w, f"{key}.{k}") for k in ("LR.S", "LR.F", "delta.LR")]
+                    + ["", ""]
+                )
         orders = sorted({", ".join(models[n].get("option_orders", [])) for n in ordered})
         tables.append(
             (

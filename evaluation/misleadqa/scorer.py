@@ -496,6 +496,7 @@ def score(release: Release, predictions: Path, settings: ScoreOptions | dict | N
     out_summary = {"metrics": dict(sorted(summary.items())), "warnings": warnings}
     if settings.exclude_models:
         out_summary["without"] = means_without(models, eligible, main_codes, settings, cluster, len(clusters), predictions)
+        out_summary["without"].setdefault("metrics", {}).update(extra.without(set(settings.exclude_models)))  # §6.3 "Excluding OLMo"
     report = {**rp.header(release, block), "parameters": settings.parameters(), "models": models, "summary": out_summary}
     return rp.with_units(report, unit_of)
 

@@ -544,3 +544,15 @@ def test_run_batch_and_inspect_carry_the_order_and_the_prompt_back(release, tmp_
     assert not converted.problems and sorted(json.dumps(r, sort_keys=True) for r in converted.rows) == sorted(
         json.dumps(r, sort_keys=True) for r in _native(lines, "m")
     )
+
+
+def test_exclude_models_gives_table4_and_table20_without_rows(release, tmp_path):
+    lines = prediction_lines("m1", M1) + prediction_lines("m2", M2) + order_lines() + scope_lines()
+    report = score(release, tmp_path, lines, exclude_models=["m2"])
+    w = report["summary"]["without"]["metrics"]
+    assert w["option_order.stable.mean.LR.S"]["estimate"] == pytest.approx(4 / 9) and w["option_order.kept"]["estimate"] == pytest.approx(
+        3 / 5
+    )
+    assert w["scope.H.lure.N"]["estimate"] == 0.5 and w["scope.S.correct"]["estimate"] == 0.5  # m1 alone
+    md = misleadqa_render.render_markdown(report)
+    assert "| All orders (w/o m2) | Mean of orders | 44.44 | 88.89 | 44.44 |" in md
