@@ -534,14 +534,12 @@ def figure3(report: dict) -> str:
         m = models[name]["metrics"]
         figure = m.get("scope.H.lure.N", {})
         if figure.get("estimate") is None:
-            ax.text(k, 2, "—", ha="center")
             continue
         height = 100 * figure["estimate"]
         ax.bar(k, height, 0.6, color="#4292c6")
         if figure.get("ci"):
             lo, hi = (100 * v for v in figure["ci"])
             ax.errorbar(k, height, yerr=[[height - lo], [hi - height]], color="#08306b", capsize=3, linewidth=1)
-        ax.text(k, height + 3, f"{_count(m, 'scope.H.lure_count.N')}/{_count(m, 'scope.H.count.N')}", ha="center", fontsize=8)
     mean = summary.get("scope.H.lure.N", {})
     if mean.get("estimate") is not None:
         ax.plot([len(names)], [100 * mean["estimate"]], marker="D", color="#a50f15", markersize=7)
@@ -557,7 +555,8 @@ def figure3(report: dict) -> str:
     overall = summary.get("scope.H.lure.all", {})
     if overall.get("estimate") is not None:
         ax.axhline(100 * overall["estimate"], color="#636363", linestyle="--", linewidth=1)
-    ax.set_xticks(list(x) + [len(names)], names + ["Mean"], rotation=20, ha="right")
+    ticks = [f"{name}\n{_ratio_cell(models[name]['metrics'], 'scope.H.lure_count.N', 'scope.H.count.N')}" for name in names]
+    ax.set_xticks(list(x) + [len(names)], ticks + ["Mean"], fontsize=8)  # lures / items under each model's name
     ax.set_ylabel("Lure rate, S judged N (%)")
     ax.set_ylim(0, 105)
     fig.tight_layout()
@@ -582,7 +581,7 @@ def render_html(report: dict) -> str:
             (
                 "Figure 3: lure rate with S alone where the model judges S not applicable",
                 f'<img alt="Figure 3: lure rate with S alone on items whose S the model judges Not applicable" src="{figure3(report)}">'
-                "<p>Bars: 95% cluster-bootstrap intervals; numbers: lures over items. The diamond is the mean over models, "
+                "<p>Bars: 95% cluster-bootstrap intervals; under each name: lures over items judged Not applicable (— for none). The diamond is the mean over models, "
                 "the dashed line the mean lure rate on all items of H_m.</p>",
             )
         )
