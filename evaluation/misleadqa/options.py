@@ -37,7 +37,11 @@ class ScoreOptions(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     strict: bool = Field(False, description="refuse to score a file with any bad row")
-    lenient_letters: bool = Field(False, description="accept 'B.' and '(B)' as well as a bare letter (App. C.1 reads only a bare letter)")
+    lenient_letters: bool = Field(
+        False,
+        description="accept 'B.' and '(B)' as well as a bare letter (App. C.1 reads only a bare letter), and scope labels in any case "
+        "with a final period",
+    )
     replicates: int = Field(cb.REPLICATES, ge=0, le=100_000, description="cluster-bootstrap replicates (0: no intervals)")
     seed: int = Field(cb.SEED, ge=0, description="seed of the bootstrap draws")
     min_clusters: int = Field(

@@ -290,6 +290,23 @@ def _ratio_cell(metrics: dict, lure: str, count: str) -> str:
     return f"{_count(metrics, lure)}/{_count(metrics, count)}"
 
 
+SMALL_SUBSET = 10  # Table 20 cells on fewer items than this are flagged (App. D.4: "includes small subsets")
+
+
+def _small_subsets(models: dict, names: list[str]) -> str:
+    """A sentence naming Table 20's non-empty cells on fewer than SMALL_SUBSET items, whose rates are fragile."""
+    small = []
+    for name in names:
+        m = models[name]["metrics"]
+        for lab in ("A", "N", "C"):
+            n = m.get(f"scope.H.count.{lab}", {}).get("estimate")
+            if n and n < SMALL_SUBSET:
+                small.append(f"{name} {lab} ({int(n)})")
+    if not small:
+        return ""
+    return f" Subsets of fewer than {SMALL_SUBSET} items, whose rates (and their share of the mean) rest on few items: {', '.join(small)}."
+
+
 def _diagnostic_tables(report: dict, label) -> list[tuple[str, list[str], list[list[str]], str]]:
     """Table 4 (§6.3, App. D.6) and Tables 19-20 (§6.1, App. D.4), when the predictions have their rows."""
     models, summary = report["models"], report["summary"]["metrics"]
@@ -417,7 +434,7 @@ def _diagnostic_tables(report: dict, label) -> list[tuple[str, list[str], list[l
                 rows,
                 "Lures with S alone over items of H_m, the judged items in B_m (the original run's answers), overall and by the "
                 "label the model gave S; a dash marks an empty subset. The mean averages model-level rates and is undefined when "
-                "a model's subset is empty (App. D.4); 95% cluster-bootstrap intervals.",
+                "a model's subset is empty (App. D.4); 95% cluster-bootstrap intervals." + _small_subsets(models, linked),
             )
         )
     return tables

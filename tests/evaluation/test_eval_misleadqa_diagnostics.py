@@ -360,6 +360,7 @@ def test_tables_19_and_20_by_hand(release, tmp_path):
     md = misleadqa_render.render_markdown(report)
     assert "| m1 | 2/5 | 1/1 | 1/2 | 0/1 |" in md and "| m2 | 1/1 | — | 1/1 | — |" in md and "| Mean (%) | 70.00 | — | 75.00 | — |" in md
     assert "| m1 | 6 | 6 | 0 | 0 | 0 | 4 | 1 | 1 | 0 | 1 | 3 | 1 | 1 |" in md
+    assert "fewer than 10 items" in md and "m1 N (2)" in md and "m2 N (1)" in md
     assert report["units"]["scope.S.count.N"] == "count" and report["units"]["scope.H.lure.N"] == "fraction"
 
 
