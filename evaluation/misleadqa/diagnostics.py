@@ -19,7 +19,7 @@ from ctxrobust.evaluation.misleadqa import option_orders as oo
 from ctxrobust.evaluation.misleadqa import scope_judgments as sj
 from ctxrobust.evaluation.misleadqa.diagnostic_stats import Figures, intervals, mean_points, points
 from ctxrobust.evaluation.misleadqa.lure_rates import GOLD, C, outcomes
-from ctxrobust.evaluation.misleadqa.responses import MISSING, ORIGINAL_ORDER
+from ctxrobust.evaluation.misleadqa.responses import MISSING, ORDER_CONDITIONS, ORIGINAL_ORDER
 
 ORDER_FIGURES = Figures(oo.COLUMNS, oo.figures, oo.denominator)
 JUDGED = Figures(sj.JUDGED_COLUMNS, sj.judged_figures, sj.judged_denominator)
@@ -110,6 +110,24 @@ def scope_sample(responses, model: str) -> np.ndarray:
     return (responses.scope[model] != MISSING).any(axis=1)
 
 
+def main_agreement(main: np.ndarray | None, rerun: np.ndarray, sample: np.ndarray) -> dict | None:
+    """§6.3 "Under the original order, the new responses match the main evaluation exactly": the share of
+    the sample's (item, condition) pairs, none / S / F, whose release-order answer equals the main run's,
+    over the pairs with a valid letter in both (two invalid answers are not an agreement); None without
+    main-run answers there."""
+    if main is None:
+        return None
+    columns = [C[c] for c in ORDER_CONDITIONS]
+    a, b = main[sample][:, columns], rerun[sample][:, columns]
+    answered = (a != MISSING) & (b != MISSING)
+    if not answered.any():
+        return None
+    both = answered & (a >= 0) & (b >= 0)
+    if not both.any():
+        return {**rp.metric(None, None, 0), "note": "undefined: no pair has a valid letter in both runs"}
+    return rp.metric(float(((a == b) & both).sum() / both.sum()), None, int(both.sum()))
+
+
 def score_diagnostics(responses, items, outside: set[str], settings) -> Diagnostics:
     """Table 4 and Tables 19-20 figures; `outside`: models left out of the main means (App. C.2)."""
     gold = np.asarray(items.gold, dtype=np.int8)[:, None]
@@ -137,6 +155,9 @@ def score_diagnostics(responses, items, outside: set[str], settings) -> Diagnost
             }
         )
         out.orders[model] = orders
+        agreement = main_agreement(responses.letters.get((model, "original")), responses.orders[(model, ORIGINAL_ORDER)], sample)
+        if agreement is not None:
+            out.per_model[model]["option_order.main_agreement"] = agreement
     in_means = [m for m in sorted(counts) if m not in outside]
     for model in in_means:
         union |= order_sample(responses, model)
@@ -145,6 +166,14 @@ def score_diagnostics(responses, items, outside: set[str], settings) -> Diagnost
             ORDER_FIGURES, counts, in_means, union, items, oo.FIGURES, oo.FIGURES, oo.GROUP_FIGURES, settings, out, "option_order.sample"
         )
         out.summary["option_order.models"] = _count(len(in_means), len(counts))
+        agreements = [
+            out.per_model[m]["option_order.main_agreement"]["estimate"]
+            for m in in_means
+            if "option_order.main_agreement" in out.per_model[m]
+        ]
+        if agreements:
+            defined = all(v is not None for v in agreements)
+            out.summary["option_order.main_agreement"] = rp.metric(float(np.mean(agreements)) if defined else None, None, len(agreements))
 
     # §6.1, App. D.4, Table 19: labels of the judged items
     judged: dict[str, np.ndarray] = {}

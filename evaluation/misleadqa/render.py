@@ -340,7 +340,13 @@ def _diagnostic_tables(report: dict, label) -> list[tuple[str, list[str], list[l
                 f"S and F use the same items within each model; F−S in percentage points. Orders (release letters shown at A-D, "
                 f"E fixed): {'; '.join(orders)}. B_m^stable keeps {_pct(summary, 'option_order.kept')}% of B_m^(0) on average. "
                 f"Intervals: 95% cluster bootstrap over the sample's {_count(summary, 'bootstrap.units.option_order.sample.clusters')} "
-                f"source clusters and {_count(summary, 'bootstrap.units.option_order.sample.dependency_groups')} dependency groups.",
+                f"source clusters and {_count(summary, 'bootstrap.units.option_order.sample.dependency_groups')} dependency groups."
+                + (
+                    f" Answers under the release order equal the main run's on {_pct(summary, 'option_order.main_agreement')}% of "
+                    "(item, condition) pairs with a valid letter in both (§6.3)."
+                    if "option_order.main_agreement" in summary
+                    else ""
+                ),
             )
         )
         rows = []

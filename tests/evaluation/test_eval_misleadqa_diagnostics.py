@@ -83,7 +83,7 @@ SCOPE = {
 
 def shown(letter: str, order: str) -> str:
     """The letter the model saw for release letter `letter` under `order` (E stays E)."""
-    return letter if letter == "E" else LETTERS[order.index(letter)]
+    return LETTERS[order.index(letter)] if letter in order else letter  # E, or a response that is no letter
 
 
 def order_lines(answers: dict = ORDER_ANSWERS) -> list[str]:
@@ -557,3 +557,19 @@ def test_exclude_models_gives_table4_and_table20_without_rows(release, tmp_path)
     assert w["scope.H.lure.N"]["estimate"] == 0.5 and w["scope.S.correct"]["estimate"] == 0.5  # m1 alone
     md = misleadqa_render.render_markdown(report)
     assert "| All orders (w/o m2) | Mean of orders | 44.44 | 88.89 | 44.44 |" in md
+
+
+def test_release_order_answers_are_checked_against_the_main_run(release, tmp_path):
+    """§6.3: under the original order the new responses match the main evaluation; invalid pairs do not agree."""
+    report = score(release, tmp_path, prediction_lines("m1", M1) + order_lines())
+    # m1's ABCD answers against M1 (none, S, F) on q1..q6: q1 A,B,B = A,B,B; q2 B,B,C = B,B,C; q3 C,D,D = C,D,D;
+    # q4 E,A,A = E,A,A; q5 A,E,C = A,E,C; q6 B,B,D vs B,C,B: S and F differ -> 16 of 18
+    figure = report["models"]["m1"]["metrics"]["option_order.main_agreement"]
+    assert figure["estimate"] == pytest.approx(16 / 18) and figure["n"] == 18
+    changed = {**M1, "q1": ["zz"] + M1["q1"][1:]}
+    answers = {"m1": {**ORDER_ANSWERS["m1"], "ABCD": {**ORDER_ANSWERS["m1"]["ABCD"], "q1": "?BB"}}}
+    report = score(release, tmp_path, prediction_lines("m1", changed) + order_lines(answers))
+    figure = report["models"]["m1"]["metrics"]["option_order.main_agreement"]
+    assert figure["estimate"] == pytest.approx(15 / 17) and figure["n"] == 17  # q1/none invalid in both: left out
+    assert "option_order.main_agreement" not in score(release, tmp_path, order_lines())["models"]["m1"]["metrics"]
+    assert "equal the main run's on" in misleadqa_render.render_markdown(report)
