@@ -274,6 +274,9 @@ def test_option_order_prompts(release):
     assert ids[:3] == ["q1/none@ABCD/0", "q1/S@ABCD/0", "q1/F@ABCD/0"] and "q1/S@BCDA/0" in ids
     with pytest.raises(CtxRobustError, match="original prompt"):
         list(prompts(release, {"option_orders": 3, "prompt": "cf"}))
+    scope_rows = list(prompts(release, {"prompt": "scope", "diagnostic_sample": True}))
+    assert {r["id"] for r in scope_rows} == set(MAIN) and len(scope_rows) == 3 * len(MAIN)  # main items only; c1 left out
+    assert len(list(prompts(release, {"prompt": "scope"}))) == 3 * (len(MAIN) + len(SUPPLEMENT))
 
 
 def test_every_request_format_carries_the_order_back(release, tmp_path):
