@@ -19,6 +19,16 @@ class PromptOptions(BaseModel):
         description="original (Figure 4), cf: context-faithful (Figure 5b), scope: scope judgment of G, S, F (Figure 5a) "
         "or screen: the six screening criteria for every candidate (App. B.1)",
     )
+    option_orders: Optional[int] = Field(
+        None,
+        ge=1,
+        le=4,
+        description="the option-order check (§6.3, App. D.6): each item without context, with S alone and with F alone under "
+        "the first K cyclic rotations of options A-D (E fixed; the paper uses 3), the order recorded in each request id",
+    )
+    diagnostic_sample: bool = Field(
+        False, description="only the 200-item diagnostic sample of App. D.4 (40 main items per source-scope group, seed 2027)"
+    )
 
 
 class ScoreOptions(BaseModel):
@@ -27,7 +37,11 @@ class ScoreOptions(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     strict: bool = Field(False, description="refuse to score a file with any bad row")
-    lenient_letters: bool = Field(False, description="accept 'B.' and '(B)' as well as a bare letter (App. C.1 reads only a bare letter)")
+    lenient_letters: bool = Field(
+        False,
+        description="accept 'B.' and '(B)' as well as a bare letter (App. C.1 reads only a bare letter), and scope labels in any case "
+        "with a final period",
+    )
     replicates: int = Field(cb.REPLICATES, ge=0, le=100_000, description="cluster-bootstrap replicates (0: no intervals)")
     seed: int = Field(cb.SEED, ge=0, description="seed of the bootstrap draws")
     min_clusters: int = Field(

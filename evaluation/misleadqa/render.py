@@ -250,6 +250,8 @@ def _tables(report: dict) -> list[tuple[str, list[str], list[list[str]], str]]:
             )
         )
 
+    tables += _diagnostic_tables(report, label)
+
     supplement = [name for name in sorted(models) if "supplement.size.B" in models[name]["metrics"]]
     if supplement:
         rates = ("LR.S", "LR.F", "RLR.S", "RLR.F")
@@ -269,6 +271,178 @@ def _tables(report: dict) -> list[tuple[str, list[str], list[list[str]], str]]:
         )
         rows = [[subset, cond] + [_pct(summary, f"supplement.{key}.{o}") for o in OUTCOMES] for subset, cond, key in TABLE14]
         tables.append(("Table 18: condition supplement outcome distributions", ["Subset", "Condition"] + OUTCOME_HEADERS, rows, ""))
+    return tables
+
+
+TABLE4 = (
+    ("Original", "Original", "option_order.original"),
+    ("All orders", "Original", "option_order.stable.original"),
+    ("All orders", "Mean of orders", "option_order.stable.mean"),
+)
+LABEL_HEADERS = {"A": "A", "N": "N", "C": "C", "invalid": "Invalid"}
+
+
+def _ratio_cell(metrics: dict, lure: str, count: str) -> str:
+    """Table 20's "lures/items" cell; a dash for an empty subset."""
+    n = metrics.get(count)
+    if not n or n["estimate"] is None or n["estimate"] == 0:
+        return "—"
+    return f"{_count(metrics, lure)}/{_count(metrics, count)}"
+
+
+SMALL_SUBSET = 10  # Table 20 cells on fewer items than this are flagged (App. D.4: "includes small subsets")
+
+
+def _small_subsets(models: dict, names: list[str]) -> str:
+    """A sentence naming Table 20's non-empty cells on fewer than SMALL_SUBSET items, whose rates are fragile."""
+    small = []
+    for name in names:
+        m = models[name]["metrics"]
+        for lab in ("A", "N", "C"):
+            n = m.get(f"scope.H.count.{lab}", {}).get("estimate")
+            if n and n < SMALL_SUBSET:
+                small.append(f"{name} {lab} ({int(n)})")
+    if not small:
+        return ""
+    return f" Subsets of fewer than {SMALL_SUBSET} items, whose rates (and their share of the mean) rest on few items: {', '.join(small)}."
+
+
+def _diagnostic_tables(report: dict, label) -> list[tuple[str, list[str], list[list[str]], str]]:
+    """Table 4 (§6.3, App. D.6) and Tables 19-20 (§6.1, App. D.4), when the predictions have their rows."""
+    models, summary = report["models"], report["summary"]["metrics"]
+    tables = []
+    ordered = [n for n in sorted(models) if "option_order.original.LR.S" in models[n]["metrics"]]
+    if ordered:
+        rows = []
+        for selection, measurement, key in TABLE4:
+            rows.append(
+                [selection, measurement]
+                + [_pct(summary, f"{key}.{k}") for k in ("LR.S", "LR.F", "delta.LR")]
+                + [_ci(summary, f"{key}.delta.LR", 2), _ci(summary, f"{GROUP_PREFIX}{key}.delta.LR", 2)]
+            )
+        without = report["summary"].get("without") or {}
+        w = without.get("metrics", {})
+        if any(f"{key}.LR.S" in w for _, _, key in TABLE4):
+            for selection, measurement, key in TABLE4:
+                rows.append(
+                    [f"{selection} (w/o {', '.join(without['excluded'])})", measurement]
+                    + [_pct(w, f"{key}.{k}") for k in ("LR.S", "LR.F", "delta.LR")]
+                    + ["", ""]
+                )
+        orders = sorted({", ".join(models[n].get("option_orders", [])) for n in ordered})
+        tables.append(
+            (
+                "Table 4: option-order robustness",
+                ["Selection", "Measurement", "LR_S", "LR_F", "F−S", "F−S 95% CI", "F−S groups CI"],
+                rows,
+                "Items are selected if answered correctly without context under the release order (B_m^(0)) or under every "
+                "order (B_m^stable), and lure rates are measured under the release order or averaged over the orders (App. D.6). "
+                f"S and F use the same items within each model; F−S in percentage points. Orders (release letters shown at A-D, "
+                f"E fixed): {'; '.join(orders)}. B_m^stable keeps {_pct(summary, 'option_order.kept')}% of B_m^(0) on average. "
+                f"Intervals: 95% cluster bootstrap over the sample's {_count(summary, 'bootstrap.units.option_order.sample.clusters')} "
+                f"source clusters and {_count(summary, 'bootstrap.units.option_order.sample.dependency_groups')} dependency groups."
+                + (
+                    f" Answers under the release order equal the main run's on {_pct(summary, 'option_order.main_agreement')}% of "
+                    "(item, condition) pairs with a valid letter in both (§6.3)."
+                    if "option_order.main_agreement" in summary
+                    else ""
+                ),
+            )
+        )
+        rows = []
+        for name in ordered:
+            m = models[name]["metrics"]
+            rows.append(
+                [
+                    label(name),
+                    _count(m, "option_order.size.items"),
+                    _count(m, "option_order.size.B0"),
+                    _count(m, "option_order.size.stable"),
+                ]
+                + [_pct(m, f"{key}.{k}") for _, _, key in TABLE4 for k in ("LR.S", "LR.F")]
+            )
+        tables.append(
+            (
+                "Table 4 by model",
+                [
+                    "Model",
+                    "items",
+                    "|B^(0)|",
+                    "|B^stable|",
+                    "LR_S orig.",
+                    "LR_F orig.",
+                    "LR_S stable",
+                    "LR_F stable",
+                    "LR_S mean",
+                    "LR_F mean",
+                ],
+                rows,
+                "orig.: release order on B_m^(0); stable: release order on B_m^stable; mean: mean over the orders on B_m^stable.",
+            )
+        )
+    judged = [n for n in sorted(models) if "scope.size.items" in models[n]["metrics"]]
+    if judged:
+        rows = []
+        for name in judged + ["Total"]:
+            m = summary if name == "Total" else models[name]["metrics"]
+            rows.append(
+                [name if name == "Total" else label(name), _count(m, "scope.size.items") if name != "Total" else ""]
+                + [_count(m, f"scope.{c}.count.{lab}") for c in ("G", "F", "S") for lab in LABEL_HEADERS]
+            )
+        rows.append(
+            ["Correct (%)", ""]
+            + [
+                _pct(summary, f"scope.{c}.correct") if lab == ("N" if c == "S" else "A") else ""
+                for c in ("G", "F", "S")
+                for lab in LABEL_HEADERS
+            ]
+        )
+        rows.append(
+            ["CI", ""]
+            + [
+                _ci(summary, f"scope.{c}.correct", 2) if lab == ("N" if c == "S" else "A") else ""
+                for c in ("G", "F", "S")
+                for lab in LABEL_HEADERS
+            ]
+        )
+        tables.append(
+            (
+                "Table 19: scope labels",
+                ["Model", "items"] + [f"{c} {h}" for c in ("G", "F", "S") for h in LABEL_HEADERS.values()],
+                rows,
+                "A, N and C: Applicable, Not applicable and Cannot determine (Figure 5a); Invalid: no single label. The correct "
+                "label is A for G and F and N for S; C and invalid count as incorrect and stay in the denominator (App. D.4). "
+                "Correct: mean over models of the share correctly labelled (§6.1), with its 95% cluster-bootstrap interval over "
+                f"the sample's {_count(summary, 'bootstrap.units.scope.sample.clusters')} source clusters.",
+            )
+        )
+    linked = [n for n in judged if "scope.size.H" in models[n]["metrics"]]
+    if linked:
+        rows = []
+        for name in linked:
+            m = models[name]["metrics"]
+            rows.append(
+                [label(name), _ratio_cell(m, "scope.H.lure_count.all", "scope.size.H")]
+                + [_ratio_cell(m, f"scope.H.lure_count.{lab}", f"scope.H.count.{lab}") for lab in ("A", "N", "C")]
+            )
+        rows.append(
+            ["Mean (%)"]
+            + [
+                _pct(summary, f"scope.H.lure.{k}") if summary.get(f"scope.H.lure.{k}", {}).get("estimate") is not None else "—"
+                for k in ("all", "A", "N", "C")
+            ]
+        )
+        rows.append(["CI"] + [_ci(summary, f"scope.H.lure.{k}", 2) for k in ("all", "A", "N")] + [""])
+        tables.append(
+            (
+                "Table 20: lure counts with S alone by the model's S label",
+                ["Model", "All", "S judged A", "S judged N", "S judged C"],
+                rows,
+                "Lures with S alone over items of H_m, the judged items in B_m (the original run's answers), overall and by the "
+                "label the model gave S; a dash marks an empty subset. The mean averages model-level rates and is undefined when "
+                "a model's subset is empty (App. D.4); 95% cluster-bootstrap intervals." + _small_subsets(models, linked),
+            )
+        )
     return tables
 
 
@@ -296,13 +470,21 @@ def _problems(report: dict, limit: int = 200) -> list[str]:
 
 def missing_inputs(report: dict) -> list[str]:
     """The paper's tables this report cannot fill, each with the input it needs."""
-    out = [
-        "Table 4 (option-order robustness, §6.3): needs predictions made under recorded option permutations, "
-        "which this predictions format cannot carry yet",
-        "Tables 19-20 and Figure 3 (scope judgments, §6.1, App. D.4): need scored `--prompt scope` responses, "
-        "which `score` does not read yet",
-    ]
-    if not any("cf.size.A_common" in m["metrics"] for m in report["models"].values()):
+    models = report["models"].values()
+    out = []
+    if not any("option_order.original.LR.S" in m["metrics"] for m in models):
+        out.append(
+            'Table 4 (option-order robustness, §6.3, App. D.6): needs rows with "option_order" under the release order ABCD '
+            "and the others (`ctxrobust prompts --option-orders 3 --diagnostic-sample`)"
+        )
+    if not any("scope.size.items" in m["metrics"] for m in models):
+        out.append(
+            'Tables 19-20 and Figure 3 (scope judgments, §6.1, App. D.4): need rows with "prompt": "scope" '
+            "(`ctxrobust prompts --prompt scope --diagnostic-sample`)"
+        )
+    elif not any("scope.size.H" in m["metrics"] for m in models):
+        out.append("Table 20 and Figure 3 (App. D.4): need the judging models' original-prompt answers (no context and S alone)")
+    if not any("cf.size.A_common" in m["metrics"] for m in models):
         out.append('Tables 21 and 23 (context-faithful prompt, App. D.5): need rows with "prompt": "cf" (`ctxrobust prompts --prompt cf`)')
     if not report["summary"].get("without"):
         out.append('Table 2\'s "w/o" rows: give `--exclude-models MODEL`')
@@ -357,6 +539,55 @@ def figure2(report: dict) -> str:
     return uri
 
 
+def figure3(report: dict) -> str:
+    """Figure 3: lure rate with S alone on the items of H_m whose S the model judges Not applicable, per model,
+    with 95% cluster-bootstrap intervals and lures/items; the diamond is the mean over models, the dashed line
+    the mean over models on all items of H_m (§6.1)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    models = report["models"]
+    names = sorted(n for n in models if "scope.size.H" in models[n]["metrics"])
+    summary = report["summary"]["metrics"]
+    fig, ax = plt.subplots(figsize=(max(5.0, 1.1 * (len(names) + 1)), 3.4))
+    x = np.arange(len(names))
+    for k, name in enumerate(names):
+        m = models[name]["metrics"]
+        figure = m.get("scope.H.lure.N", {})
+        if figure.get("estimate") is None:
+            continue
+        height = 100 * figure["estimate"]
+        ax.bar(k, height, 0.6, color="#4292c6")
+        if figure.get("ci"):
+            lo, hi = (100 * v for v in figure["ci"])
+            ax.errorbar(k, height, yerr=[[height - lo], [hi - height]], color="#08306b", capsize=3, linewidth=1)
+    mean = summary.get("scope.H.lure.N", {})
+    if mean.get("estimate") is not None:
+        ax.plot([len(names)], [100 * mean["estimate"]], marker="D", color="#a50f15", markersize=7)
+        if mean.get("ci"):
+            lo, hi = (100 * v for v in mean["ci"])
+            ax.errorbar(
+                len(names),
+                100 * mean["estimate"],
+                yerr=[[100 * mean["estimate"] - lo], [hi - 100 * mean["estimate"]]],
+                color="#a50f15",
+                capsize=3,
+            )
+    overall = summary.get("scope.H.lure.all", {})
+    if overall.get("estimate") is not None:
+        ax.axhline(100 * overall["estimate"], color="#636363", linestyle="--", linewidth=1)
+    ticks = [f"{name}\n{_ratio_cell(models[name]['metrics'], 'scope.H.lure_count.N', 'scope.H.count.N')}" for name in names]
+    ax.set_xticks(list(x) + [len(names)], ticks + ["Mean"], fontsize=8)  # lures / items under each model's name
+    ax.set_ylabel("Lure rate, S judged N (%)")
+    ax.set_ylim(0, 105)
+    fig.tight_layout()
+    uri = rp.figure_data_uri(fig)
+    plt.close(fig)
+    return uri
+
+
 def render_html(report: dict) -> str:
     import html
 
@@ -366,6 +597,15 @@ def render_html(report: dict) -> str:
             (
                 "Figure 2: lure rates by condition and order",
                 f'<img alt="Figure 2: lure rates on A_m by condition and order" src="{figure2(report)}">',
+            )
+        )
+    if any("scope.size.H" in m["metrics"] for m in report["models"].values()):
+        sections.append(
+            (
+                "Figure 3: lure rate with S alone where the model judges S not applicable",
+                f'<img alt="Figure 3: lure rate with S alone on items whose S the model judges Not applicable" src="{figure3(report)}">'
+                "<p>Bars: 95% cluster-bootstrap intervals; under each name: lures over items judged Not applicable (— for none). The diamond is the mean over models, "
+                "the dashed line the mean lure rate on all items of H_m.</p>",
             )
         )
     from ctxrobust.evaluation.misleadqa.units import LEADERBOARD
@@ -378,6 +618,7 @@ def render_html(report: dict) -> str:
         sections.append(("Lure rates and intervals by model", plotted))
     for title, headers, rows, note in _tables(report):
         sections.append((title, rp.html_table(headers, rows) + (f"<p>{html.escape(note)}</p>" if note else "")))
+    sections.append(("Not in this report", "<ul>" + "".join(f"<li>{html.escape(line)}</li>" for line in missing_inputs(report)) + "</ul>"))
     if report["predictions"]["problems"]:
         listed = "".join(f"<li>{html.escape(line)}</li>" for line in _problems(report))
         sections.append(("Problems in the predictions file", f"<ul>{listed}</ul>"))

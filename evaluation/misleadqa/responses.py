@@ -3,8 +3,9 @@ scoring use) and predictions rows; and the option letter a response names (paper
 
 from __future__ import annotations
 
+import itertools
 import re
-from typing import Literal
+from typing import Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
@@ -13,7 +14,14 @@ from ctxrobust.release import Release
 
 LETTERS = "ABCDE"  # E is always "Insufficient information"
 CONDITIONS = ("none", "G", "S", "F", "G+S", "S+G", "G+F", "F+G")  # §4.1, order of presentation
-PROMPTS = ("original", "cf")  # Figure 4 answering prompt; Figure 5(b) context-faithful prompt
+ANSWER_PROMPTS = ("original", "cf")  # Figure 4 answering prompt; Figure 5(b) context-faithful prompt
+PROMPTS = ANSWER_PROMPTS + ("scope",)  # and the scope judgment of Figure 5(a), one context per request (§6.1)
+SCOPE_CONTEXTS = ("G", "S", "F")  # the contexts a scope judgment is asked about (§6.1)
+SCOPE_LABELS = ("Applicable", "Not applicable", "Cannot determine")  # Figure 5(a); a response is one of them
+ORDER_CONDITIONS = ("none", "S", "F")  # the conditions of the option-order check (App. D.6)
+ORIGINAL_ORDER = "ABCD"
+# an option order names, for each shown position A-D, the release letter whose text it shows; E stays E (App. D.6)
+OPTION_ORDERS = tuple("".join(p) for p in itertools.permutations(ORIGINAL_ORDER))
 FILES = (("main.jsonl", "main"), ("condition.jsonl", "condition"))  # the main split; the condition supplement (App. D.3)
 
 INVALID = -1  # a response that names no single option letter (stays in every denominator)
@@ -101,7 +109,17 @@ class MisleadQAPrediction(BaseModel):
     id: str = Field(min_length=1, description="item id in main.jsonl or condition.jsonl")
     condition: str = Field(json_schema_extra={"enum": list(CONDITIONS)}, description="context sequence shown after the options (§4.1)")
     response: str = Field(description="the raw completion; valid only if it is a single letter A-E once whitespace is stripped")
-    prompt: str = Field(default="original", json_schema_extra={"enum": list(PROMPTS)}, description="original (Figure 4) or cf (Figure 5b)")
+    prompt: str = Field(
+        default="original",
+        json_schema_extra={"enum": list(PROMPTS)},
+        description="original (Figure 4), cf (Figure 5b) or scope (Figure 5a: the response is a scope label, the condition G, S or F)",
+    )
+    option_order: Optional[str] = Field(
+        default=None,
+        json_schema_extra={"anyOf": [{"type": "string", "enum": list(OPTION_ORDERS)}, {"type": "null"}]},
+        description="the option order shown (App. D.6): for each position A-D, the release letter whose text it held; E stays E. "
+        "Absent for the main run",
+    )
 
 
 def row_problem(row: MisleadQAPrediction, item_ids) -> str | None:
@@ -109,10 +127,36 @@ def row_problem(row: MisleadQAPrediction, item_ids) -> str | None:
     if row.condition not in CONDITIONS:
         return f"unknown condition {row.condition!r}; expected one of {', '.join(CONDITIONS)}"
     if row.prompt not in PROMPTS:
-        return f"unknown prompt {row.prompt!r}; expected original or cf (scope judgments are not scored)"
+        return f"unknown prompt {row.prompt!r}; expected one of {', '.join(PROMPTS)}"
     if row.id not in item_ids:
         return f"unknown id {row.id!r}: no such item in this release"
+    if row.prompt == "scope" and row.condition not in SCOPE_CONTEXTS:
+        return f"a scope judgment is about one context G, S or F (§6.1), not condition {row.condition!r}"
+    if row.option_order is not None:
+        if row.option_order not in OPTION_ORDERS:
+            return f"unknown option order {row.option_order!r}: give the release letters shown at A-D, a permutation of ABCD (E stays E)"
+        if row.prompt != "original":
+            return f"option order {row.option_order} with prompt {row.prompt}: the option-order check uses the original prompt (App. D.6)"
+        if row.condition not in ORDER_CONDITIONS:
+            return f"option order {row.option_order} with condition {row.condition!r}: the option-order check asks none, S and F (App. D.6)"
     return None
+
+
+def parse_label(response: str, lenient: bool = False) -> tuple[int, bool]:
+    """(index into SCOPE_LABELS, or INVALID; whether a lenient form was needed).
+
+    App. C.1: scope judgments are decoded as exactly one of the three labels. With `lenient`, case and
+    a final period are ignored ("not applicable.").
+    """
+    text = response.strip()
+    if text in SCOPE_LABELS:
+        return SCOPE_LABELS.index(text), False
+    if lenient:
+        folded = text.removesuffix(".").strip().casefold()
+        for index, label in enumerate(SCOPE_LABELS):
+            if folded == label.casefold():
+                return index, True
+    return INVALID, False
 
 
 def parse_letter(response: str, lenient: bool = False) -> tuple[int, bool]:

@@ -18,6 +18,7 @@ from ctxrobust.errors import CtxRobustError
 from ctxrobust.evaluation import cluster_bootstrap as cb
 from ctxrobust.evaluation import report as rp
 from ctxrobust.evaluation import resampling
+from ctxrobust.evaluation.misleadqa.diagnostics import order_sample, scope_sample, score_diagnostics
 from ctxrobust.evaluation.misleadqa.lure_rates import (
     GOLD,
     OUTCOMES,
@@ -32,15 +33,20 @@ from ctxrobust.evaluation.misleadqa.lure_rates import (
     primary_metrics,
     ratio,
 )
+from ctxrobust.evaluation.misleadqa.option_orders import sort_orders, to_release_letters
 from ctxrobust.evaluation.misleadqa.options import MIN_CLUSTERS, ScoreOptions
 from ctxrobust.evaluation.misleadqa.responses import (
+    ANSWER_PROMPTS,
     CONDITIONS,
     FILES,
     INVALID,
     LETTERS,
     MISSING,
-    PROMPTS,
+    ORDER_CONDITIONS,
+    ORIGINAL_ORDER,
+    SCOPE_CONTEXTS,
     MisleadQAPrediction,
+    parse_label,
     parse_letter,
     read_items,
     row_problem,
@@ -71,7 +77,7 @@ PRIMARY_CONTRASTS = ("delta.LR", "delta.RLR")  # §4.3: Bonferroni-adjusted 97.5
 GROUP_CI_METRICS = ("delta.LR", "delta.RLR", "reduction.F", "reduction.S", "order_effect.F", "order_effect.S")  # Table 26
 GROUP_METRICS = ("LR.S", "LR.F", "RLR.S", "RLR.F")  # Table 24
 GROUP_PREFIX = "dependency_groups."
-SEPARATE_SUMMARY = ("bootstrap.", "responses.", "inference.")
+SEPARATE_SUMMARY = ("bootstrap.", "responses.", "inference.", "option_order.", "scope.", GROUP_PREFIX + "option_order.")
 # Table 21 rows: (condition, outcome-distribution key on the original subsets; G alone on all items, App. D.5)
 CF_ROWS = (
     ("G alone", "outcome.all.G"),
@@ -115,10 +121,14 @@ def load_items(release: Release) -> Items:
 # ------------------------------------------------------------------------------------ reading predictions
 @dataclass
 class Responses:
-    """Option letters per (model, prompt) as an (items, conditions) int8 matrix; MISSING where no row."""
+    """Option letters per (model, prompt) as an (items, conditions) int8 matrix; MISSING where no row.
+    The option-order check's letters (mapped back to the release's letters) per (model, order), and
+    scope labels per model as (items, G/S/F) matrices, alike."""
 
     n_items: int
     letters: dict[tuple[str, str], np.ndarray] = field(default_factory=dict)
+    orders: dict[tuple[str, str], np.ndarray] = field(default_factory=dict)
+    scope: dict[str, np.ndarray] = field(default_factory=dict)
     lenient: dict[str, int] = field(default_factory=dict)
     rows: dict[str, int] = field(default_factory=dict)
 
@@ -128,9 +138,36 @@ class Responses:
             self.letters[key] = np.full((self.n_items, len(CONDITIONS)), MISSING, dtype=np.int8)
         return self.letters[key]
 
+    def order_matrix(self, model: str, order: str) -> np.ndarray:
+        key = (model, order)
+        if key not in self.orders:
+            self.orders[key] = np.full((self.n_items, len(CONDITIONS)), MISSING, dtype=np.int8)
+        return self.orders[key]
+
+    def scope_matrix(self, model: str) -> np.ndarray:
+        if model not in self.scope:
+            self.scope[model] = np.full((self.n_items, len(SCOPE_CONTEXTS)), MISSING, dtype=np.int8)
+        return self.scope[model]
+
+    def orders_of(self, model: str) -> list[str]:
+        return sort_orders(order for name, order in self.orders if name == model)
+
+    def diagnostic_matrices(self, model: str) -> list[np.ndarray]:
+        """The model's option-order and scope-label matrices."""
+        return [m for (name, _), m in self.orders.items() if name == model] + ([self.scope[model]] if model in self.scope else [])
+
     @property
     def models(self) -> list[str]:
-        return sorted({model for model, _ in self.letters})
+        return sorted({model for model, _ in self.letters} | {model for model, _ in self.orders} | set(self.scope))
+
+
+def diagnostic_problem(row: MisleadQAPrediction, items: Items) -> str | None:
+    """Scope judgments and option-order answers are of main-split items (App. D.4, D.6)."""
+    message = row_problem(row, items.index)
+    if message is None and (row.prompt == "scope" or row.option_order is not None) and items.split[items.index[row.id]] != "main":
+        what = "a scope judgment" if row.prompt == "scope" else "an option-order answer"
+        return f"{what} of {row.id!r}, a condition-supplement item: these analyses use main items only (App. D.4, D.6)"
+    return message
 
 
 def read_predictions(path: Path, items: Items, lenient: bool) -> tuple[PredictionsReader, Responses]:
@@ -138,13 +175,22 @@ def read_predictions(path: Path, items: Items, lenient: bool) -> tuple[Predictio
     reader = PredictionsReader(
         path,
         MisleadQAPrediction,
-        check=lambda row: row_problem(row, items.index),
-        key=lambda row: (row.model, row.id, row.condition, row.prompt),
+        check=lambda row: diagnostic_problem(row, items),
+        key=lambda row: (row.model, row.id, row.condition, row.prompt, row.option_order),
     )
     responses = Responses(len(items.ids))
     for row in reader:
-        letter, used_lenient = parse_letter(row.response, lenient)
-        responses.matrix(row.model, row.prompt)[items.index[row.id], C[row.condition]] = letter
+        i = items.index[row.id]
+        if row.prompt == "scope":  # §6.1: a label, not a letter
+            label, used_lenient = parse_label(row.response, lenient)
+            responses.scope_matrix(row.model)[i, SCOPE_CONTEXTS.index(row.condition)] = label
+        elif row.option_order is not None:  # App. D.6: the shown letter mapped back through the recorded order
+            letter, used_lenient = parse_letter(row.response, lenient)
+            shown = np.array([letter], dtype=np.int8)
+            responses.order_matrix(row.model, row.option_order)[i, C[row.condition]] = to_release_letters(shown, row.option_order)[0]
+        else:
+            letter, used_lenient = parse_letter(row.response, lenient)
+            responses.matrix(row.model, row.prompt)[i, C[row.condition]] = letter
         responses.rows[row.model] = responses.rows.get(row.model, 0) + 1
         if used_lenient:
             responses.lenient[row.model] = responses.lenient.get(row.model, 0) + 1
@@ -156,7 +202,9 @@ def covered_splits(responses: Responses, items: Items, model: str) -> list[str]:
     found = []
     for _, split in FILES:
         rows = items.rows(split)
-        if rows.size and any((responses.letters[(model, p)][rows] != MISSING).any() for p in PROMPTS if (model, p) in responses.letters):
+        if rows.size and any(
+            (responses.letters[(model, p)][rows] != MISSING).any() for p in ANSWER_PROMPTS if (model, p) in responses.letters
+        ):
             found.append(split)
     return found
 
@@ -167,7 +215,7 @@ def missing_problems(responses: Responses, items: Items) -> list[Problem]:
     for model in responses.models:
         for split in covered_splits(responses, items, model):
             rows = items.rows(split)
-            for prompt in PROMPTS:
+            for prompt in ANSWER_PROMPTS:
                 if prompt != "original" and (model, prompt) not in responses.letters:
                     continue
                 part = responses.matrix(model, prompt)[rows]
@@ -188,6 +236,42 @@ def missing_problems(responses: Responses, items: Items) -> list[Problem]:
                         f"model {model!r}, prompt {prompt}, {split} split: {len(pairs)} (item, condition) pair(s) missing, scored as invalid: {shown}{more}",
                     )
                 )
+    problems += diagnostic_missing(responses, items)
+    return problems
+
+
+def _missing_line(what: str, pairs: list[str]) -> Problem:
+    more = f" and {len(pairs) - 5} more" if len(pairs) > 5 else ""
+    return Problem(None, f"{what}: {len(pairs)} (item, condition) pair(s) missing, scored as invalid: {', '.join(pairs[:5])}{more}")
+
+
+def diagnostic_missing(responses: Responses, items: Items) -> list[Problem]:
+    """Missing rows of the option-order check (every order, item and condition of the model's run) and of
+    the scope judgments (G, S and F of every judged item); they score as invalid."""
+    problems = []
+    for model in responses.models:
+        orders = responses.orders_of(model)
+        if orders:
+            sample = np.flatnonzero(order_sample(responses, model))
+            for order in orders:
+                part = responses.orders[(model, order)][sample][:, [C[c] for c in ORDER_CONDITIONS]]
+                pairs = [f"{items.ids[sample[i]]}/{ORDER_CONDITIONS[j]}" for i, j in np.argwhere(part == MISSING)]
+                if pairs:
+                    problems.append(_missing_line(f"model {model!r}, option order {order}", pairs))
+            if ORIGINAL_ORDER not in orders:
+                problems.append(
+                    Problem(
+                        None,
+                        f"model {model!r}: the option-order rows have no release order ABCD (orders {', '.join(orders)}); "
+                        "Table 4 needs it (`prompts --option-orders K` writes it first)",
+                    )
+                )
+        if model in responses.scope:
+            sample = np.flatnonzero(scope_sample(responses, model))
+            part = responses.scope[model][sample]
+            pairs = [f"{items.ids[sample[i]]}/{SCOPE_CONTEXTS[j]}" for i, j in np.argwhere(part == MISSING)]
+            if pairs:
+                problems.append(_missing_line(f"model {model!r}, prompt scope", pairs))
     return problems
 
 
@@ -349,6 +433,7 @@ def model_metrics(model: str, responses: Responses, items: Items, units: MainUni
     rows = responses.rows.get(model, 0)
     metrics["responses.rows"] = rp.metric(rows, None, None)
     invalid = sum(int((m[own] == INVALID).sum()) for (name, _), m in responses.letters.items() if name == model)
+    invalid += sum(int((m == INVALID).sum()) for m in responses.diagnostic_matrices(model))  # option orders, scope labels
     metrics["responses.invalid.count"] = rp.metric(invalid, None, rows)
     metrics["responses.invalid.rate"] = rp.metric(invalid / rows if rows else None, None, rows)
     metrics["responses.missing_original"] = rp.metric(int((letters[own] == MISSING).sum()), None, own.size * len(CONDITIONS))
@@ -382,7 +467,14 @@ def score(release: Release, predictions: Path, settings: ScoreOptions | dict | N
             "they get no intervals and stay out of the means (App. C.2)",
             file=sys.stderr,
         )
+    outside = {m for m in main_codes if m not in eligible}
+    extra = score_diagnostics(responses, items, outside, settings)  # Table 4, Tables 19-20 (§6.1, §6.3)
+    for model, metrics in extra.per_model.items():
+        models[model]["metrics"].update(metrics)
+        if model in extra.orders:
+            models[model]["option_orders"] = extra.orders[model]
     summary = _summary(models, eligible)
+    summary.update(extra.summary)
     warnings = inference_warnings(models, eligible)
     for line in warnings:
         print(f"{predictions}: warning: {line}", file=sys.stderr)
@@ -404,6 +496,7 @@ def score(release: Release, predictions: Path, settings: ScoreOptions | dict | N
     out_summary = {"metrics": dict(sorted(summary.items())), "warnings": warnings}
     if settings.exclude_models:
         out_summary["without"] = means_without(models, eligible, main_codes, settings, cluster, len(clusters), predictions)
+        out_summary["without"].setdefault("metrics", {}).update(extra.without(set(settings.exclude_models)))  # §6.3 "Excluding OLMo"
     report = {**rp.header(release, block), "parameters": settings.parameters(), "models": models, "summary": out_summary}
     return rp.with_units(report, unit_of)
 

@@ -9,7 +9,8 @@ from ctxrobust.evaluation.report import COUNT, DIFFERENCE, FRACTION, INDICATOR
 
 COUNTS = re.compile(
     r"(^|\.)(size\.[^.]+|bootstrap\.(undefined|units)\..*|inference\.A\.clusters|inference\.models|"
-    r"responses\.(rows|invalid\.count|missing_original|lenient_forms))$"
+    r"responses\.(rows|invalid\.count|missing_original|lenient_forms)|option_order\.(orders|models)|"
+    r"scope\.([GSF]\.count|H\.count|H\.lure_count)\.[^.]+|scope\.(linked\.)?models)$"
 )
 DIFFERENCES = re.compile(r"(^|\.)(delta\.|order_effect\.|reduction\.)")
 

@@ -143,7 +143,10 @@ def test_prompts_cli_writes_jsonl(release, tmp_path, capsys):
     first = json.loads(lines[0])
     assert len(lines) == 16 and first["item"] == "cond-1" and first["id"] == "cond-1/cf:none/0" and first["condition"] == "none"
     assert cli_main(["prompts", str(release.path), "--instruction"]) == 2
-    assert "--instruction: not an option for misleadqa prompts (it takes: --prompt)" in capsys.readouterr().err
+    assert (
+        "--instruction: not an option for misleadqa prompts (it takes: --diagnostic-sample, --option-orders, --prompt)"
+        in capsys.readouterr().err
+    )
 
 
 def test_prompts_refuse_a_release_without_main_split(tmp_path):
@@ -178,6 +181,15 @@ ROWS = [
     {"model": "m", "id": "q", "condition": "G"},
     {"model": "m", "id": "q", "condition": "G", "response": "A", "extra": True},
     {"model": "m", "id": 7, "condition": "G", "response": "A"},
+    {"model": "m", "id": "q", "condition": "S", "response": "Not applicable", "prompt": "scope"},
+    {"model": "m", "id": "q", "condition": "none", "response": "A", "prompt": "scope"},
+    {"model": "m", "id": "q", "condition": "S", "response": "A", "option_order": "BCDA"},
+    {"model": "m", "id": "q", "condition": "S", "response": "A", "option_order": "BCDA", "prompt": "original"},
+    {"model": "m", "id": "q", "condition": "S", "response": "A", "option_order": "BCDE"},
+    {"model": "m", "id": "q", "condition": "S", "response": "A", "option_order": "AABC"},
+    {"model": "m", "id": "q", "condition": "G+S", "response": "A", "option_order": "BCDA"},
+    {"model": "m", "id": "q", "condition": "S", "response": "A", "option_order": "BCDA", "prompt": "cf"},
+    {"model": "m", "id": "q", "condition": "S", "response": "A", "option_order": None},
 ]
 
 
