@@ -60,7 +60,8 @@ class Release:
     @property
     def extra_files(self) -> list[dict]:
         """The files its builder declared besides the data files (manifest `extra_files`; none in older releases)."""
-        return self.manifest.get("extra_files", [])
+        value = self.manifest.get("extra_files", [])
+        return value if isinstance(value, list) else []  # a malformed value: reported by the manifest and hashes checks
 
     def extra_file(self, name: str) -> dict | None:
         return next((entry for entry in self.extra_files if isinstance(entry, dict) and entry.get("name") == name), None)

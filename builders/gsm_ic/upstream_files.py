@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 import string
+from functools import lru_cache
 
 from ctxrobust.builders.base import ExtraFile
 from ctxrobust.errors import CtxRobustError
@@ -55,15 +56,51 @@ def file_of(n_steps: int) -> str:
     return TWO_STEP if n_steps == 2 else MORE_STEPS
 
 
-def _letter_insensitive(text: str) -> str:
-    """A pattern for `text` whose first letter may be capitalised (the sentence's first letter is)."""
-    if not text or not text[0].isalpha():
-        return re.escape(text)
-    return f"[{re.escape(text[0].lower())}{re.escape(text[0].upper())}]" + re.escape(text[1:])
-
-
 def _escape(literal: str) -> str:
     return literal.replace("{", "{{").replace("}", "}}")
+
+
+@lru_cache(maxsize=4096)
+def _parts(template: str) -> tuple[tuple[str, str | None], ...]:
+    """(literal, field) pairs of a template whose fields are role and the number slots only."""
+    try:
+        parts = tuple((literal, field) for literal, field, _, _ in string.Formatter().parse(template))
+    except ValueError as exc:
+        raise ValueError(f"sentence_template {template!r} does not parse ({exc})") from None
+    fields = [field for _, field in parts if field is not None]
+    if any(field != "role" and field not in NUMBER_SLOTS for field in fields):
+        raise ValueError(f"sentence_template {template!r} has a field besides {{role}}, {{number}} and {{money}}")
+    if not any(field in NUMBER_SLOTS for field in fields):
+        raise ValueError(f"sentence_template {template!r} has no number")
+    return parts
+
+
+def _fills(parts, role: str, sentence: str) -> list[str]:
+    """What the sentence writes at each number slot, the rest of it matched to the template filled with `role`
+    (its first letter may be capitalised)."""
+    pieces, current = [], []
+    for literal, field in parts:
+        current.append(literal)
+        if field == "role":
+            current.append(role)
+        elif field is not None:
+            pieces.append("".join(current))
+            current = []
+    pieces.append("".join(current))
+    head, last = pieces[0], pieces[-1]
+    if sentence[: len(head)] not in (head, head[:1].upper() + head[1:]):
+        raise ValueError(f"sentence {sentence!r} does not begin as its template filled with role {role!r} ({head!r})")
+    fills, at = [], len(head)
+    for piece in pieces[1:-1]:
+        found = sentence.find(piece, at + 1)
+        if found < 0:
+            raise ValueError(f"sentence {sentence!r} lacks {piece!r} of its template")
+        fills.append(sentence[at:found])
+        at = found + len(piece)
+    if not sentence.endswith(last) or len(sentence) - len(last) <= at:
+        raise ValueError(f"sentence {sentence!r} does not end as its template filled with role {role!r} ({last!r})")
+    fills.append(sentence[at : len(sentence) - len(last)])
+    return fills
 
 
 def upstream_template(template: str, role: str, number: str, sentence: str) -> tuple[str, str]:
@@ -71,44 +108,15 @@ def upstream_template(template: str, role: str, number: str, sentence: str) -> t
     sentence writes it ("24,000"), anything written around it ("$", " dollars") and the sentence's capital letter
     part of the template, so that sentence_template.format(role=role, number=number) == sentence.
     ValueError names what does not fit."""
-    try:
-        parts = list(string.Formatter().parse(template))
-    except ValueError as exc:
-        raise ValueError(f"sentence_template {template!r} does not parse ({exc})") from None
-    pattern, slots = [], []
-    for literal, field, _, _ in parts:
-        if literal:
-            pattern.append(("literal", literal))
-        if field is None:
-            continue
-        if field == "role":
-            pattern.append(("role", role))
-        elif field in NUMBER_SLOTS:
-            pattern.append(("number", field))
-            slots.append(field)
-        else:
-            raise ValueError(f"sentence_template {template!r} has a field {{{field}}} besides role, number and money")
-    if not slots:
-        raise ValueError(f"sentence_template {template!r} has no number")
-    regex = []
-    for position, (kind, value) in enumerate(pattern):
-        if kind == "number":
-            regex.append(f"(?P<n{position}>.+?)")
-        else:
-            regex.append(f"(?P<t{position}>{_letter_insensitive(value) if position == 0 else re.escape(value)})")
-    found = re.fullmatch("".join(regex), sentence, flags=re.DOTALL)
-    if found is None:
-        raise ValueError(f"sentence {sentence!r} is not sentence_template {template!r} filled with role {role!r}")
+    parts = _parts(template)
+    fills = iter(_fills(parts, role, sentence))
     out, written_numbers = [], set()
-    for position, (kind, _) in enumerate(pattern):
-        text = found.group(f"n{position}" if kind == "number" else f"t{position}")
-        if kind == "role":
-            if text != role:
-                raise ValueError(f"the sentence writes the role as {text!r}, not as {role!r}")
+    for literal, field in parts:
+        out.append(_escape(literal))
+        if field == "role":
             out.append("{role}")
-        elif kind == "literal":
-            out.append(_escape(text))
-        else:
+        elif field is not None:
+            text = next(fills)
             runs = WRITTEN_NUMBER.findall(text)
             if len(runs) != 1 or runs[0].replace(",", "") != number:
                 raise ValueError(f"the sentence writes {text!r} where the number {number} goes")
@@ -118,8 +126,10 @@ def upstream_template(template: str, role: str, number: str, sentence: str) -> t
     if len(written_numbers) != 1:
         raise ValueError(f"the sentence writes the number {number} in several ways ({', '.join(sorted(written_numbers))})")
     upstream, written = "".join(out), written_numbers.pop()
+    if upstream[:1].isalpha() and sentence[:1] == upstream[:1].upper():
+        upstream = upstream[:1].upper() + upstream[1:]  # the sentence's capital letter
     if upstream.format(role=role, number=written) != sentence:
-        raise ValueError(f"{upstream!r} filled with role and number does not give the sentence {sentence!r}")
+        raise ValueError(f"{upstream!r} filled with role {role!r} and number {written!r} does not give the sentence {sentence!r}")
     return upstream, written
 
 

@@ -224,3 +224,38 @@ def test_a_manifest_from_before_extra_files_still_reads(tmp_path):
     del manifest["extra_files"]
     release = Release(folder, manifest=manifest)
     assert release.extra_files == [] and release.model.extra_files == []
+
+
+def _forge(folder, manifest) -> None:
+    (folder / "manifest.json").write_text(dumps_pretty(manifest), encoding="utf-8")
+    (folder / "SHA256SUMS").unlink()
+    write_sums(folder)
+
+
+def test_a_manifest_naming_a_file_outside_the_release_is_refused_unread(tmp_path, capsys, monkeypatch):
+    folder = build_release("extras", "1.0.0", {}, tmp_path / "releases", None).path
+    (tmp_path / "releases" / "extras" / "outside.json").write_text("[]", encoding="utf-8")
+    manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+    manifest["extra_files"][0]["name"] = "../outside.json"
+    _forge(folder, manifest)
+    opened = []
+    real_open = release_files.open_binary
+    monkeypatch.setattr(release_files, "open_binary", lambda f, name: opened.append(name) or real_open(f, name))
+    assert cli.validate_main([str(folder)]) == 1
+    out = capsys.readouterr().out
+    assert "not a plain file name inside the release folder" in out and "Traceback" not in out
+    assert "../outside.json" not in opened
+
+
+def test_an_extra_file_that_is_not_json_is_one_failure_line(tmp_path, capsys):
+    folder = build_release("extras", "1.0.0", {}, tmp_path, None).path
+    (folder / "items_upstream.json").write_text('[\n{"Value":5},\n', encoding="utf-8")
+    manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+    manifest["extra_files"][0].update(
+        sha256=sha256_file(folder / "items_upstream.json"), bytes=(folder / "items_upstream.json").stat().st_size
+    )
+    _forge(folder, manifest)
+    assert cli.validate_main([str(tmp_path)]) == 1
+    out = capsys.readouterr().out
+    assert "items_upstream.json - extra_schema:" in out and "not valid JSON" in out and "Traceback" not in out
+    assert "could not run" not in out
