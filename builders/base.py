@@ -59,10 +59,29 @@ class DataFile:
     schema: str
 
 
+EXTRA_FORMATS = ("json",)
+
+
+@dataclass
+class ExtraFile:
+    """A release file besides the JSON Lines data files, declared by its builder (e.g. a copy in another
+    project's format). `format` "json": `value` is a JSON value; a list is written as a JSON array, one
+    canonical record per line, and counted as rows. `schema`: the JSON Schema stem of each record (None: not
+    checked record by record); `mirrors`: the data file whose rows it restates, if any."""
+
+    name: str
+    value: Any
+    description: str
+    format: str = "json"
+    schema: str | None = None
+    mirrors: str | None = None
+
+
 @dataclass
 class BuildOutput:
     files: list[DataFile]
     notes: dict[str, Any] = field(default_factory=dict)
+    extra_files: list[ExtraFile] = field(default_factory=list)
 
 
 class Builder(ABC):

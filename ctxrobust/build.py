@@ -22,8 +22,8 @@ from pydantic import ValidationError
 
 import ctxrobust
 from ctxrobust import registry, release_files
-from ctxrobust.builders.base import Builder, BuildOutput
-from ctxrobust.canonical import dumps, dumps_pretty, iter_jsonl, sha256_file, write_jsonl
+from ctxrobust.builders.base import EXTRA_FORMATS, Builder, BuildOutput, ExtraFile
+from ctxrobust.canonical import dumps, dumps_pretty, iter_jsonl, sha256_file, write_json, write_jsonl
 from ctxrobust.errors import CtxRobustError, ValidationFailed
 from ctxrobust.manifest import read_manifest
 from ctxrobust.release import CARD, MANIFEST, SUMS, Release
@@ -278,6 +278,8 @@ def _write_files(
         parquet.append(
             {"name": pq_path.name, "sha256": sha256_file(pq_path), "bytes": pq_path.stat().st_size, "rows": count, "from": data_file.name}
         )
+    taken = {f["name"] for f in files} | {f["name"] for f in parquet} | {MANIFEST, CARD, SUMS}
+    extra = [_write_extra(tmp, dataset, extra_file, taken, {f["name"] for f in files}) for extra_file in output.extra_files]
     sources = [{"name": name, "sha256": store.snapshot(name).sha256} for name in sorted(needed)] if needed else []
     # round-trip the notes through canonical JSON so only JSON values reach the manifest
     notes = json.loads(dumps(output.notes))
@@ -289,5 +291,42 @@ def _write_files(
         "sources": sources,
         "files": sorted(files, key=lambda f: f["name"]),
         "parquet": sorted(parquet, key=lambda f: f["name"]),
+        "extra_files": sorted(extra, key=lambda f: f["name"]),
         "build_notes": notes,
     }
+
+
+EXTRA_SUFFIXES = {"json": ".json"}
+
+
+def _write_extra(tmp: Path, dataset: str, extra: ExtraFile, taken: set[str], data_files: set[str]) -> dict:
+    """One file a builder declares besides its data files, written canonically and recorded like them."""
+    from ctxrobust.schemas import schema_path
+
+    problem = release_files.name_problem(extra.name)
+    if problem:
+        raise CtxRobustError(f"{dataset}: extra file {release_files.shown(extra.name)}: {problem}")
+    if extra.format not in EXTRA_FORMATS:
+        raise CtxRobustError(f"{dataset}: extra file {extra.name}: format {extra.format!r} is not one of {', '.join(EXTRA_FORMATS)}")
+    if not extra.name.endswith(EXTRA_SUFFIXES[extra.format]) or extra.name.endswith((".jsonl", ".parquet")) or extra.name in taken:
+        raise CtxRobustError(
+            f"{dataset}: extra file {extra.name} must end in {EXTRA_SUFFIXES[extra.format]} and differ from every other file of the release"
+        )
+    if extra.mirrors is not None and extra.mirrors not in data_files:
+        raise CtxRobustError(f"{dataset}: extra file {extra.name} mirrors {extra.mirrors}, which is no data file of the release")
+    if extra.schema is not None and not schema_path(extra.schema).is_file():
+        raise CtxRobustError(f"{dataset}: extra file {extra.name} names schema {extra.schema}, which schemas/ does not hold")
+    if extra.schema is not None and not isinstance(extra.value, list):
+        raise CtxRobustError(f"{dataset}: extra file {extra.name} has a record schema but its value is no list of records")
+    taken.add(extra.name)
+    path = tmp / extra.name
+    rows = write_json(path, json.loads(dumps(extra.value)))  # only JSON values, written canonically
+    entry = {"name": extra.name, "sha256": sha256_file(path), "bytes": path.stat().st_size, "format": extra.format}
+    entry["description"] = extra.description
+    if rows is not None:
+        entry["rows"] = rows
+    if extra.schema is not None:
+        entry["schema"] = extra.schema
+    if extra.mirrors is not None:
+        entry["from"] = extra.mirrors
+    return entry

@@ -34,6 +34,21 @@ def write_jsonl(path: Path, rows: Iterable[dict]) -> int:
     return len(ordered)
 
 
+def write_json(path: Path, value: Any) -> int | None:
+    """Write a JSON file: a list as a JSON array with one canonical record per line (readable with plain
+    `json.load`, and diffable), anything else indented; returns the record count of a list, else None."""
+    with open(path, "w", encoding="utf-8", newline="\n") as handle:
+        if not isinstance(value, list):
+            handle.write(dumps_pretty(value))
+            return None
+        handle.write("[")
+        for number, record in enumerate(value):
+            handle.write(",\n" if number else "\n")
+            handle.write(dumps(record))
+        handle.write("\n]\n")
+    return len(value)
+
+
 def iter_jsonl(path: Path) -> Iterator[tuple[int, Any]]:
     """Yield (1-based line number, object); a bad line is an error naming file and line."""
     with open(path, "rb") as handle:

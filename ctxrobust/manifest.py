@@ -12,8 +12,6 @@ from ctxrobust.errors import CtxRobustError
 
 MANIFEST = "manifest.json"
 
-MANIFEST = "manifest.json"
-
 
 def first_error(exc: ValidationError) -> str:
     error = exc.errors()[0]
@@ -55,6 +53,19 @@ class ParquetEntry(_Entry):
         return self.name.rsplit(".", 1)[0]
 
 
+class ExtraFileEntry(_Entry):
+    """A file its builder declares besides the data files (e.g. a copy in another project's format)."""
+
+    name: str
+    sha256: str
+    bytes: int
+    format: str
+    description: str
+    rows: Optional[int] = None  # records of a JSON array
+    schema_name: Optional[str] = Field(None, alias="schema")  # JSON Schema stem of each record
+    mirrors: Optional[str] = Field(None, alias="from")  # the data file whose rows it restates
+
+
 class CheckEntry(_Entry):
     passed: bool
     failures: int
@@ -68,6 +79,7 @@ class Manifest(_Entry):
     sources: list[SnapshotEntry]
     files: list[DataFileEntry]
     parquet: list[ParquetEntry]
+    extra_files: list[ExtraFileEntry] = []  # absent from manifests written before extra files existed
     build_notes: dict[str, Any]
     validators: dict[str, CheckEntry]
 

@@ -100,7 +100,7 @@ register(
         renderers={"md": "ctxrobust.evaluation.gsm_ic.render:render_markdown", "html": "ctxrobust.evaluation.gsm_ic.render:render_html"},
         card="ctxrobust.builders.gsm_ic:card.json",
         leaderboard="ctxrobust.evaluation.gsm_ic.units:LEADERBOARD",
-        schemas=("gsm-ic.base", "gsm-ic.variant", "gsm-ic.gsm-ic-4k", "predictions.gsm-ic"),
+        schemas=("gsm-ic.base", "gsm-ic.variant", "gsm-ic.gsm-ic-4k", "gsm-ic.upstream", "predictions.gsm-ic"),
         sources=("gsm_ic/", "gsm8k/"),
     )
 )

@@ -27,6 +27,7 @@ class Release:
         self.path = Path(path)
         self.store = store
         self._rows: dict[str, list[dict]] = {}
+        self._json: dict[str, Any] = {}
         self._configs: dict[type, BaseModel] = {}
         if manifest is None:
             manifest_path = self.path / MANIFEST
@@ -55,6 +56,15 @@ class Release:
     @property
     def files(self) -> list[dict]:
         return self.manifest.get("files", [])
+
+    @property
+    def extra_files(self) -> list[dict]:
+        """The files its builder declared besides the data files (manifest `extra_files`; none in older releases)."""
+        value = self.manifest.get("extra_files", [])
+        return value if isinstance(value, list) else []  # a malformed value: reported by the manifest and hashes checks
+
+    def extra_file(self, name: str) -> dict | None:
+        return next((entry for entry in self.extra_files if isinstance(entry, dict) and entry.get("name") == name), None)
 
     @property
     def model(self) -> Manifest:
@@ -104,6 +114,22 @@ class Release:
             raise CtxRobustError(f"{path}: missing from the release; rebuild it")
         for _, row in parse_jsonl(release_files.iter_lines(self.path, name), path):
             yield row
+
+    def json(self, name: str) -> Any:
+        """A JSON file of the release (an extra file) parsed, read once through the checked opener."""
+        if name not in self._json:
+            path = self.file_path(name)
+            if not self.has(name):
+                raise CtxRobustError(f"{path}: missing from the release; rebuild it")
+            self._json[name] = release_files.read_json(self.path, name)
+        return self._json[name]
+
+    def records(self, name: str) -> list:
+        """The records of an extra file holding a JSON array; one line naming the file otherwise."""
+        value = self.json(name)
+        if not isinstance(value, list):
+            raise CtxRobustError(f"{self.file_path(name)}: holds no JSON array of records; the release is corrupted, rebuild it")
+        return value
 
     def manifest_sha256(self) -> str:
         return self.sha256(MANIFEST)

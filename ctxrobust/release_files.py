@@ -128,6 +128,19 @@ def read_text(folder: Path, name: str) -> str:
         raise CtxRobustError(f"{path}: not UTF-8 (byte {exc.start}); the release is corrupted, rebuild it") from None
 
 
+def read_json(folder: Path, name: str):
+    """A release's JSON file parsed (through the checked opener); one line naming the file otherwise."""
+    import json
+
+    path = path_of(folder, name)
+    try:
+        return json.loads(read_text(folder, name))
+    except ValueError as exc:
+        raise CtxRobustError(f"{path}: not valid JSON ({exc}); the release is corrupted, rebuild it") from None
+    except RecursionError:
+        raise CtxRobustError(f"{path}: nested too deeply to be read; the release is corrupted, rebuild it") from None
+
+
 def sha256(folder: Path, name: str) -> str:
     digest = hashlib.sha256()
     with open_binary(folder, name) as handle:

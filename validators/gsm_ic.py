@@ -11,7 +11,8 @@ from collections import defaultdict
 from fractions import Fraction
 from typing import Iterable
 
-from ctxrobust.builders.gsm_ic import irrelevance
+from ctxrobust import release_files
+from ctxrobust.builders.gsm_ic import irrelevance, upstream_files
 from ctxrobust.builders.gsm_ic.builder import GsmIcConfig, template_mix_distance
 from ctxrobust.builders.gsm_ic.insertion import PRONOUNS, apply_edits, insert_sentence, possessive, question_sentence_start
 from ctxrobust.builders.gsm_ic.lexicon import load_lexicon
@@ -20,6 +21,7 @@ from ctxrobust.builders.gsm_ic.roles import role_label
 from ctxrobust.builders.gsm_ic.selection import paper_step_mix
 from ctxrobust.builders.gsm_ic.topics import sentence_label
 from ctxrobust.builders.gsm_ic.variants import CELLS, cell_key, render
+from ctxrobust.errors import CtxRobustError
 from ctxrobust.validators.checks import Failure, check
 
 BASE = "base.jsonl"
@@ -447,6 +449,63 @@ def template_mix(release) -> Iterable[Failure]:
                 base_id,
                 f"template mixes of in-range and out-of-range variants differ by {distance:.3f} (total variation; at most 0.05)",
             )
+
+
+MAX_UPSTREAM_REPORTED = 50
+
+
+@check("gsm-ic", "upstream_files")
+def upstream_files_mirror_variants(release) -> Iterable[Failure]:
+    """GSM-IC_2step.json and GSM-IC_mstep.json hold exactly the variants of variants.jsonl with two steps and with
+    more [§3.1], each record the row's fields mapped to the upstream ones (upstream_files.py), in id order; and each
+    record replays: its sentence_template filled with its role and number is in its new_question."""
+    expected, problems = upstream_files.expected_records(release.rows(VARIANTS))
+    for item, reason in problems[:MAX_UPSTREAM_REPORTED]:
+        yield Failure(VARIANTS, item, f"gives no upstream-format record: {reason}")
+    for name in upstream_files.FILES:
+        entry = release.extra_file(name)
+        if entry is None:
+            yield Failure(name, None, "not listed in manifest.json extra_files: the release lacks the upstream-format file, rebuild it")
+            continue
+        if entry.get("from") != VARIANTS or entry.get("format") != "json":
+            yield Failure(
+                name, None, f"manifest.json records it as {entry.get('format')!r} from {entry.get('from')!r}, not json from {VARIANTS}"
+            )
+        if release_files.entry_problem(release.path, name):
+            continue  # missing or not a regular file: reported by hashes and contents
+        try:
+            records = release.records(name)
+        except CtxRobustError as exc:
+            yield Failure(name, None, str(exc))
+            continue
+        yield from _compare_upstream(name, records, expected[name])
+
+
+def _compare_upstream(name: str, records: list, expected: list[tuple[str, dict]]) -> Iterable[Failure]:
+    reported = 0
+    if len(records) != len(expected):
+        yield Failure(name, None, f"{len(records)} records; variants.jsonl has {len(expected)} variants for this file")
+        reported += 1
+    for number, (record, (item, want)) in enumerate(zip(records, expected), start=1):
+        if reported >= MAX_UPSTREAM_REPORTED:
+            yield Failure(name, None, f"{MAX_UPSTREAM_REPORTED} differences listed; stopped checking this file")
+            return
+        if record != want:
+            fields = sorted(
+                k
+                for k in set(want) | set(record if isinstance(record, dict) else {})
+                if not isinstance(record, dict) or record.get(k) != want.get(k)
+            )
+            yield Failure(name, item, f"record {number} differs from variant {item} of {VARIANTS} in {', '.join(fields)}")
+            reported += 1
+            continue
+        try:
+            filled = record["sentence_template"].format(role=record["role"], number=record["number"])
+        except (KeyError, IndexError, ValueError) as exc:
+            filled = f"<does not format: {exc!r}>"
+        if filled not in record["new_question"]:
+            yield Failure(name, item, f"record {number}: sentence_template filled with role and number ({filled!r}) is not in new_question")
+            reported += 1
 
 
 def _user_provenance(release, user: dict) -> Iterable[Failure]:

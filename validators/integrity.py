@@ -95,7 +95,7 @@ def hashes_match(release) -> Iterable[Failure]:
     }
     for name in sorted(present - set(sums)):
         yield Failure(name if not release_files.name_problem(name) else release_files.shown(name), None, f"file is not listed in {SUMS}")
-    entries = release.manifest.get("files", []) + release.manifest.get("parquet", [])
+    entries = release.manifest.get("files", []) + release.manifest.get("parquet", []) + _listed(release.manifest.get("extra_files", []))
     recorded = {e.get("name"): e.get("sha256") for e in entries if isinstance(e, dict)}
     reported: set[str] = set()  # one failure per changed file, however many records disagree with it
     for name, digest in sorted(sums.items()):
@@ -134,7 +134,11 @@ def hashes_match(release) -> Iterable[Failure]:
                 "manifest.json", None, f"{bad}; nothing outside the release is read: manifest.json was changed after the release was frozen"
             )
             continue
-        if entry["name"] in reported or _special(release, entry["name"]) or not release_files.exists(release.path, entry["name"]):
+        if entry["name"] in reported or _special(release, entry["name"]):
+            continue
+        if not release_files.exists(release.path, entry["name"]):
+            yield Failure(entry["name"], None, "listed in manifest.json but missing from the release: rebuild it")
+            reported.add(entry["name"])
             continue
         if release.sha256(entry["name"]) != entry["sha256"]:
             yield Failure(entry["name"], None, f"sha256 differs from manifest.json ({entry['sha256']})")
@@ -142,6 +146,10 @@ def hashes_match(release) -> Iterable[Failure]:
             yield Failure(
                 entry["name"], None, f"size {release_files.size(release.path, entry['name'])} differs from manifest.json ({entry['bytes']})"
             )
+
+
+def _listed(value) -> list:
+    return value if isinstance(value, list) else [value]  # a malformed value is reported as a malformed entry
 
 
 def frozen_problems(release) -> list[Failure]:
@@ -179,6 +187,18 @@ def row_counts_match(release) -> Iterable[Failure]:
         count = sum(1 for _ in release.iter_rows(entry["name"]))
         if count != entry["rows"]:
             yield Failure(entry["name"], None, f"{count} rows, manifest.json says {entry['rows']}")
+    for entry in release.extra_files:
+        if not isinstance(entry, dict) or entry.get("rows") is None or not _readable(release, entry.get("name")):
+            continue
+        if not release.has(entry["name"]):
+            continue  # reported by hashes
+        try:
+            records = release.records(entry["name"])
+        except CtxRobustError as exc:
+            yield Failure(entry["name"], None, str(exc))
+            continue
+        if len(records) != entry["rows"]:
+            yield Failure(entry["name"], None, f"{len(records)} records, manifest.json says {entry['rows']}")
     for entry in release.manifest.get("parquet", []):
         import pyarrow.parquet as pq
 

@@ -9,6 +9,7 @@ import numpy as np
 from pydantic import Field, model_validator
 
 from ctxrobust.builders.base import BuildConfig, Builder, BuildOutput, DataFile
+from ctxrobust.builders.gsm_ic import upstream_files
 from ctxrobust.builders.gsm_ic.analysis import Analysis, analyse
 from ctxrobust.builders.gsm_ic.lexicon import Lexicon, Reviewed, Templates, load_lexicon, load_reviewed, load_templates
 from ctxrobust.builders.gsm_ic.numbers import known_numbers
@@ -223,6 +224,7 @@ def build_from_pool(pool: gsm8k.GsmPool, config: GsmIcConfig) -> BuildOutput:
             DataFile("gsm-ic-4k.jsonl", eval_rows, schema="gsm-ic.gsm-ic-4k"),
         ],
         notes=notes,
+        extra_files=upstream_files.extra_files(variants),  # GSM-IC_2step.json, GSM-IC_mstep.json
     )
 
 

@@ -542,7 +542,21 @@ def _configurations(manifest: Manifest, text: DatasetText, folder: Optional[Path
         "Each Parquet file is a copy of the release's canonical JSON Lines file of the same name (`.jsonl`), row for row, sorted by `id`.",
         "",
     ]
-    return out + _examples(manifest, text, folder)
+    return out + _extra_files(manifest) + _examples(manifest, text, folder)
+
+
+def _extra_files(manifest: Manifest) -> list[str]:
+    """The files the builder declares besides the configurations (e.g. copies in another project's format)."""
+    if not manifest.extra_files:
+        return []
+    rows = [
+        [f"`{e.name}`", e.format, f"{e.rows:,}" if e.rows is not None else "", f"`{e.sha256}`", e.description]
+        for e in sorted(manifest.extra_files, key=lambda e: e.name)
+    ]
+    out = ["## Other files", ""]
+    out += _table(["file", "format", "records", "sha256", "contents"], rows, ["---", "---", "---:", "---", "---"])
+    out += ["", "These files are not configurations: download them from the repository and read them with any JSON reader.", ""]
+    return out
 
 
 def _fields(manifest: Manifest, text: DatasetText) -> list[str]:

@@ -192,11 +192,12 @@ def croissant(manifest: Manifest, folder: Path, url: str) -> dict:
     folder = Path(folder)
     text = dataset_text(manifest.dataset)
     published = {entry.name: entry for entry in manifest.published}
+    described_files = {**FILE_DESCRIPTIONS, **{entry.name: entry.description for entry in manifest.extra_files}}
     distribution, record_sets = [], []
     for path in sorted(p for p in folder.iterdir() if p.is_file() and p.name != FILE_NAME):
         entry = published.get(path.name)
         if entry is None:
-            distribution.append(file_object(path, FILE_DESCRIPTIONS.get(path.name, f"{path.name}.")))
+            distribution.append(file_object(path, described_files.get(path.name, f"{path.name}.")))
             continue
         described = text.configs.get(entry.config)
         summary = (described.description if described else f"Rows of {path.name}.") + (" Empty in this build." if entry.rows == 0 else "")

@@ -5,6 +5,7 @@ The staged folder holds, for a release `releases/<dataset>/<version>/`:
   and the canonical JSON Lines files they were made from, so that the release's SHA256SUMS checks every file it lists;
 - README.md, the release's dataset card rendered again for this repository (its loading snippet names it), whose
   YAML header declares those configurations (every one with rows: `datasets` cannot load an empty split);
+- the files its builder declares besides the data files (manifest `extra_files`, e.g. copies in another project's format);
 - manifest.json, the release's own;
 - croissant.json, Croissant 1.1 metadata describing every file and field;
 - SHA256SUMS over every one of these files, so the downloaded folder validates as it is.
@@ -135,7 +136,7 @@ PUSH_CHECKS = ("contents", "hashes", "row_counts", "parquet_copies")
 def publish_names(release: Release, manifest: Manifest) -> list[str]:
     """Every file the staged folder copies from the release, each a plain name inside it (checked here, first)."""
     names = [entry.name for entry in manifest.published] + [entry.copy_of for entry in manifest.published]
-    names += [entry.name for entry in manifest.files] + [CARD, MANIFEST, SUMS]
+    names += [entry.name for entry in manifest.files] + [entry.name for entry in manifest.extra_files] + [CARD, MANIFEST, SUMS]
     for name in names:
         problem = release_files.name_problem(name)
         if problem:

@@ -31,6 +31,7 @@ class StubRelease:
 
     dataset = "misleadqa"
     version = "test"
+    extra_files: list = []  # MisleadQA declares no extra files
 
     def __init__(self, main, condition=(), config=None, store=None, notes=None, audit=None, exclusions=()):
         self._rows = {"main.jsonl": list(main), "condition.jsonl": list(condition), "exclusions.jsonl": list(exclusions)}
