@@ -13,7 +13,14 @@ from typing import Iterable
 
 from ctxrobust.builders.gsm_ic import irrelevance
 from ctxrobust.builders.gsm_ic.builder import GsmIcConfig, template_mix_distance
-from ctxrobust.builders.gsm_ic.insertion import PRONOUNS, apply_edits, insert_sentence, possessive, question_sentence_start
+from ctxrobust.builders.gsm_ic.insertion import (
+    PRONOUNS,
+    apply_edits,
+    insert_sentence,
+    possessive,
+    question_sentence_start,
+    unnamed_referent,
+)
 from ctxrobust.builders.gsm_ic.lexicon import load_lexicon
 from ctxrobust.builders.gsm_ic.numbers import known_numbers, number_label, number_style, parse_answer, problem_numbers, solution_text
 from ctxrobust.builders.gsm_ic.roles import role_label
@@ -45,6 +52,13 @@ def span_replay(release) -> Iterable[Failure]:
                 yield Failure(
                     VARIANTS, row["id"], f"edit {edit['old']!r} -> {edit['new']!r} does not replace a pronoun by a person of the problem"
                 )
+            elif edit["old"].lower() in PRONOUNS:
+                original = row["original_question"]
+                other = unnamed_referent(original[: question_sentence_start(original)], PRONOUNS[edit["old"].lower()])
+                if other is not None:
+                    yield Failure(
+                        VARIANTS, row["id"], f"edit {edit['old']!r} -> {edit['new']!r}: the pronoun could also be the problem's {other!r}"
+                    )
         try:
             edited = apply_edits(row["original_question"], row["edits"])
         except ValueError as exc:
