@@ -21,7 +21,7 @@ from ctxrobust.builders.gsm_ic.insertion import (
     question_sentence_start,
     unnamed_referent,
 )
-from ctxrobust.builders.gsm_ic.lexicon import load_lexicon
+from ctxrobust.builders.gsm_ic.lexicon import load_lexicon, load_reviewed, load_templates
 from ctxrobust.builders.gsm_ic.numbers import known_numbers, number_label, number_style, parse_answer, problem_numbers, solution_text
 from ctxrobust.builders.gsm_ic.roles import role_label
 from ctxrobust.builders.gsm_ic.selection import paper_step_mix
@@ -449,6 +449,29 @@ def out_range_outside(release) -> Iterable[Failure]:
         low, high = bounds[row["base_id"]]
         if low <= int(row["number"]) <= high:
             yield Failure(VARIANTS, row["id"], f"out-of-range number {row['number']} lies inside [{float(low):g}, {float(high):g}]")
+
+
+@check("gsm-ic", "template_bounds")
+def template_bounds(release) -> Iterable[Failure]:
+    """Each inserted number lies within the magnitudes its template reads naturally with (its min and max: "owns 300
+    watches", never 22,000,000), for the shared templates and for those written for the base problem."""
+    shared = load_templates()
+    bounds = {t.id: t for t in shared.in_topic + shared.off_topic}
+    reviewed = load_reviewed()
+    for base_id, base in _bases(release).items():
+        bounds.update({t.id: t for t in reviewed.templates_for(base_id, base["question"])})
+    for row in release.rows(VARIANTS):
+        template = bounds.get(row["template_id"])
+        if template is None:
+            yield Failure(VARIANTS, row["id"], f"template {row['template_id']!r} is neither a shared template nor one written for its base")
+            continue
+        value = int(row["number"]) if row["number"].isdigit() else None
+        if value is not None and not template.min <= value <= (template.max if template.max is not None else value):
+            yield Failure(
+                VARIANTS,
+                row["id"],
+                f"number {value:,} is outside what template {template.id} reads with ({template.min} to {template.max:,})",
+            )
 
 
 @check("gsm-ic", "template_mix")

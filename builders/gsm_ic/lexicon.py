@@ -86,6 +86,8 @@ class ProblemEntry(BaseModel):
     question_sha256: str  # the entry holds only for the problem with this question (ids are per pool file)
     topic: str
     templates: list[str]
+    # per template, the largest number it reads naturally with ("owns 300 watches", not 22,000,000); null: no bound
+    max: list[int | None] | None = None
     people: list[str] | None = None  # the problem's people, where the person finder also took a place or an animal for one
 
 
@@ -113,7 +115,13 @@ class Reviewed(BaseModel):
         entry = self.problems.get(base_id)
         if entry is None:
             return []
-        return [Template(id=f"{base_id}/{i}", text=text, topics=[entry.topic]) for i, text in enumerate(entry.templates, start=1)]
+        bounds = entry.max or [None] * len(entry.templates)
+        if len(bounds) != len(entry.templates):
+            raise ValueError(f"reviewed.json: {base_id}: 'max' needs one bound per template")
+        return [
+            Template(id=f"{base_id}/{i}", text=text, topics=[entry.topic], max=bound)
+            for i, (text, bound) in enumerate(zip(entry.templates, bounds), start=1)
+        ]
 
 
 class Topic(BaseModel):

@@ -285,6 +285,7 @@ GSM_IC_CHECKS = [
     "number_format",
     "out_range_outside",
     "template_mix",
+    "template_bounds",
 ]
 
 
@@ -380,6 +381,15 @@ def test_each_irrelevance_and_number_rule_names_the_variant_that_breaks_it(pool,
     output.files[1].rows = variants
     (tmp_path / "mix").mkdir()
     assert [f.item for f in run(make_release(tmp_path / "mix", output, config))["template_mix"]] == ["pool-0002"]
+    # a number beyond what its template reads with ("has 370,000,000 seashells")
+    variants = [dict(v) for v in rows_of(build_from_pool(pool, config))["variants.jsonl"]]
+    bounded = {t.id: t for t in load_templates().off_topic if t.max is not None}
+    huge = next(v for v in variants if v["template_id"] in bounded)
+    huge["number"] = str(bounded[huge["template_id"]].max + 1)
+    output.files[1].rows = variants
+    (tmp_path / "bounds").mkdir()
+    failures = run(make_release(tmp_path / "bounds", output, config))["template_bounds"]
+    assert [f.item for f in failures] == [huge["id"]] and "outside what template" in failures[0].message
 
 
 USER_PROBLEMS = [
