@@ -88,6 +88,7 @@ class ProblemEntry(BaseModel):
     templates: list[str]
     # per template, the largest number it reads naturally with ("owns 300 watches", not 22,000,000); null: no bound
     max: list[int | None] | None = None
+    min: list[int] | None = None  # per template, the smallest number it reads naturally with ("a city of 5 people": no)
     people: list[str] | None = None  # the problem's people, where the person finder also took a place or an animal for one
 
 
@@ -115,12 +116,13 @@ class Reviewed(BaseModel):
         entry = self.problems.get(base_id)
         if entry is None:
             return []
-        bounds = entry.max or [None] * len(entry.templates)
-        if len(bounds) != len(entry.templates):
-            raise ValueError(f"reviewed.json: {base_id}: 'max' needs one bound per template")
+        highs = entry.max or [None] * len(entry.templates)
+        lows = entry.min or [2] * len(entry.templates)
+        if len(highs) != len(entry.templates) or len(lows) != len(entry.templates):
+            raise ValueError(f"reviewed.json: {base_id}: 'min' and 'max' need one bound per template")
         return [
-            Template(id=f"{base_id}/{i}", text=text, topics=[entry.topic], max=bound)
-            for i, (text, bound) in enumerate(zip(entry.templates, bounds), start=1)
+            Template(id=f"{base_id}/{i}", text=text, topics=[entry.topic], min=low, max=high)
+            for i, (text, low, high) in enumerate(zip(entry.templates, lows, highs), start=1)
         ]
 
 
