@@ -14,8 +14,15 @@ from typing import Iterable
 from ctxrobust import release_files
 from ctxrobust.builders.gsm_ic import irrelevance, upstream_files
 from ctxrobust.builders.gsm_ic.builder import GsmIcConfig, template_mix_distance
-from ctxrobust.builders.gsm_ic.insertion import PRONOUNS, apply_edits, insert_sentence, possessive, question_sentence_start
-from ctxrobust.builders.gsm_ic.lexicon import load_lexicon
+from ctxrobust.builders.gsm_ic.insertion import (
+    PRONOUNS,
+    apply_edits,
+    insert_sentence,
+    possessive,
+    question_sentence_start,
+    unnamed_referent,
+)
+from ctxrobust.builders.gsm_ic.lexicon import load_lexicon, load_reviewed, load_templates
 from ctxrobust.builders.gsm_ic.numbers import known_numbers, number_label, number_style, parse_answer, problem_numbers, solution_text
 from ctxrobust.builders.gsm_ic.roles import role_label
 from ctxrobust.builders.gsm_ic.selection import paper_step_mix
@@ -47,6 +54,13 @@ def span_replay(release) -> Iterable[Failure]:
                 yield Failure(
                     VARIANTS, row["id"], f"edit {edit['old']!r} -> {edit['new']!r} does not replace a pronoun by a person of the problem"
                 )
+            elif edit["old"].lower() in PRONOUNS:
+                original = row["original_question"]
+                other = unnamed_referent(original[: question_sentence_start(original)], PRONOUNS[edit["old"].lower()])
+                if other is not None:
+                    yield Failure(
+                        VARIANTS, row["id"], f"edit {edit['old']!r} -> {edit['new']!r}: the pronoun could also be the problem's {other!r}"
+                    )
         try:
             edited = apply_edits(row["original_question"], row["edits"])
         except ValueError as exc:
@@ -437,6 +451,29 @@ def out_range_outside(release) -> Iterable[Failure]:
         low, high = bounds[row["base_id"]]
         if low <= int(row["number"]) <= high:
             yield Failure(VARIANTS, row["id"], f"out-of-range number {row['number']} lies inside [{float(low):g}, {float(high):g}]")
+
+
+@check("gsm-ic", "template_bounds")
+def template_bounds(release) -> Iterable[Failure]:
+    """Each inserted number lies within the magnitudes its template reads naturally with (its min and max: "owns 300
+    watches", never 22,000,000), for the shared templates and for those written for the base problem."""
+    shared = load_templates()
+    bounds = {t.id: t for t in shared.in_topic + shared.off_topic}
+    reviewed = load_reviewed()
+    for base_id, base in _bases(release).items():
+        bounds.update({t.id: t for t in reviewed.templates_for(base_id, base["question"])})
+    for row in release.rows(VARIANTS):
+        template = bounds.get(row["template_id"])
+        if template is None:
+            yield Failure(VARIANTS, row["id"], f"template {row['template_id']!r} is neither a shared template nor one written for its base")
+            continue
+        value = int(row["number"]) if row["number"].isdigit() else None
+        if value is not None and not template.min <= value <= (template.max if template.max is not None else value):
+            yield Failure(
+                VARIANTS,
+                row["id"],
+                f"number {value:,} is outside what template {template.id} reads with ({template.min} to {template.max:,})",
+            )
 
 
 @check("gsm-ic", "template_mix")

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 
 from ctxrobust.builders.gsm_ic import irrelevance
-from ctxrobust.builders.gsm_ic.insertion import Edit, Unresolved, apply_edits, pronoun_edits, question_sentence_start
+from ctxrobust.builders.gsm_ic.insertion import Edit, KeptPronoun, Unresolved, apply_edits, pronoun_edits, question_sentence_start
 from ctxrobust.builders.gsm_ic.lexicon import Lexicon, Reviewed, Templates
 from ctxrobust.builders.gsm_ic.numbers import candidate_intervals, known_numbers, number_style, parse_answer, solution_text
 from ctxrobust.builders.gsm_ic.roles import Person, find_people
@@ -51,6 +51,7 @@ class Analysis:
     open_pronouns: list[str] = field(default_factory=list)  # genders a role must not have (irrelevance.open_pronoun_genders)
     style: dict = field(default_factory=dict)  # numbers.number_style
     topic_source: str = "keywords"  # "reviewed" or "keywords"
+    pronoun_kept: str | None = None  # why the question's pronoun is not reworded (insertion.KeptPronoun)
     problems: list[tuple[str, str]] = field(default_factory=list)  # (kind, message): why it cannot be used
 
 
@@ -94,6 +95,8 @@ def analyse(
         result.edits = pronoun_edits(question, result.people)
     except Unresolved as exc:
         result.problems.append(("pronoun_unresolved", str(exc)))
+    except KeptPronoun as exc:
+        result.pronoun_kept = str(exc)
     both_labels = bool(result.known) and all(candidate_intervals(result.known, label) for label in ("in_range", "out_range"))
     if not both_labels:
         result.problems.append(("no_numbers", "no whole number >= 2 can be in range and out of range for the problem's numbers"))

@@ -214,7 +214,8 @@ def build_from_pool(pool: gsm8k.GsmPool, config: GsmIcConfig) -> BuildOutput:
         slots, rng = prepared[problem.id]
         variants.extend(make_variants(base, analyses[problem.id], slots, quota, rng))
     eval_rows, attempt = draw_eval(variants, config.eval_size, config.eval_seed)
-    notes = _notes(pool, reasons, chosen, bases, variants, eval_rows, attempt, config)
+    kept = {p.id: analyses[p.id].pronoun_kept for p in chosen}
+    notes = _notes(pool, reasons, chosen, bases, variants, eval_rows, attempt, config, kept)
     if mix_note:
         notes["step_mix_note"] = mix_note
     return BuildOutput(
@@ -271,7 +272,7 @@ def _count(rows: list[dict], key) -> dict[str, int]:
     return dict(sorted(Counter(key(row) for row in rows).items()))
 
 
-def _notes(pool, reasons, chosen, bases, variants, eval_rows, attempt, config) -> dict:
+def _notes(pool, reasons, chosen, bases, variants, eval_rows, attempt, config, pronouns_kept) -> dict:
     usable = [p for p in pool.problems if not reasons[p.id]]
     excluded = [{"id": p.id, "reasons": [f"{kind}: {message}" for kind, message in reasons[p.id]]} for p in pool.problems if reasons[p.id]]
     return {
@@ -288,6 +289,7 @@ def _notes(pool, reasons, chosen, bases, variants, eval_rows, attempt, config) -
         "base_by_steps": _count(bases, lambda b: str(b["n_steps"])),
         "base_by_topic": _count(bases, lambda b: b["topic"]),
         "bases_with_pronoun_edit": sum(1 for v in variants if v["id"].endswith("-v0001") and v["edits"]),
+        "bases_with_pronoun_kept": [{"id": b["id"], "reason": pronouns_kept[b["id"]]} for b in bases if pronouns_kept.get(b["id"])],
         "variants": len(variants),
         "cells": _count(variants, lambda v: cell_key((v["sentence_label"], v["role_label"], v["number_label"]))),
         "factors": {label: _count(variants, lambda v, label=label: v[label]) for label in ("sentence_label", "role_label", "number_label")},

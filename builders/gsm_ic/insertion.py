@@ -159,12 +159,39 @@ class Unresolved(ValueError):
     """The question's pronoun cannot be tied to one person of the problem."""
 
 
+class KeptPronoun(ValueError):
+    """The question's pronoun fits one named person but also someone the problem names only by a relation or
+    a common noun ("her mom"): it is not reworded, and the inserted role must not be of its gender."""
+
+
+# people a problem may name without a name: a pronoun of their gender could refer to them [app. A]
+UNNAMED_REFERENTS = {
+    "f": (
+        "mom mother mum mommy mama grandma grandmother granny sister daughter granddaughter wife aunt niece girl girls "
+        "woman lady girlfriend queen stepmother"
+    ).split(),
+    "m": (
+        "dad father daddy papa grandpa grandfather brother son grandson husband uncle nephew boy boys man gentleman "
+        "boyfriend king stepfather"
+    ).split(),
+}
+
+
+def unnamed_referent(text: str, gender: str) -> str | None:
+    """The first word of `text` naming someone of `gender` without a name ("her mom"), if any."""
+    match = re.search(r"(?<![A-Za-z])(" + "|".join(UNNAMED_REFERENTS[gender]) + r")(?![A-Za-z])", text, re.IGNORECASE)
+    return match.group(1) if match else None
+
+
 def pronoun_edits(question: str, people: list) -> list[Edit]:
     """[app. A] If the question sentence's first reference to a person is he/she/him/his/her,
     replace that pronoun by the person's name (one edit); otherwise no edit.
 
     The person: the only one named before the question sentence whose gender (from the
     lexicon or a title; unknown counts as compatible) fits the pronoun. Otherwise Unresolved.
+    A name replaces the pronoun only when that antecedent is unambiguous: if the problem also
+    names someone of the pronoun's gender only by a relation or common noun ("her mom"),
+    KeptPronoun (no edit; the role must not be of that gender).
     """
     start = question_sentence_start(question)
     end = sentence_end(question, start)
@@ -181,5 +208,11 @@ def pronoun_edits(question: str, people: list) -> list[Edit]:
     if len(fitting) != 1:
         who = ", ".join(p.name for p in before) or "nobody"
         raise Unresolved(f"cannot tell whom {pronoun.group(1)!r} in the question refers to (named before it: {who})")
+    other = unnamed_referent(question[:start], gender)
+    if other is not None:
+        raise KeptPronoun(
+            f"{pronoun.group(1)!r} in the question could be {fitting[0].name} or the problem's {other!r}: kept, "
+            f"and no role of that gender is inserted"
+        )
     replacement = pronoun_replacement(question, pronoun, fitting[0].name)
     return [Edit(pronoun.start(1), pronoun.end(1), pronoun.group(1), replacement)]

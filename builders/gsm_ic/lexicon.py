@@ -86,6 +86,9 @@ class ProblemEntry(BaseModel):
     question_sha256: str  # the entry holds only for the problem with this question (ids are per pool file)
     topic: str
     templates: list[str]
+    # per template, the largest number it reads naturally with ("owns 300 watches", not 22,000,000); null: no bound
+    max: list[int | None] | None = None
+    min: list[int] | None = None  # per template, the smallest number it reads naturally with ("a city of 5 people": no)
     people: list[str] | None = None  # the problem's people, where the person finder also took a place or an animal for one
 
 
@@ -113,7 +116,14 @@ class Reviewed(BaseModel):
         entry = self.problems.get(base_id)
         if entry is None:
             return []
-        return [Template(id=f"{base_id}/{i}", text=text, topics=[entry.topic]) for i, text in enumerate(entry.templates, start=1)]
+        highs = entry.max or [None] * len(entry.templates)
+        lows = entry.min or [2] * len(entry.templates)
+        if len(highs) != len(entry.templates) or len(lows) != len(entry.templates):
+            raise ValueError(f"reviewed.json: {base_id}: 'min' and 'max' need one bound per template")
+        return [
+            Template(id=f"{base_id}/{i}", text=text, topics=[entry.topic], min=low, max=high)
+            for i, (text, low, high) in enumerate(zip(entry.templates, lows, highs), start=1)
+        ]
 
 
 class Topic(BaseModel):

@@ -285,6 +285,7 @@ GSM_IC_CHECKS = [
     "number_format",
     "out_range_outside",
     "template_mix",
+    "template_bounds",
 ]
 
 
@@ -311,10 +312,14 @@ def test_validators_pass_on_a_fixture_build_and_catch_tampering(pool, tmp_path):
     name_of_problem, stranger_edit = lena[3], lena[4]
     name_of_problem.update(role="Lena", role_label="nonoverlapped")
     stranger_edit["edits"] = [dict(stranger_edit["edits"][0], new="Nadia")]
+    # an edit naming a person of the problem where the pronoun could also be someone named only by a relation
+    relation_edit = lena[5]
+    relation_edit["original_question"] = relation_edit["original_question"].replace("Lena", "Lena's mom helps. Lena", 1)
     output.files[1].rows = variants
     (tmp_path / "bad").mkdir()
     found = run(make_release(tmp_path / "bad", output, config))
-    assert [f.item for f in found["answer_matches_base"]] == [wrong_answer["id"]]
+    # the changed original question no longer matches its base either
+    assert [f.item for f in found["answer_matches_base"]] == [wrong_answer["id"], relation_edit["id"]]
     # the changed number may also have changed its range label
     assert (
         {wrong_role["id"], name_of_problem["id"]}
@@ -326,6 +331,7 @@ def test_validators_pass_on_a_fixture_build_and_catch_tampering(pool, tmp_path):
     assert any(f.item == wrong_number["id"] and "not the template filled" in f.message for f in found["span_replay"])
     assert any(f.item == stranger_edit["id"] and "does not replace a pronoun by a person" in f.message for f in found["span_replay"])
     assert [f.item for f in found["distinct_text"]] == [clone["id"]]
+    assert any(f.item == relation_edit["id"] and "could also be the problem's 'mom'" in f.message for f in found["span_replay"])
 
 
 def test_each_irrelevance_and_number_rule_names_the_variant_that_breaks_it(pool, tmp_path):
@@ -354,6 +360,9 @@ def test_each_irrelevance_and_number_rule_names_the_variant_that_breaks_it(pool,
     digits.update(number="24000", sentence=digits["sentence_template"].format(role=digits["role"], number="24000"))
     inside = next(v for v in olivia if v["number_label"] == "in_range" and v is not digits)
     inside["number_label"] = "out_range"
+    # an edit naming a person of the problem where the pronoun could also be someone named only by a relation
+    relation_edit = lena[5]
+    relation_edit["original_question"] = relation_edit["original_question"].replace("Lena", "Lena's mom helps. Lena", 1)
     output.files[1].rows = variants
     (tmp_path / "bad").mkdir()
     found = run(make_release(tmp_path / "bad", output, config))
@@ -372,6 +381,15 @@ def test_each_irrelevance_and_number_rule_names_the_variant_that_breaks_it(pool,
     output.files[1].rows = variants
     (tmp_path / "mix").mkdir()
     assert [f.item for f in run(make_release(tmp_path / "mix", output, config))["template_mix"]] == ["pool-0002"]
+    # a number beyond what its template reads with ("has 370,000,000 seashells")
+    variants = [dict(v) for v in rows_of(build_from_pool(pool, config))["variants.jsonl"]]
+    bounded = {t.id: t for t in load_templates().off_topic if t.max is not None}
+    huge = next(v for v in variants if v["template_id"] in bounded)
+    huge["number"] = str(bounded[huge["template_id"]].max + 1)
+    output.files[1].rows = variants
+    (tmp_path / "bounds").mkdir()
+    failures = run(make_release(tmp_path / "bounds", output, config))["template_bounds"]
+    assert [f.item for f in failures] == [huge["id"]] and "outside what template" in failures[0].message
 
 
 USER_PROBLEMS = [

@@ -3,6 +3,7 @@
 import pytest
 
 from ctxrobust.builders.gsm_ic.insertion import (
+    KeptPronoun,
     Unresolved,
     apply_edits,
     insert_sentence,
@@ -88,6 +89,25 @@ def test_question_pronoun_is_replaced_by_the_name(question, expected):
 def test_pronoun_with_two_possible_people_is_unresolved():
     with pytest.raises(Unresolved, match="'he'"):
         reword("Tom and Ben have 6 eggs each. How many will he have after buying 4?")
+
+
+def test_a_pronoun_that_could_be_someone_named_only_by_a_relation_is_kept():
+    # "she" is the mom, not Lena: no name replaces it, and no female role is inserted (the question stays unambiguous)
+    question = (
+        "While preparing balloons for Lena's party, her mom bought 40 balloons. She fills 8 balloons an hour. "
+        "If she filled every balloon, how many hours did she work?"
+    )
+    with pytest.raises(KeptPronoun, match="Lena or the problem's 'mom'"):
+        reword(question)
+    from ctxrobust.builders.gsm_ic.analysis import analyse
+    from ctxrobust.builders.gsm_ic.lexicon import load_templates
+
+    analysis = analyse(question, "40 / 8 = 5\n#### 5", "5", LEX, load_templates())
+    assert analysis.edits == [] and analysis.open_pronouns == ["f"] and "mom" in analysis.pronoun_kept
+    assert not [kind for kind, _ in analysis.problems if kind.startswith("pronoun")]
+    # a relation of the other gender leaves the pronoun's antecedent unambiguous
+    edited, _ = reword("While preparing balloons for Lena's party, her dad bought 40 balloons. How many did she fill?")
+    assert edited.endswith("How many did Lena fill?")
 
 
 def test_pronoun_resolved_by_gender_when_one_person_fits():

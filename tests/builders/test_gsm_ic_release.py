@@ -10,7 +10,7 @@ from ctxrobust.build import build_release
 from ctxrobust.builders.gsm_ic import GsmIcBuilder, GsmIcConfig
 from ctxrobust.builders.gsm_ic.builder import template_mix_distance
 from ctxrobust.builders.gsm_ic.irrelevance import names_target, template_gives_money
-from ctxrobust.builders.gsm_ic.lexicon import load_templates
+from ctxrobust.builders.gsm_ic.lexicon import load_reviewed, load_templates
 from ctxrobust.builders.gsm_ic.numbers import known_numbers
 from ctxrobust.builders.gsm_ic.variants import CELLS
 from ctxrobust.canonical import read_jsonl, write_jsonl
@@ -48,11 +48,14 @@ def test_default_build_has_the_papers_shape(store):
     assert all(b["topic_source"] == "reviewed" for b in bases)
     in_topic = [v for v in variants if v["sentence_label"] == "in_topic"]
     assert all(v["template_id"].startswith(v["base_id"] + "/") for v in in_topic)
-    assert {b["id"]: len({v["template_id"] for v in in_topic if v["base_id"] == b["id"]}) for b in bases} == {b["id"]: 4 for b in bases}
+    # (a template is left out where it cannot read naturally with enough of the problem's out-of-range numbers)
+    used = {b["id"]: len({v["template_id"] for v in in_topic if v["base_id"] == b["id"]}) for b in bases}
+    assert all(2 <= n <= 4 for n in used.values()) and sum(n >= 3 for n in used.values()) >= 70, used
     # overlapping roles derive from a person of the problem; every number reads naturally in its template
     people = {b["id"]: set(b["people"]) for b in bases}
     assert all(v["role"].partition("'s ")[0] in people[v["base_id"]] for v in variants if v["role_label"] == "overlapped")
     templates = {t.id: t for t in load_templates().in_topic + load_templates().off_topic}
+    templates.update({t.id: t for b in bases for t in load_reviewed().templates_for(b["id"], b["question"])})
     assert all(
         templates[v["template_id"]].min <= int(v["number"]) <= (templates[v["template_id"]].max or 10**15)
         for v in variants
@@ -98,6 +101,7 @@ def test_release_builds_and_every_check_passes(small_release):
         "no_ambiguous_reference",
         "number_format",
         "out_range_outside",
+        "template_bounds",
         "template_mix",
     } <= set(release.manifest["validators"])
     assert [f["rows"] for f in release.files] == [100, 400, 1600]

@@ -108,21 +108,32 @@ def test_every_topic_has_off_topic_templates_and_every_default_base_its_own_in_t
     templates, reviewed = load_templates(), load_reviewed()
     for topic in templates.topics:
         outside = off_topic_templates(topic.name, templates)
-        # out-of-range numbers can be very large: every topic keeps templates that read naturally with any number
-        assert len(outside) >= 10 and sum(t.max is None for t in outside) >= 8, topic.name
+        # out-of-range numbers can be very large: every topic keeps templates that read naturally with numbers into
+        # the millions (a city's people, a song's streams, an ID), while a person's own things are bounded
+        assert len(outside) >= 10 and sum(t.max is None or t.max >= 1_000_000 for t in outside) >= 8, topic.name
         assert all(sentence_label(t.topics, topic.name) == "off_topic" for t in outside)
         inside = in_topic_templates(topic.name, templates)
         assert all(sentence_label(t.topics, topic.name) == "in_topic" for t in inside)
+    bounded = {t.id: t.max for t in templates.off_topic}
+    assert all(bounded[i] is not None and bounded[i] <= 100_000 for i in ("off-2", "off-6", "off-15", "off-17", "off-22", "off-25")), (
+        bounded
+    )
+    # idiomatic wording: "Ada's phone holds 40 photos.", not "Ada has 40 photos on a phone."
+    assert not any(re.search(r"\bon a phone\b|\bin a collection\b", t.text) for t in templates.off_topic)
     # four in-topic templates written for each reviewed base problem (paper, Appendix A), tagged with its topic
     assert len(reviewed.problems) >= 100
     for base_id, entry in reviewed.problems.items():
         own = reviewed.templates_of(base_id)
         assert len(own) == 4 and len({t.text for t in own}) == 4, base_id
-        assert all(sentence_label(t.topics, entry.topic) == "in_topic" and t.max is None for t in own)
+        assert all(sentence_label(t.topics, entry.topic) == "in_topic" for t in own)
+        # bounded to the magnitudes each reads naturally with ("owns 500 watches"; a town's or a factory's
+        # quantities unbounded): every default base problem's templates carry their bounds
+        assert entry.max is None or len(entry.max) == 4, base_id
         # written to read as English: "Javier's farm", never "the farm of Javier"; no "it" and no relation words
         assert not any(re.search(r"\bof \{role\}|\bit\b|father|mother|brother|sister|neighbor", t.text) for t in own), base_id
         assert all(sentence_label(t.topics, topic.name) == "in_topic" for t in inside)
         assert all(sentence_label(t.topics, topic.name) == "off_topic" for t in outside)
+    assert sum(entry.max is not None for entry in reviewed.problems.values()) >= 100
 
 
 def test_paper_names_are_not_english_words_of_the_stop_list_and_census_names_are_known():
