@@ -61,7 +61,15 @@ from ctxrobust.errors import CtxRobustError
 from ctxrobust.evaluation import question_bootstrap
 from ctxrobust.evaluation.predictions import PredictionsReader, Problem
 from ctxrobust.evaluation.pseudowords import cells as cells_module
-from ctxrobust.evaluation.pseudowords import cross_model, instability, noise_floor, split_sample
+from ctxrobust.evaluation.pseudowords import (  # Appendix F; WTD's BCa interval
+    cross_model,
+    instability,
+    noise_floor,
+    reliability_ceiling,
+    shift_null,
+    split_sample,
+    wtd_interval,
+)
 from ctxrobust.evaluation.pseudowords.cells import CellTable, sqa_group  # noqa: F401 (sqa_group: part of this module's interface)
 from ctxrobust.evaluation.pseudowords.options import DEFAULT_SEED, ScoreOptions
 from ctxrobust.evaluation.pseudowords.units import unit_of
@@ -352,6 +360,7 @@ class Parameters:
     splits: int = split_sample.SPLITS
     k: int = K
     split_intervals: str = "all-splits"
+    shift_null_simulations: int | None = None  # Appendix F; None: 200 where the work allows (shift_null.requested)
 
     def as_dict(self) -> dict:
         return {
@@ -363,6 +372,8 @@ class Parameters:
             "ci_level": question_bootstrap.LEVEL,
             "split_correlate_intervals": SPLIT_INTERVALS[self.split_intervals],
             "adjusted_intervals": "none (see the note of INS.adjusted)",
+            "wtd_interval": wtd_interval.METHOD,
+            "shift_null_simulations": self.shift_null_simulations,
         }
 
 
@@ -379,6 +390,7 @@ def parameters(options: ScoreOptions) -> Parameters:
         null_experiments=options.null_experiments,
         splits=options.splits,
         split_intervals=options.split_intervals,
+        shift_null_simulations=options.shift_null_simulations,
     )
 
 
@@ -470,6 +482,12 @@ def _trial_splits(
     else:
         folds = None
         notes.append("split-sample correlates need at least 3 baseline and 2 context trials for every question")
+    metrics.update(reliability_ceiling.figures(folds, n))  # Appendix F
+    metrics.update(
+        shift_null.figures(
+            base_k, unit.base_n, context_k, unit.pooled_n, metrics, folds is not None, p.shift_null_simulations, p.splits, p.seed, unit.name
+        )
+    )
     if annotations is not None:
         metrics.update(_ambiguity(unit, both, delta, p, annotations, folds, base_k, context_k))
     return metrics
@@ -530,7 +548,7 @@ def score_unit(unit: Unit, p: Parameters, annotations: dict[str, float] | None =
         "accuracy.context": _figure(both @ s_ic / n, n),
         "delta": _figure(both @ delta / n, n),
         "INS": _figure(ins, n),
-        "WTD": _figure(wtd, n),
+        "WTD": wtd_interval.wtd_figure(wtd, delta, p.k, n),  # BCa (wtd_interval.py)
         "tail_share": _figure(instability.weighted_tail_share(both, delta, p.k), n),
     }
     improved, degraded = instability.tail_bins(delta, p.k)
@@ -831,6 +849,7 @@ def score(release: Release, predictions: Path, options: ScoreOptions | dict | No
             "nothing to score (the problems are listed above)"
         )
     check_work(units, p)
+    shift_null.check_work([len(u.ids) for u in units if u.binary], p.shift_null_simulations, p.splits)
     read = time.perf_counter()
     annotations = None if options.annotations is None else read_annotations(options.annotations)
     results = score_units(units, p, options.jobs, annotations)
