@@ -314,6 +314,8 @@ def render_markdown(report: dict) -> str:
         f"{report['predictions']['excluded']} excluded, sha256 {report['predictions']['sha256'][:12]}…).",
         "",
     ]
+    if report.get("warnings"):
+        lines += ["## Warnings", ""] + [f"- {md_text(w, None)}" for w in report["warnings"]] + [""]
     for title, headers, rows, note in _tables(report):
         lines += [f"## {title}", "", markdown_table(headers, rows), note, ""]
     problems = report["predictions"]["problems"]
@@ -391,6 +393,8 @@ def render_html(report: dict) -> str:
             f"{report['predictions']['excluded']} excluded.</p>",
         )
     ]
+    if report.get("warnings"):
+        sections.append(("Warnings", "<ul>" + "".join(f"<li>{html.escape(w)}</li>" for w in report["warnings"]) + "</ul>"))
     for title, headers, rows, note in _tables(report):
         sections.append((title, html_table(headers, rows) + f"<p>{html.escape(note)}</p>"))
     from ctxrobust.evaluation.plots import interval_section

@@ -61,15 +61,12 @@ from ctxrobust.errors import CtxRobustError
 from ctxrobust.evaluation import question_bootstrap
 from ctxrobust.evaluation.predictions import PredictionsReader, Problem
 from ctxrobust.evaluation.pseudowords import cells as cells_module
-from ctxrobust.evaluation.pseudowords import (  # Appendix F; WTD's BCa interval
-    cross_model,
-    instability,
-    noise_floor,
-    reliability_ceiling,
-    shift_null,
-    split_sample,
-    wtd_interval,
-)
+from ctxrobust.evaluation.pseudowords import coverage_warnings as coverage_warnings  # intervals known to cover less
+from ctxrobust.evaluation.pseudowords import cross_model, instability, noise_floor, split_sample
+from ctxrobust.evaluation.pseudowords import reliability_ceiling as reliability_ceiling  # Appendix F
+from ctxrobust.evaluation.pseudowords import shift_null as shift_null  # Appendix F
+from ctxrobust.evaluation.pseudowords import undefined as undefined  # degenerate figures
+from ctxrobust.evaluation.pseudowords import wtd_interval as wtd_interval  # WTD's BCa interval
 from ctxrobust.evaluation.pseudowords.cells import CellTable, sqa_group  # noqa: F401 (sqa_group: part of this module's interface)
 from ctxrobust.evaluation.pseudowords.options import DEFAULT_SEED, ScoreOptions
 from ctxrobust.evaluation.pseudowords.units import unit_of
@@ -577,6 +574,7 @@ def score_unit(unit: Unit, p: Parameters, annotations: dict[str, float] | None =
         "tails": tails,
         "notes": notes,
     }
+    metrics = undefined.explain(metrics, n)  # degenerate figures: null with the reason
     for name, reason in WITHDRAWN_INTERVALS.items():
         if name in metrics and metrics[name].get("ci") is not None:
             metrics[name] = {**metrics[name], "ci": None, "note": reason}
@@ -699,6 +697,7 @@ def _pair_block(units: list[Unit], results: dict[str, UnitResult], p: Parameters
         "jaccard.degraded.mean": _figure(cross_model.mean_defined(jac_down), n),
         "jaccard.random_baseline": metric(cross_model.jaccard_random_baseline(n, p.k), None, n),
     }
+    out["metrics"] = undefined.explain(out["metrics"], n)  # a mean over no defined pair: null with the reason
     return out
 
 
@@ -861,6 +860,7 @@ def score(release: Release, predictions: Path, options: ScoreOptions | dict | No
     report["parameters"] = p.as_dict()
     report["models"] = models
     report["summary"] = summarize(units, models, main)
+    report["warnings"] = coverage_warnings.warnings(models, p.k)  # intervals known to cover less (bench/coverage.py)
     report["pairs"] = score_pairs(units, results, p)
     report["context_pairs"] = score_context_pairs(units, results, p)
     if options.export is not None:
