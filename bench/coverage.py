@@ -44,7 +44,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from ctxrobust.evaluation.misleadqa import lure_rates as lr  # noqa: E402
 from ctxrobust.evaluation.misleadqa import scorer as mq  # noqa: E402
-from ctxrobust.evaluation.pseudowords import differences, instability  # noqa: E402
+from ctxrobust.evaluation.pseudowords import differences, instability, wtd_interval  # noqa: E402
 from ctxrobust.evaluation.pseudowords import scorer as pw  # noqa: E402
 
 CONTEXTS = [f"CHA-010000-{j:03d}" for j in range(10)]
@@ -86,7 +86,9 @@ def figures(p0, pa, pb, rng, params: pw.Parameters, differences_only: bool = Fal
     differences a - b of a leaderboard (differences.py); with `differences_only`, the differences alone."""
     units = [unit("a", p0, pa, rng), unit("b", p0, pb, rng)]
     out = {}
-    if not differences_only:
+    if differences_only == "light":  # the bootstrap figures of score_unit without null experiments and splits
+        out.update(light_figures(units[0], params))
+    elif not differences_only:
         results = {u.name: pw.score_unit(u, params) for u in units}
         out.update(results["a"].metrics)
         block = pw._pair_block(units, results, params, ("cross-model", "coverage"), attenuation=False)
@@ -95,6 +97,25 @@ def figures(p0, pa, pb, rng, params: pw.Parameters, differences_only: bool = Fal
     zero = {u.name: {"INS": 0.0, "WTD": 0.0} for u in units}  # the floors only move the adjusted differences, which have no interval
     out.update({k: v for k, v in differences.pair_figures(units[0], units[1], params, zero).items() if not k.endswith(".adjusted")})
     return out
+
+
+def light_figures(u: pw.Unit, params: pw.Parameters) -> dict[str, dict]:
+    """accuracy, delta, INS, WTD (BCa) and tail share of one unit, computed by the scorer's own functions
+    as score_unit does (same bootstrap stream), without the costly null experiments and trial splits."""
+    n = len(u.ids)
+    s_i0 = instability.condition_means(u.base_total, u.base_n)
+    s_ic = instability.context_mean(instability.condition_means(u.context_total, u.context_n))
+    delta = s_ic - s_i0
+    weights = pw.question_bootstrap.multiplicities(pw.question_bootstrap.stream(params.seed, "bootstrap", u.name), n, params.replicates)
+    both = np.vstack([np.ones((1, n)), weights])
+    return {
+        "accuracy.baseline": pw._figure(both @ s_i0 / n, n),
+        "accuracy.context": pw._figure(both @ s_ic / n, n),
+        "delta": pw._figure(both @ delta / n, n),
+        "INS": pw._figure(instability.weighted_ins(both, delta), n),
+        "WTD": wtd_interval.wtd_figure(instability.weighted_wtd(both, delta, params.k), delta, params.k, n),
+        "tail_share": pw._figure(instability.weighted_tail_share(both, delta, params.k), n),
+    }
 
 
 def noise_free(p0: np.ndarray, pc: np.ndarray, k: int) -> dict[str, float]:
@@ -241,7 +262,20 @@ def main() -> int:
     parser.add_argument("--scenario", choices=["effect", "none"], help="one pseudowords scenario (default: both)")
     parser.add_argument("--split-intervals", choices=["all-splits", "per-split"], default="all-splits")
     parser.add_argument("--null-experiments", type=int, default=1000, help="of the noise floor (no reported interval depends on it)")
-    parser.add_argument("--differences-only", action="store_true", help="measure the paired differences between the two models only")
+    parser.add_argument(
+        "--light",
+        dest="differences_only",
+        action="store_const",
+        const="light",
+        help="the bootstrap figures of one model (accuracy, delta, INS, WTD, tail share) and the paired differences only: no null experiments, splits or correlations",
+    )
+    parser.add_argument(
+        "--differences-only",
+        dest="differences_only",
+        action="store_const",
+        const=True,
+        help="the paired differences between the two models only",
+    )
     parser.add_argument("--checkpoint", type=int, default=0, help="print the coverage so far to stderr every this many datasets")
     parser.add_argument(
         "--quick", action="store_true", help="2 small datasets per scenario (also BENCH_QUICK=1): the bench runs, the figures mean nothing"
@@ -262,7 +296,8 @@ def main() -> int:
             f"pseudowords: {args.datasets} datasets of {args.questions} questions, {BASE_TRIALS} baseline and "
             f"{len(CONTEXTS)} x {PER_CONTEXT} context trials, {args.replicates} bootstrap replicates, {args.null_experiments} null "
             f"experiments, split-sample correlate intervals {args.split_intervals}"
-            f"{', paired differences only' if args.differences_only else ''}; target 93-97% at N = 500"
+            f"{ {True: ', paired differences only', 'light': ', bootstrap figures and paired differences only (--light)'}.get(args.differences_only, '') }"
+            "; target 93-97% at N = 500"
         )
         table(rows)
     if args.only != "pseudowords":
