@@ -82,7 +82,7 @@ def test_models_on_few_questions_are_warned_about_in_the_json_and_the_markdown(t
     from ctxrobust.evaluation.pseudowords import coverage_warnings, render
 
     lines = coverage_warnings.warnings({"a": {"design": {"questions": 50}}, "b": {"design": {"questions": 500}}}, 10)
-    assert len(lines) == 1 and lines[0].startswith("model 'a': 50 questions") and "m = 5 questions" in lines[0]
+    assert len(lines) == 1 and lines[0].startswith("model 'a': 50 questions (fewer than 250)") and "m = 5 questions" in lines[0]
     report = pw.score(
         make_release(tmp_path / "release"), simulated_file(tmp_path, models=1, n=60), {**OPTIONS, "shift_null_simulations": 0}
     )
