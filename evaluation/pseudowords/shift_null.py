@@ -30,7 +30,7 @@ from ctxrobust.evaluation.report import metric
 SIMULATIONS = 200  # Appendix F
 MAX_SIMULATIONS = 10_000
 # simulations x splits x questions of one unit (about 200 ns each): beyond DEFAULT_WORK the null is
-# not computed unless asked for (200 x 200 x 1,750 questions, the size of the paper's Table 3, is
+# not computed unless asked for (200 x 200 x 1,690 questions, the size of the paper's Table 3, is
 # within), beyond WORK_LIMIT an explicit --shift-null-simulations is refused
 DEFAULT_WORK = 70_000_000
 WORK_LIMIT = 1_000_000_000
