@@ -44,7 +44,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from ctxrobust.evaluation.misleadqa import lure_rates as lr  # noqa: E402
 from ctxrobust.evaluation.misleadqa import scorer as mq  # noqa: E402
-from ctxrobust.evaluation.pseudowords import instability  # noqa: E402
+from ctxrobust.evaluation.pseudowords import differences, instability, wtd_interval  # noqa: E402
 from ctxrobust.evaluation.pseudowords import scorer as pw  # noqa: E402
 
 CONTEXTS = [f"CHA-010000-{j:03d}" for j in range(10)]
@@ -81,15 +81,41 @@ def unit(name: str, p0: np.ndarray, pc: np.ndarray, rng: np.random.Generator) ->
     )
 
 
-def figures(p0, pa, pb, rng, params: pw.Parameters) -> dict[str, dict]:
-    """Every figure with an interval kind the report carries: per model a and the pair (a, b)."""
+def figures(p0, pa, pb, rng, params: pw.Parameters, differences_only: bool = False) -> dict[str, dict]:
+    """Every figure with an interval kind the report carries: per model a, the pair (a, b) and the paired
+    differences a - b of a leaderboard (differences.py); with `differences_only`, the differences alone."""
     units = [unit("a", p0, pa, rng), unit("b", p0, pb, rng)]
-    results = {u.name: pw.score_unit(u, params) for u in units}
-    out = dict(results["a"].metrics)
-    block = pw._pair_block(units, results, params, ("cross-model", "coverage"), attenuation=False)
-    for name, value in block["by_pair"]["a"]["b"].items():
-        out[f"pair.{name}"] = value
+    out = {}
+    if differences_only == "light":  # the bootstrap figures of score_unit without null experiments and splits
+        out.update(light_figures(units[0], params))
+    elif not differences_only:
+        results = {u.name: pw.score_unit(u, params) for u in units}
+        out.update(results["a"].metrics)
+        block = pw._pair_block(units, results, params, ("cross-model", "coverage"), attenuation=False)
+        for name, value in block["by_pair"]["a"]["b"].items():
+            out[f"pair.{name}"] = value
+    zero = {u.name: {"INS": 0.0, "WTD": 0.0} for u in units}  # the floors only move the adjusted differences, which have no interval
+    out.update({k: v for k, v in differences.pair_figures(units[0], units[1], params, zero).items() if not k.endswith(".adjusted")})
     return out
+
+
+def light_figures(u: pw.Unit, params: pw.Parameters) -> dict[str, dict]:
+    """accuracy, delta, INS, WTD (BCa) and tail share of one unit, computed by the scorer's own functions
+    as score_unit does (same bootstrap stream), without the costly null experiments and trial splits."""
+    n = len(u.ids)
+    s_i0 = instability.condition_means(u.base_total, u.base_n)
+    s_ic = instability.context_mean(instability.condition_means(u.context_total, u.context_n))
+    delta = s_ic - s_i0
+    weights = pw.question_bootstrap.multiplicities(pw.question_bootstrap.stream(params.seed, "bootstrap", u.name), n, params.replicates)
+    both = np.vstack([np.ones((1, n)), weights])
+    return {
+        "accuracy.baseline": pw._figure(both @ s_i0 / n, n),
+        "accuracy.context": pw._figure(both @ s_ic / n, n),
+        "delta": pw._figure(both @ delta / n, n),
+        "INS": pw._figure(instability.weighted_ins(both, delta), n),
+        "WTD": wtd_interval.wtd_figure(instability.weighted_wtd(both, delta, params.k), delta, params.k, n),
+        "tail_share": pw._figure(instability.weighted_tail_share(both, delta, params.k), n),
+    }
 
 
 def noise_free(p0: np.ndarray, pc: np.ndarray, k: int) -> dict[str, float]:
@@ -100,14 +126,22 @@ def noise_free(p0: np.ndarray, pc: np.ndarray, k: int) -> dict[str, float]:
 def run(scenario: str, share: float, args) -> list[tuple]:
     rng = np.random.default_rng([args.seed, int(share * 1000)])
     p0, pa, pb = true_changes(rng, args.population, share)
-    truth = {k: v["estimate"] for k, v in figures(p0, pa, pb, rng, pw.Parameters(replicates=0, null_experiments=20, splits=20)).items()}
+    population = pw.Parameters(replicates=0, null_experiments=20, splits=20, shift_null_simulations=0)
+    truth = {k: v["estimate"] for k, v in figures(p0, pa, pb, rng, population, args.differences_only).items()}
     truth.update(noise_free(p0, pa, pw.K))
     hits: dict[str, list[bool]] = {}
     withdrawn: dict[str, list[bool]] = {}
     started = time.perf_counter()
     for d in range(args.datasets):
         q0, qa, qb = true_changes(rng, args.questions, share)
-        found = figures(q0, qa, qb, rng, pw.Parameters(seed=d, replicates=args.replicates, split_intervals=args.split_intervals))
+        params = pw.Parameters(
+            seed=d,
+            replicates=args.replicates,
+            null_experiments=args.null_experiments,
+            split_intervals=args.split_intervals,
+            shift_null_simulations=0,  # the Appendix F null has no interval: not simulated here
+        )
+        found = figures(q0, qa, qb, rng, params, args.differences_only)
         for name, value in found.items():
             if name not in truth or truth[name] is None:
                 continue
@@ -118,6 +152,10 @@ def run(scenario: str, share: float, args) -> list[tuple]:
                 raw, floor = WITHDRAWN[name]
                 lo, hi = (c - found[floor]["estimate"] for c in found[raw]["ci"])
                 withdrawn.setdefault(name, []).append(lo <= truth[name] <= hi)
+        if args.checkpoint and (d + 1) % args.checkpoint == 0 and d + 1 < args.datasets:  # interim coverage, to stderr
+            print(f"# {scenario}: after {d + 1} datasets ({time.perf_counter() - started:.0f} s)", file=sys.stderr)
+            for name in sorted(hits):
+                print(f"#   {name}: {100 * np.mean(hits[name]):.1f}% of {len(hits[name])}", file=sys.stderr)
     rows = []
     for name in sorted(hits):
         rows.append((scenario, name, truth[name], np.mean(hits[name]), len(hits[name]), "reported"))
@@ -223,13 +261,28 @@ def main() -> int:
     parser.add_argument("--only", choices=["pseudowords", "misleadqa"])
     parser.add_argument("--scenario", choices=["effect", "none"], help="one pseudowords scenario (default: both)")
     parser.add_argument("--split-intervals", choices=["all-splits", "per-split"], default="all-splits")
+    parser.add_argument("--null-experiments", type=int, default=1000, help="of the noise floor (no reported interval depends on it)")
+    parser.add_argument(
+        "--light",
+        dest="differences_only",
+        action="store_const",
+        const="light",
+        help="the bootstrap figures of one model (accuracy, delta, INS, WTD, tail share) and the paired differences only: no null experiments, splits or correlations",
+    )
+    parser.add_argument(
+        "--differences-only",
+        dest="differences_only",
+        action="store_const",
+        const=True,
+        help="the paired differences between the two models only",
+    )
+    parser.add_argument("--checkpoint", type=int, default=0, help="print the coverage so far to stderr every this many datasets")
     parser.add_argument(
         "--quick", action="store_true", help="2 small datasets per scenario (also BENCH_QUICK=1): the bench runs, the figures mean nothing"
     )
     args = parser.parse_args()
     if args.quick or os.environ.get("BENCH_QUICK") == "1":
         args.datasets, args.questions, args.replicates, args.mq_replicates, args.population = 2, 60, 20, 50, 2000
-        args.split_intervals = "per-split"
     # intervals the scorer withholds are computed here all the same, to show their coverage
     WITHHELD.update(pw.WITHDRAWN_INTERVALS)
     pw.WITHDRAWN_INTERVALS.clear()
@@ -241,8 +294,10 @@ def main() -> int:
             rows += run("no effect", 0.0, args)
         print(
             f"pseudowords: {args.datasets} datasets of {args.questions} questions, {BASE_TRIALS} baseline and "
-            f"{len(CONTEXTS)} x {PER_CONTEXT} context trials, {args.replicates} bootstrap replicates, split-sample correlate "
-            f"intervals {args.split_intervals}; target 93-97% at N = 500"
+            f"{len(CONTEXTS)} x {PER_CONTEXT} context trials, {args.replicates} bootstrap replicates, {args.null_experiments} null "
+            f"experiments, split-sample correlate intervals {args.split_intervals}"
+            f"{ {True: ', paired differences only', 'light': ', bootstrap figures and paired differences only (--light)'}.get(args.differences_only, '') }"
+            "; target 93-97% at N = 500"
         )
         table(rows)
     if args.only != "pseudowords":

@@ -3,7 +3,12 @@ units of one context group and input kind, A minus B on the questions both have,
 those questions once for both (a stream of its own, so the per-model intervals are unchanged).
 
 The noise-adjusted figures subtract each model's noise floor, a constant of its report (Section 2), so
-their difference is the observed difference shifted by the difference of the floors."""
+their difference is the observed difference shifted by the difference of the floors. Like the adjusted
+figures themselves (scorer.ADJUSTED_NO_CI), that difference is reported without an interval: the
+observed difference's interval shifted by the floors' difference is centred on a biased estimate of the
+noise-free difference (each floor overstates the noise where context does change answers, by an amount
+that differs between models), so it does not cover it. The difference of WTD has a BCa interval, as
+WTD itself (wtd_interval.py), with the paired jackknife (question i left out of both models)."""
 
 from __future__ import annotations
 
@@ -12,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from ctxrobust.evaluation import question_bootstrap
-from ctxrobust.evaluation.pseudowords import instability
+from ctxrobust.evaluation.pseudowords import instability, wtd_interval
 from ctxrobust.evaluation.pseudowords.options import ScoreOptions
 from ctxrobust.evaluation.pseudowords.scorer import ResponseGrader, _unit_input, build_units, parameters, read_cells
 from ctxrobust.evaluation.report import metric
@@ -30,9 +35,60 @@ def _changes(unit) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return s_i0, s_ic, s_ic - s_i0
 
 
-def _interval(values: np.ndarray, shift: float = 0.0):
-    found = question_bootstrap.percentile_interval(values[1:]) if values.size > 1 else None
-    return None if found is None else (found[0] - shift, found[1] - shift)
+ADJUSTED_DIFFERENCE_NO_CI = (
+    "no interval: the difference of two floor-subtracted metrics is the observed difference shifted by the "
+    "difference of the floors, a biased estimate of the noise-free difference; the observed difference's interval "
+    "shifted by it does not cover that (as for the adjusted metrics themselves, see their note); read it as a point "
+    "estimate beside difference.INS and difference.WTD"
+)
+FIGURES = ("accuracy.baseline", "accuracy.context", "delta", "INS", "WTD")
+
+
+def _interval(values: np.ndarray):
+    return question_bootstrap.percentile_interval(values[1:]) if values.size > 1 else None
+
+
+def pair_figures(a, b, p, floors: dict[str, dict[str, float]]) -> dict | None:
+    """difference.<figure> of units a and b on the questions both have (None with fewer than 3), one
+    question resampling for both; `floors[name]["INS" | "WTD"]` are the models' noise floors."""
+    common = sorted(set(a.ids) & set(b.ids))
+    if len(common) < 3:
+        return None
+    n = len(common)
+    weights = question_bootstrap.multiplicities(question_bootstrap.stream(p.seed, STREAM, f"{a.name}\x00{b.name}"), n, p.replicates)
+    both = np.vstack([np.ones((1, n)), weights])
+    series, deltas = [], []
+    for unit in (a, b):
+        position = {qid: k for k, qid in enumerate(unit.ids)}
+        s_i0, s_ic, delta = (x[[position[q] for q in common]] for x in _changes(unit))
+        deltas.append(delta)
+        series.append(
+            {
+                "accuracy.baseline": both @ s_i0 / n,
+                "accuracy.context": both @ s_ic / n,
+                "delta": both @ delta / n,
+                "INS": instability.weighted_ins(both, delta),
+                "WTD": instability.weighted_wtd(both, delta, p.k),
+            }
+        )
+    figures = {}
+    for name in FIGURES:
+        values = series[0][name] - series[1][name]
+        if name == "WTD" and values.size > 1:  # BCa with the paired jackknife (wtd_interval.py)
+            jack = wtd_interval.jackknife_wtd(deltas[0], p.k) - wtd_interval.jackknife_wtd(deltas[1], p.k)
+            figures[PREFIX + name] = metric(float(values[0]), wtd_interval.bca_interval(float(values[0]), values[1:], jack), n)
+        else:
+            figures[PREFIX + name] = metric(float(values[0]), _interval(values), n)
+    for name in ("INS", "WTD"):  # Section 2: adjusted = observed - the model's own floor
+        if not (a.binary or b.binary):  # probability scores (Appendix G): no floor, adjusted = observed
+            figures[f"{PREFIX}{name}.adjusted"] = dict(figures[PREFIX + name])
+            continue
+        shift = floors[a.name][name] - floors[b.name][name]
+        figures[f"{PREFIX}{name}.adjusted"] = {
+            **metric(figures[PREFIX + name]["estimate"] - shift, None, n),
+            "note": ADJUSTED_DIFFERENCE_NO_CI,
+        }
+    return figures
 
 
 def paired_differences(release: Release, predictions: Path, options: ScoreOptions | dict | None = None, report: dict | None = None) -> dict:
@@ -56,35 +112,7 @@ def paired_differences(release: Release, predictions: Path, options: ScoreOption
         for b in ordered[i + 1 :]:
             if (a.group, _unit_input(a)) != (b.group, _unit_input(b)):
                 continue
-            common = sorted(set(a.ids) & set(b.ids))
-            if len(common) < 3:
-                continue
-            n = len(common)
-            weights = question_bootstrap.multiplicities(question_bootstrap.stream(p.seed, STREAM, f"{a.name}\x00{b.name}"), n, p.replicates)
-            both = np.vstack([np.ones((1, n)), weights])
-            figures = {}
-            series = []
-            for unit in (a, b):
-                position = {qid: k for k, qid in enumerate(unit.ids)}
-                s_i0, s_ic, delta = (x[[position[q] for q in common]] for x in _changes(unit))
-                series.append(
-                    {
-                        "accuracy.baseline": both @ s_i0 / n,
-                        "accuracy.context": both @ s_ic / n,
-                        "delta": both @ delta / n,
-                        "INS": instability.weighted_ins(both, delta),
-                        "WTD": instability.weighted_wtd(both, delta, p.k),
-                    }
-                )
-            for name in ("accuracy.baseline", "accuracy.context", "delta", "INS", "WTD"):
-                values = series[0][name] - series[1][name]
-                figures[PREFIX + name] = metric(float(values[0]), _interval(values), n)
-            for name in ("INS", "WTD"):  # Section 2: adjusted = observed - the model's own floor
-                shift = floors[a.name][name] - floors[b.name][name]
-                observed = figures[PREFIX + name]
-                ci = observed["ci"]
-                figures[f"{PREFIX}{name}.adjusted"] = metric(
-                    observed["estimate"] - shift, None if ci is None else (ci[0] - shift, ci[1] - shift), n
-                )
-            result["by_pair"].setdefault(a.name, {})[b.name] = figures
+            figures = pair_figures(a, b, p, floors)
+            if figures is not None:
+                result["by_pair"].setdefault(a.name, {})[b.name] = figures
     return result

@@ -8,7 +8,7 @@ from typing import Literal, Optional
 from pydantic import BaseModel, ConfigDict, Field
 
 from ctxrobust.evaluation import question_bootstrap
-from ctxrobust.evaluation.pseudowords import noise_floor, split_sample
+from ctxrobust.evaluation.pseudowords import noise_floor, shift_null, split_sample
 
 DEFAULT_SEED = 0
 MAX_REPLICATES = 100_000  # bounds the work (and memory) one command may ask for
@@ -38,6 +38,12 @@ class ScoreOptions(BaseModel):
     split_intervals: Literal["all-splits", "per-split"] = Field(
         "all-splits",
         description="intervals of the split-sample correlates: all-splits recomputes the mean over every split per replicate (Appendix B); per-split uses split b mod splits for replicate b (the earlier, wider scheme)",
+    )
+    shift_null_simulations: Optional[int] = Field(
+        None,
+        ge=0,
+        le=shift_null.MAX_SIMULATIONS,
+        description="simulations of Appendix F's homogeneous-shift null (default: 200 where questions x splits x 200 is at most 70,000,000, else not computed; 0: not computed; at most 1,000,000,000 question-splits)",
     )
     annotations: Optional[Path] = Field(
         None, description="JSONL of {id, ambiguity}: per-question ambiguity levels for Table 3's ambiguity rows (Appendix E)"

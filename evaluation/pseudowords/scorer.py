@@ -61,7 +61,12 @@ from ctxrobust.errors import CtxRobustError
 from ctxrobust.evaluation import question_bootstrap
 from ctxrobust.evaluation.predictions import PredictionsReader, Problem
 from ctxrobust.evaluation.pseudowords import cells as cells_module
+from ctxrobust.evaluation.pseudowords import coverage_warnings as coverage_warnings  # intervals known to cover less
 from ctxrobust.evaluation.pseudowords import cross_model, instability, noise_floor, split_sample
+from ctxrobust.evaluation.pseudowords import reliability_ceiling as reliability_ceiling  # Appendix F
+from ctxrobust.evaluation.pseudowords import shift_null as shift_null  # Appendix F
+from ctxrobust.evaluation.pseudowords import undefined as undefined  # degenerate figures
+from ctxrobust.evaluation.pseudowords import wtd_interval as wtd_interval  # WTD's BCa interval
 from ctxrobust.evaluation.pseudowords.cells import CellTable, sqa_group  # noqa: F401 (sqa_group: part of this module's interface)
 from ctxrobust.evaluation.pseudowords.options import DEFAULT_SEED, ScoreOptions
 from ctxrobust.evaluation.pseudowords.units import unit_of
@@ -352,6 +357,7 @@ class Parameters:
     splits: int = split_sample.SPLITS
     k: int = K
     split_intervals: str = "all-splits"
+    shift_null_simulations: int | None = None  # Appendix F; None: 200 where the work allows (shift_null.requested)
 
     def as_dict(self) -> dict:
         return {
@@ -363,6 +369,8 @@ class Parameters:
             "ci_level": question_bootstrap.LEVEL,
             "split_correlate_intervals": SPLIT_INTERVALS[self.split_intervals],
             "adjusted_intervals": "none (see the note of INS.adjusted)",
+            "wtd_interval": wtd_interval.METHOD,
+            "shift_null_simulations": self.shift_null_simulations,
         }
 
 
@@ -379,6 +387,7 @@ def parameters(options: ScoreOptions) -> Parameters:
         null_experiments=options.null_experiments,
         splits=options.splits,
         split_intervals=options.split_intervals,
+        shift_null_simulations=options.shift_null_simulations,
     )
 
 
@@ -470,6 +479,12 @@ def _trial_splits(
     else:
         folds = None
         notes.append("split-sample correlates need at least 3 baseline and 2 context trials for every question")
+    metrics.update(reliability_ceiling.figures(folds, n))  # Appendix F
+    metrics.update(
+        shift_null.figures(
+            base_k, unit.base_n, context_k, unit.pooled_n, metrics, folds is not None, p.shift_null_simulations, p.splits, p.seed, unit.name
+        )
+    )
     if annotations is not None:
         metrics.update(_ambiguity(unit, both, delta, p, annotations, folds, base_k, context_k))
     return metrics
@@ -530,7 +545,7 @@ def score_unit(unit: Unit, p: Parameters, annotations: dict[str, float] | None =
         "accuracy.context": _figure(both @ s_ic / n, n),
         "delta": _figure(both @ delta / n, n),
         "INS": _figure(ins, n),
-        "WTD": _figure(wtd, n),
+        "WTD": wtd_interval.wtd_figure(wtd, delta, p.k, n),  # BCa (wtd_interval.py)
         "tail_share": _figure(instability.weighted_tail_share(both, delta, p.k), n),
     }
     improved, degraded = instability.tail_bins(delta, p.k)
@@ -559,6 +574,7 @@ def score_unit(unit: Unit, p: Parameters, annotations: dict[str, float] | None =
         "tails": tails,
         "notes": notes,
     }
+    metrics = undefined.explain(metrics, n)  # degenerate figures: null with the reason
     for name, reason in WITHDRAWN_INTERVALS.items():
         if name in metrics and metrics[name].get("ci") is not None:
             metrics[name] = {**metrics[name], "ci": None, "note": reason}
@@ -681,6 +697,7 @@ def _pair_block(units: list[Unit], results: dict[str, UnitResult], p: Parameters
         "jaccard.degraded.mean": _figure(cross_model.mean_defined(jac_down), n),
         "jaccard.random_baseline": metric(cross_model.jaccard_random_baseline(n, p.k), None, n),
     }
+    out["metrics"] = undefined.explain(out["metrics"], n)  # a mean over no defined pair: null with the reason
     return out
 
 
@@ -831,6 +848,7 @@ def score(release: Release, predictions: Path, options: ScoreOptions | dict | No
             "nothing to score (the problems are listed above)"
         )
     check_work(units, p)
+    shift_null.check_work([len(u.ids) for u in units if u.binary], p.shift_null_simulations, p.splits)
     read = time.perf_counter()
     annotations = None if options.annotations is None else read_annotations(options.annotations)
     results = score_units(units, p, options.jobs, annotations)
@@ -842,6 +860,7 @@ def score(release: Release, predictions: Path, options: ScoreOptions | dict | No
     report["parameters"] = p.as_dict()
     report["models"] = models
     report["summary"] = summarize(units, models, main)
+    report["warnings"] = coverage_warnings.warnings(models, p.k)  # intervals known to cover less (bench/coverage.py)
     report["pairs"] = score_pairs(units, results, p)
     report["context_pairs"] = score_context_pairs(units, results, p)
     if options.export is not None:
