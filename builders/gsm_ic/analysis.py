@@ -12,8 +12,9 @@ only problems where its automatic steps are safe. A pool problem is usable when
   out of range (numbers.py);
 - the question sentence has no "it" the inserted sentence could take over
   (irrelevance.ambiguous_it).
-The topic of a problem with a reviewed entry (reviewed.json) is that entry's; other
-problems take the keyword rule (topics.py).
+The topic of a problem with a reviewed entry (reviewed.json) is that entry's (its
+topic_keywords then record the 1.0.0 count rule's evidence, topics.count_rule); other
+problems take the keyword rule (topics.assign_topic, topic_rule.json).
 """
 
 from __future__ import annotations
@@ -24,10 +25,10 @@ from fractions import Fraction
 
 from ctxrobust.builders.gsm_ic import irrelevance
 from ctxrobust.builders.gsm_ic.insertion import Edit, KeptPronoun, Unresolved, apply_edits, pronoun_edits, question_sentence_start
-from ctxrobust.builders.gsm_ic.lexicon import Lexicon, Reviewed, Templates
+from ctxrobust.builders.gsm_ic.lexicon import Lexicon, Reviewed, Templates, TopicRule, load_topic_rule
 from ctxrobust.builders.gsm_ic.numbers import candidate_intervals, known_numbers, number_style, parse_answer, solution_text
 from ctxrobust.builders.gsm_ic.roles import Person, find_people
-from ctxrobust.builders.gsm_ic.topics import assign_topic
+from ctxrobust.builders.gsm_ic.topics import assign_topic, count_rule
 
 # Words in the question sentence that name a group the inserted person could be read
 # as joining ("How many apples do they have?"); such problems are not used.
@@ -64,6 +65,7 @@ def analyse(
     reviewed: Reviewed | None = None,
     base_id: str | None = None,
     relations: list[str] = (),
+    topic_rule: TopicRule | None = None,
 ) -> Analysis:
     worked = solution_text(solution)
     try:
@@ -80,9 +82,11 @@ def analyse(
         result.people = [p for p in result.people if p.name in entry.people]
     if not result.people:
         result.problems.append(("no_person", "no person named in the question to derive an overlapping role from"))
-    result.topic, result.topic_keywords = assign_topic(question, templates)
     if entry is not None:
         result.topic, result.topic_source = entry.topic, "reviewed"
+        result.topic_keywords = count_rule(question, templates)[1]
+    else:
+        result.topic, result.topic_keywords = assign_topic(question, templates, topic_rule or load_topic_rule())
     if result.topic is None:
         result.problems.append(("no_topic", "no topic keyword in the question"))
     start = question_sentence_start(question)

@@ -198,7 +198,7 @@ def build_from_pool(pool: gsm8k.GsmPool, config: GsmIcConfig) -> BuildOutput:
         p.id: analyse(p.question, p.solution, p.answer, lexicon, templates, reviewed, p.id, config.relations) for p in pool.problems
     }
     reasons, prepared = usability(pool, analyses, config, lexicon, templates, reviewed)
-    mix_note = None
+    mix_note = selection_note = None
     if config.base_ids is not None:
         chosen = select_listed(pool.problems, reasons, config.base_ids, {u.id: u.reason for u in pool.unjoined})
     elif config.base_file:
@@ -206,7 +206,9 @@ def build_from_pool(pool: gsm8k.GsmPool, config: GsmIcConfig) -> BuildOutput:
         _check_user_counts(chosen, pool, reasons, config)
     else:
         mix = config.step_mix or paper_step_mix(config.n_more_steps, config.max_steps)
-        chosen, mix_note = select_default(pool.problems, reasons, config.n_two_step, mix, _rng(config.seed, SELECTION_STREAM))
+        chosen, selection_note = pinned_default(pool, reasons, config, mix, reviewed)
+        if chosen is None:
+            chosen, mix_note = select_default(pool.problems, reasons, config.n_two_step, mix, _rng(config.seed, SELECTION_STREAM))
     bases = [base_row(p, analyses[p.id]) for p in chosen]
     quotas = cell_quotas(len(chosen), config.n_variants, _rng(config.seed, QUOTA_STREAM))
     variants: list[dict] = []
@@ -218,6 +220,8 @@ def build_from_pool(pool: gsm8k.GsmPool, config: GsmIcConfig) -> BuildOutput:
     notes = _notes(pool, reasons, chosen, bases, variants, eval_rows, attempt, config, kept)
     if mix_note:
         notes["step_mix_note"] = mix_note
+    if selection_note:
+        notes["base_selection"] = selection_note
     return BuildOutput(
         files=[
             DataFile("base.jsonl", bases, schema="gsm-ic.base"),
@@ -226,6 +230,49 @@ def build_from_pool(pool: gsm8k.GsmPool, config: GsmIcConfig) -> BuildOutput:
         ],
         notes=notes,
         extra_files=upstream_files.extra_files(variants),  # GSM-IC_2step.json, GSM-IC_mstep.json
+    )
+
+
+def pinned_default(
+    pool: gsm8k.GsmPool, reasons: dict[str, list[tuple[str, str]]], config: GsmIcConfig, mix: dict[int, int], reviewed: Reviewed
+) -> tuple[list[gsm8k.BaseProblem] | None, str | None]:
+    """The default build's reviewed base problems (reviewed.json default_base) when the configuration asks for the draw
+    they came from (its seed, 60 + 40 problems, 2..7 steps, the paper's step mix) and each is usable with a reviewed
+    entry for its very question; else (None, why not, or None when the configuration asks for another draw)."""
+    pinned = reviewed.default_base
+    default = GsmIcConfig()
+    if (config.seed, config.n_two_step, config.n_more_steps, config.max_steps) != (
+        pinned.seed,
+        default.n_two_step,
+        default.n_more_steps,
+        default.max_steps,
+    ) or mix != paper_step_mix(default.n_more_steps, default.max_steps):
+        return None, None
+    by_id = {p.id: p for p in pool.problems}
+    for base_id in pinned.ids:
+        problem = by_id.get(base_id)
+        if problem is None:
+            why = "not in the pool"
+        elif reviewed.entry(base_id, problem.question) is None:
+            why = "its question differs from the reviewed one"
+        elif reasons[base_id]:
+            why = reasons[base_id][0][1]
+        else:
+            continue
+        return (
+            None,
+            f"the reviewed default base set (reviewed.json default_base) is not used: {base_id}: {why}; drew afresh with seed {config.seed}",
+        )
+    chosen = sorted((by_id[i] for i in pinned.ids), key=lambda p: p.id)
+    steps = Counter(p.n_steps for p in chosen)
+    if steps.get(2, 0) != config.n_two_step or any(steps.get(k, 0) != n for k, n in mix.items()):
+        return (
+            None,
+            f"the reviewed default base set (reviewed.json default_base) does not have the step mix asked for; drew afresh with seed {config.seed}",
+        )
+    return chosen, (
+        f"base problems: the {len(chosen)} of the reviewed default base set (reviewed.json default_base), drawn once by the seeded "
+        f"step-mix draw with seed {pinned.seed} and reviewed per problem; the keyword topic rule does not redraw them"
     )
 
 

@@ -1,4 +1,5 @@
-"""The project's word lists and templates (lexicon.json, templates.json beside this module), as typed models."""
+"""The project's word lists, templates and topic rule (lexicon.json, templates.json, topic_rule.json, reviewed.json
+beside this module), as typed models."""
 
 from __future__ import annotations
 
@@ -92,14 +93,25 @@ class ProblemEntry(BaseModel):
     people: list[str] | None = None  # the problem's people, where the person finder also took a place or an animal for one
 
 
+class DefaultBase(BaseModel):
+    """The default build's base problems, pinned: drawn once by the seeded step-mix draw, then reviewed."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    about: str
+    seed: int
+    ids: list[str]
+
+
 class Reviewed(BaseModel):
     """reviewed.json: project-authored review data (see its "about" and "review")."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
     about: str
     review: str
+    default_base: DefaultBase
     problems: dict[str, ProblemEntry]
-    topic_sample: dict[str, str]
+    topic_sample: dict[str, str]  # the tuning part of the maintainers' topic sample of the pool
+    topic_held_out: dict[str, str]  # its held-out part, never looked at while the rule was tuned
 
     def entry(self, base_id: str, question: str) -> ProblemEntry | None:
         """The reviewed entry of a base problem, if there is one for this very question."""
@@ -193,10 +205,40 @@ def load_reviewed(path: Path = HERE / "reviewed.json") -> Reviewed:
         if entry.topic not in names:
             raise ValueError(f"reviewed.json: {base_id}: unknown topic {entry.topic!r}")
         reviewed.templates_of(base_id)  # each template has its slots
-    for base_id, topic in reviewed.topic_sample.items():
-        if topic not in names:
-            raise ValueError(f"reviewed.json: topic_sample {base_id}: unknown topic {topic!r}")
+    for part in ("topic_sample", "topic_held_out"):
+        for base_id, topic in getattr(reviewed, part).items():
+            if topic not in names:
+                raise ValueError(f"reviewed.json: {part} {base_id}: unknown topic {topic!r}")
+    if set(reviewed.topic_sample) & set(reviewed.topic_held_out):
+        raise ValueError("reviewed.json: topic_sample and topic_held_out share problems")
+    missing = [i for i in reviewed.default_base.ids if i not in reviewed.problems]
+    if missing or len(set(reviewed.default_base.ids)) != len(reviewed.default_base.ids):
+        raise ValueError(f"reviewed.json: default_base lists ids twice or without a reviewed entry ({missing[:3]})")
     return reviewed
+
+
+class TopicRule(BaseModel):
+    """topic_rule.json: the keyword topic rule's extra keywords, weights and question-sentence weight (topics.py)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    about: str
+    question_weight: float
+    extra_keywords: dict[str, list[str]]
+    weights: dict[str, dict[str, float]]
+
+
+@cache
+def load_topic_rule(path: Path = HERE / "topic_rule.json") -> TopicRule:
+    rule = TopicRule.model_validate(json.loads(Path(path).read_text(encoding="utf-8")))
+    topics = {t.name: set(t.keywords) for t in load_templates().topics}
+    for name in set(rule.extra_keywords) | set(rule.weights):
+        if name not in topics:
+            raise ValueError(f"topic_rule.json: unknown topic {name!r}")
+    for name, weights in rule.weights.items():
+        unknown = set(weights) - topics[name] - set(rule.extra_keywords.get(name, ()))
+        if unknown or any(w <= 0 for w in weights.values()):
+            raise ValueError(f"topic_rule.json: {name}: weights for keywords the topic lacks ({sorted(unknown)[:3]}) or not > 0")
+    return rule
 
 
 @cache

@@ -26,6 +26,33 @@ def small_release(store, tmp_path_factory):
     return result.path
 
 
+def test_the_pinned_default_base_set_serves_only_its_own_draw_and_only_when_usable(store):
+    from ctxrobust.builders.gsm_ic.builder import pinned_default
+    from ctxrobust.builders.gsm_ic.selection import paper_step_mix
+    from ctxrobust.sources import gsm8k
+
+    pool, reviewed, mix = gsm8k.load(store), load_reviewed(), paper_step_mix(40, 7)
+    reasons = {p.id: [] for p in pool.problems}
+    chosen, note = pinned_default(pool, reasons, GsmIcConfig(), mix, reviewed)
+    assert [p.id for p in chosen] == sorted(reviewed.default_base.ids) and "default_base" in note
+    # another seed or other counts ask for another draw: the keyword rule's usable pool is drawn from
+    assert pinned_default(pool, reasons, GsmIcConfig(seed=1), mix, reviewed) == (None, None)
+    assert pinned_default(pool, reasons, GsmIcConfig(n_two_step=50, n_variants=50000), mix, reviewed) == (None, None)
+    # a pinned problem the configuration cannot use: drawn afresh, and the note names it
+    first = reviewed.default_base.ids[0]
+    reasons[first] = [("few_sentences", "too few sentences")]
+    chosen, note = pinned_default(pool, reasons, GsmIcConfig(), mix, reviewed)
+    assert chosen is None and first in note and "drew afresh" in note
+
+
+def test_another_seed_draws_from_the_pool_the_keyword_rule_makes_usable(store):
+    output = GsmIcBuilder(GsmIcConfig(seed=1, n_variants=1600, eval_size=400), store).build()
+    bases = output.files[0].rows
+    assert "base_selection" not in output.notes and len(bases) == 100
+    assert any(b["topic_source"] == "keywords" for b in bases)
+    assert Counter(b["n_steps"] for b in bases) == {2: 60, 3: 15, 4: 12, 5: 9, 6: 3, 7: 1}
+
+
 def test_default_build_has_the_papers_shape(store):
     output = GsmIcBuilder(GsmIcConfig(), store).build()
     files = {f.name: f.rows for f in output.files}
@@ -44,6 +71,9 @@ def test_default_build_has_the_papers_shape(store):
     assert pool["skipped_unjoined"] == [{"id": "pool-0577", "reason": "question not found verbatim in gsm8k/train.jsonl"}]
     assert pool["joined"] == 999 and pool["usable"] + len(pool["excluded"]) == 999
     assert all(e["reasons"] for e in pool["excluded"])
+    # the base problems are the reviewed default base set, pinned, and the build note says so
+    assert [b["id"] for b in bases] == sorted(load_reviewed().default_base.ids)
+    assert "reviewed.json default_base" in output.notes["base_selection"]
     # every base problem has a reviewed topic and its own four in-topic templates
     assert all(b["topic_source"] == "reviewed" for b in bases)
     in_topic = [v for v in variants if v["sentence_label"] == "in_topic"]

@@ -6,9 +6,9 @@ import pytest
 
 from ctxrobust.builders.gsm_ic.builder import PAPER_NAMES, PAPER_RELATIONS
 from ctxrobust.builders.gsm_ic.irrelevance import relations_in_problem
-from ctxrobust.builders.gsm_ic.lexicon import load_lexicon, load_reviewed, load_templates
+from ctxrobust.builders.gsm_ic.lexicon import TopicRule, load_lexicon, load_reviewed, load_templates, load_topic_rule
 from ctxrobust.builders.gsm_ic.roles import find_people, nonoverlapping_names, overlapping_roles, role_label
-from ctxrobust.builders.gsm_ic.topics import assign_topic, in_topic_templates, off_topic_templates, sentence_label
+from ctxrobust.builders.gsm_ic.topics import assign_topic, count_rule, in_topic_templates, off_topic_templates, sentence_label
 
 LEX = load_lexicon()
 
@@ -95,13 +95,47 @@ def test_role_label_replay():
     assert role_label("Nadia", people, question, "Nadia checks: 45 miles.") is None
 
 
-def test_topic_rule_counts_keywords_and_breaks_ties_by_listed_order():
+def test_count_rule_of_release_1_0_0_counts_keywords_and_breaks_ties_by_listed_order():
     templates = load_templates()
-    topic, hits = assign_topic("Lena bakes 12 cookies and 3 cakes, then eats 2 cookies. How many cookies are left?", templates)
+    topic, hits = count_rule("Lena bakes 12 cookies and 3 cakes, then eats 2 cookies. How many cookies are left?", templates)
     assert topic == "food" and hits == ["bakes", "cakes", "cookies", "cookies", "cookies", "eats"]
-    assert assign_topic("Nadia has 5 things. How many?", templates) == (None, [])
+    assert count_rule("Nadia has 5 things. How many?", templates) == (None, [])
     # one keyword each for "age" and "animals": the topic listed first wins
-    assert assign_topic("Nadia is older than her dog.", templates)[0] == "age"
+    assert count_rule("Nadia is older than her dog.", templates)[0] == "age"
+
+
+def rule(**changes) -> TopicRule:
+    return load_topic_rule().model_copy(update=changes)
+
+
+def test_keyword_rule_weighs_keywords_the_question_sentence_and_the_longest_span():
+    templates, topic_rule = load_templates(), load_topic_rule()
+    topic, hits = assign_topic("Lena bakes 12 cookies and 3 cakes, then eats 2 cookies. How many cookies are left?", templates, topic_rule)
+    assert topic == "food" and hits == ["bakes", "cakes", "cookies", "cookies", "cookies", "eats"]
+    assert assign_topic("Nadia has 5 things. How many?", templates, topic_rule) == (None, [])
+    assert assign_topic("Nadia is older than her dog.", templates, topic_rule)[0] == "age"  # a tie: listed first
+    # "bought" and "cost" weigh less than the subject's own words: a purchase of cookies is about food
+    purchase = "Lena bought 3 cookies for $2. She paid with $5. How much did the cookies cost?"
+    assert count_rule(purchase, templates)[0] == "shopping" and assign_topic(purchase, templates, topic_rule)[0] == "food"
+    # "model trains" is one span: it is not the travel keyword "trains"
+    assert assign_topic("Max has 4 model trains. How many model trains does he have?", templates, topic_rule)[0] == "crafts"
+    # one keyword of each topic; the one in the question sentence counts question_weight times
+    text = "Lena has a dog. How many cookies does she have?"
+    assert assign_topic(text, templates, topic_rule)[0] == "food"
+    assert assign_topic(text, templates, rule(question_weight=1.0))[0] == "animals"
+
+
+def test_topic_rule_file_names_only_topics_and_keywords_it_has(tmp_path):
+    import json
+
+    from ctxrobust.builders.gsm_ic import lexicon
+
+    data = json.loads((lexicon.HERE / "topic_rule.json").read_text(encoding="utf-8"))
+    data["weights"]["food"]["no such keyword"] = 2
+    path = tmp_path / "topic_rule.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(ValueError, match="food: weights for keywords the topic lacks"):
+        lexicon.load_topic_rule.__wrapped__(path)
 
 
 def test_every_topic_has_off_topic_templates_and_every_default_base_its_own_in_topic_ones():
@@ -144,17 +178,27 @@ def test_paper_names_are_not_english_words_of_the_stop_list_and_census_names_are
     assert names("Charles has 4 boxes. He gives 1 away. How many boxes does he have?") == ["Charles"]
 
 
-def test_keyword_topic_rule_against_the_maintainers_sample_of_the_pool(store):
-    """The keyword rule (topics.py) gives problems without a reviewed entry their topic; reviewed.json's
-    topic_sample holds the maintainers' topics for 100 other pool problems (a uniform draw). The agreement
-    measured here is the figure README and card report (the target is 95%)."""
+def agreement(store, part: str) -> tuple[int, int]:
     from ctxrobust.sources import gsm8k
 
     questions = {gsm8k.base_id(r.line): r.question for r in gsm8k.read_pool(store.path(gsm8k.POOL))}
-    sample = load_reviewed().topic_sample
-    assert len(sample) == 100 and not set(sample) & set(load_reviewed().problems)
-    agree = sum(assign_topic(questions[k], load_templates())[0] == topic for k, topic in sample.items())
-    assert agree >= AGREEMENT
+    sample = getattr(load_reviewed(), part)
+    templates, topic_rule = load_templates(), load_topic_rule()
+    return sum(assign_topic(questions[k], templates, topic_rule)[0] == topic for k, topic in sample.items()), len(sample)
 
 
-AGREEMENT = 60  # measured agreement of the keyword rule with the maintainers' sample, in %, of 100
+def test_keyword_topic_rule_against_the_maintainers_samples_of_the_pool(store):
+    """The keyword rule (topics.py, topic_rule.json) gives problems without a reviewed entry their topic;
+    reviewed.json holds the maintainers' topics for uniform samples of other pool problems, a tuning part
+    (topic_sample) and a held-out part (topic_held_out) the rule was not tuned on. The agreements measured
+    here are the figures README, card and review.md report."""
+    reviewed = load_reviewed()
+    assert len(reviewed.topic_sample) == 290 and len(reviewed.topic_held_out) >= 100
+    assert not set(reviewed.topic_sample) & set(reviewed.topic_held_out)
+    assert not (set(reviewed.topic_sample) | set(reviewed.topic_held_out)) & set(reviewed.problems)
+    tuning, held_out = agreement(store, "topic_sample"), agreement(store, "topic_held_out")
+    assert tuning[0] / tuning[1] >= TUNING and held_out[0] / held_out[1] >= HELD_OUT, (tuning, held_out)
+
+
+TUNING = 0.90  # 261 of 290
+HELD_OUT = 0.70  # 78 of 110; the target, 0.95, is not met
