@@ -288,7 +288,9 @@ def check_english(raw: str, names: set[str], referent: bool = False) -> None:
         raise Excluded("question_junk", f"question {raw!r} has the word {rare[0]!r}, not English (wordfreq) and no known name")
 
 
-RELATIVE_TIME = re.compile(r"\b(this|last|next) (year|season|week|month|time around)\b|\bcurrently\b|\bso far\b|\bto date\b|\bnowadays\b")
+RELATIVE_TIME = re.compile(
+    r"\b(this|last|next) (year|season|week|month|time around)\b|\bthis\b|\bnew\b|\bcurrently\b|\bso far\b|\bto date\b|\bnowadays\b"
+)
 FUTURE = re.compile(r"\b(next|upcoming|will|going to)\b")
 
 
@@ -561,3 +563,58 @@ def name_referent(question: str, place: str) -> str:
             out.append(word)
     text = " ".join(out)
     return text[:1].upper() + text[1:]
+
+
+# --- questions that leave their scope unstated (criterion 2 "explicit scopes") ---------------------
+
+AS_OF = re.compile(r"\s+as of [A-Z][a-z]+ \d{1,2}, \d{4}\?$|\s+as of \d{4}\?$")
+YEAR = re.compile(r"\b(1[89]\d\d|20\d\d)\b")
+ONE_OFF_EVENT = re.compile(r"\b(won|win|wins|hosted|host|hosts|beat|beats|played|sang|sings|scored|held)\b")
+EVENT_ANCHOR = re.compile(
+    r"\b(last|latest|most|recent|recently|first|ever|all|record|records|current|currently|reigning|defending|next|has|have|times|many|so far)\b"
+)
+UNSTATED_CONDITION = (
+    (re.compile(r"\b(ban|banned)\b"), "a ban without saying which (smoking bans differ by venue and year)"),
+    (
+        re.compile(r"\bmedals?\b(?!.*\b(olympics|olympic games|commonwealth games|asian games|championships?)\b)"),
+        "medals without naming the games",
+    ),
+)
+NEXT_EVENT = re.compile(r"^(when is|when are|when will|when does|when do)\b|\belection\b")
+OFFICE_IN_YEAR = re.compile(
+    r"\b(president|prime minister|king|queen|governor|governor general|chancellor|premier|mayor|pope|emperor|ruler|leader)\b.*\bin (1[5-9]\d\d|20\d\d)\b"
+)
+BARE_VERB = re.compile(r"^(who|what|which team|which country) (win|come|become|go|have|lead)\b")
+
+
+def unscoped(question: str, dimension: str) -> tuple[str, str] | None:
+    """(reason, detail) for a question whose answer depends on a time or condition it does not state
+    (criterion 2): a time question that names its own year besides the as-of date ('how many medals did
+    Poland win in 2014'), a one-off event asked as of a date without 'last' ('who won at Silverstone'),
+    or an event or rule it does not identify ('when did the smoking ban come into effect'); else None."""
+    text = AS_OF.sub("", question.strip()).lower()
+    if dimension == "time":
+        year = YEAR.search(text)
+        if year:
+            return "year_in_question", f"question {question!r} names the year {year.group(0)} besides its as-of date"
+        event = ONE_OFF_EVENT.search(text)
+        if event and not EVENT_ANCHOR.search(text):
+            return (
+                "unscoped_event",
+                f"question {question!r} asks who {event.group(0)} without 'last' or 'first': which occurrence is unstated",
+            )
+    else:
+        if NEXT_EVENT.search(text) and not YEAR.search(text):
+            return "unstated_time", f"question {question!r} asks for an event whose date depends on when it is asked"
+        office = OFFICE_IN_YEAR.search(text)
+        if office:
+            return (
+                "scope_imprecise",
+                f"question {question!r} asks who held an office in {office.group(2)}, which can change within the year",
+            )
+    if BARE_VERB.search(text):
+        return "question_form", f"question {question!r} is not grammatical (a bare verb after the wh-word)"
+    for pattern, what in UNSTATED_CONDITION:
+        if pattern.search(text):
+            return "unstated_condition", f"question {question!r} asks about {what}"
+    return None
