@@ -198,6 +198,7 @@ def fred_pair_problems(item: dict, max_gap_years: int, first_year: int, last_yea
 # --- natural, explicit and precise items (Appendix A.1; B.1 criteria 2, 4, 5, 6) ---------------
 
 INVERTED = re.compile(r"^(\d[\d,.]*|[A-Z][a-z]+ \d{1,2}, \d{4}|\d{1,2} [A-Z][a-z]+ \d{4}) (did|does|do|was|were|is|are)\b")
+ASKED_NOUN = re.compile(r"^(what|which) ((?:[a-z]+ ){0,2}?[a-z]+) (is|are|was|were)\b")  # 'what ethnic community is'
 QUOTED_TEMPLATE = re.compile(r"the answer to the question\s+\"", re.IGNORECASE)
 ODD_SPACE = re.compile(r"[^\S ]|[\u00a0\u2000-\u200b\u202f\u205f\u3000]")  # any space but the plain one
 
@@ -220,6 +221,9 @@ def natural_text_problems(item: dict) -> list[str]:
         text = item["contexts"][name]["text"]
         if INVERTED.match(text):
             problems.append(f"context {name} {text!r} reads as a question (an answer before an inverted auxiliary)")
+    noun = ASKED_NOUN.match(item["question"].lower())
+    if item["source"] == "situatedqa" and noun and noun.group(2) not in item["contexts"]["G"]["text"].lower():
+        problems.append(f"context G {item['contexts']['G']['text']!r} drops {noun.group(2)!r}, the kind of answer the question asks for")
     for letter in SUBSTANTIVE:
         parts = [p.strip() for p in item["options"][letter].split(",") if p.strip()]
         if len(parts) > 2 and any(p[:1].isupper() for p in parts) and any(p[:1].islower() for p in parts):

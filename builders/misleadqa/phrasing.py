@@ -94,6 +94,7 @@ ACRONYMS = {
     w: w.upper()
     for w in (
         "nba",
+        "oic",
         "nfl",
         "mlb",
         "nhl",
@@ -365,7 +366,30 @@ def truecase(question: str, names: dict[str, str]) -> str:
         elif low in names and word == low:
             out[k] = names[low]
     text = " ".join(out)
+    for pattern, shown in PROPER_PHRASES:
+        text = pattern.sub(shown, text)
     return text[:1].upper() + text[1:]
+
+
+COMMON_WORD_ZIPF = 5.0  # words at least this frequent in English are not taken as names from an answer
+MONTHS = ("january", "february", "march", "april", "june", "july", "august", "september", "october", "november", "december")
+LANGUAGES = ("english", "french", "spanish", "german", "portuguese", "arabic", "hindi", "chinese", "russian", "italian", "dutch", "urdu")
+PROPER_PHRASES = tuple(
+    (re.compile(rf"\b{re.escape(low)}\b"), shown)
+    for low, shown in [
+        *((m, m.title()) for m in MONTHS),
+        *((lang, lang.title()) for lang in LANGUAGES),
+        ("united nations", "United Nations"),
+        ("european union", "European Union"),
+        ("commonwealth of nations", "Commonwealth of Nations"),
+        ("winter olympics", "Winter Olympics"),
+        ("summer olympics", "Summer Olympics"),
+        ("olympics", "Olympics"),
+        ("eurovision", "Eurovision"),
+        ("world cup", "World Cup"),
+        ("super bowl", "Super Bowl"),
+    ]
+)
 
 
 def _proper(word: str) -> bool:
@@ -380,7 +404,8 @@ def answer_names(answers: list[str]) -> dict[str, str]:
     for answer in answers:
         for word in _normal(answer).split(" "):
             bare = word.strip(".,()\"'")
-            if len(bare) > 2 and bare[:1].isupper() and bare.lower() not in ("the", "and", "of"):
+            common = zipf_frequency(bare.lower(), "en") >= COMMON_WORD_ZIPF  # 'City' of 'Mexico City' stays 'city'
+            if len(bare) > 2 and bare[:1].isupper() and bare.lower() not in ("the", "and", "of") and not common:
                 found.setdefault(bare.lower(), bare)
     return found
 
@@ -584,6 +609,8 @@ NEXT_EVENT = re.compile(r"^(when is|when are|when will|when does|when do)\b|\bel
 OFFICE_IN_YEAR = re.compile(
     r"\b(president|prime minister|king|queen|governor|governor general|chancellor|premier|mayor|pope|emperor|ruler|leader)\b.*\bin (1[5-9]\d\d|20\d\d)\b"
 )
+ONGOING = re.compile(r"\b(has|have) been\b|\binterim\b|\bacting\b")
+RULED = re.compile(r"^who (governed|ruled|led|reigned|was the (king|queen|ruler|leader|president|prime minister))\b")
 BARE_VERB = re.compile(r"^(who|what|which team|which country) (win|come|become|go|have|lead)\b")
 
 
@@ -606,6 +633,11 @@ def unscoped(question: str, dimension: str) -> tuple[str, str] | None:
     else:
         if NEXT_EVENT.search(text) and not YEAR.search(text):
             return "unstated_time", f"question {question!r} asks for an event whose date depends on when it is asked"
+        if not YEAR.search(text):
+            event = None if EVENT_ANCHOR.search(text) else ONE_OFF_EVENT.search(text)
+            ongoing = ONGOING.search(text) or event or RULED.search(text)
+            if ongoing:
+                return "unstated_time", f"question {question!r} asks what holds at some time ({ongoing.group(0)!r}) but names none"
         office = OFFICE_IN_YEAR.search(text)
         if office:
             return (

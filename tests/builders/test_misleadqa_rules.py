@@ -216,6 +216,9 @@ def test_a_time_fact_is_used_once_whatever_its_as_of_date(tmp_path):
         ("Who was the president in 1974 in the United States?", "location", "scope_imprecise"),
         ("When is the election for governor in Utah?", "location", "unstated_time"),
         ("Who win the election of 2018 in Pakistan?", "location", "question_form"),
+        ("Who has been appointed as the interim prime minister in Malaysia?", "location", "unstated_time"),
+        ("Who governed the kingdom in the United Kingdom?", "location", "unstated_time"),
+        ("Who won the primary for governor in Massachusetts?", "location", "unstated_time"),
     ],
 )
 def test_questions_that_leave_their_scope_unstated_are_named(question, dimension, reason):
@@ -384,3 +387,22 @@ def test_a_build_from_a_project_written_situatedqa_folder_validates(tmp_path, st
 def test_a_situatedqa_folder_without_qa_data_files_is_one_error(tmp_path):
     with pytest.raises(CtxRobustError, match="holds no temp"):
         situatedqa.folder_files(tmp_path)
+
+
+def test_natural_text_reports_a_restatement_that_drops_the_kind_of_answer_asked_for(time_item):
+    item = copy.deepcopy(time_item)
+    item["question"] = "What ethnic community is the smallest in Mexico?"
+    item["contexts"]["G"]["text"] = "In Mexico, Muslim is the smallest."
+    assert any("drops 'ethnic community'" in p for p in problems(item, "natural_text"))
+
+
+def test_names_months_and_institutions_are_capitalised_and_shouted_places_are_not():
+    from ctxrobust.builders.misleadqa.scopes import display_location
+
+    names = phrasing.answer_names(["Mexico City", "Tokyo"])
+    assert phrasing.truecase("what is the most populous city", names) == "What is the most populous city"
+    assert (
+        phrasing.truecase("who was elected in january 2006 to the european union", {})
+        == "Who was elected in January 2006 to the European Union"
+    )
+    assert display_location("IRAN") == "Iran" and display_location("us") == "the US"
