@@ -354,11 +354,15 @@ def departures(notes: dict) -> dict[str, str]:
         "situatedqa_contexts": "G and S restate the fact by rule (phrasing.restate: the question turned into a statement, the scope "
         "first); the paper's restatements were written with model assistance.",
         "situatedqa_question_types": "the cap of twenty items per question type is not applied: the qa_data files carry no question-type labels.",
+        "situatedqa_distractors": "distractors are only answers of contexts of the same question or of questions with the same "
+        "scope-free text; the qa_data holds few such answers (most time questions have two), so fewer SituatedQA candidates "
+        "have two valid distractors than the paper's 200 per group (see groups.*.shortfall).",
         "screening": "candidates.jsonl is the pool screening reads (`ctxrobust prompts --prompt screen`, `ctxrobust screen`); "
         + (
             "no screening model judged this pool; the project's maintainers read every SituatedQA candidate against the six "
             "criteria and their decisions (the adjudication file) set release membership, so groups are thinned by review "
-            "(paper: 183 SituatedQA time and 184 location items)."
+            "(paper: 183 SituatedQA time and 184 location items); a SituatedQA candidate the file has no decision for is "
+            "excluded as unreviewed (build_notes.screening.unreviewed)."
             if notes.get("screening", {}).get("reviewed")
             else "this build was not adjudicated: its items were not reviewed by a person, only by the rule-based checks."
         ),
