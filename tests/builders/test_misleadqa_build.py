@@ -190,6 +190,7 @@ def test_departures_from_the_paper_are_recorded(built):
         "situatedqa_answers",
         "situatedqa_contexts",
         "situatedqa_question_types",
+        "situatedqa_distractors",
         "screening",
         "dependency_groups",
     }
