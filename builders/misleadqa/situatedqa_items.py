@@ -23,6 +23,7 @@ in one dependency group (Appendix A.1 "Candidate selection", A.4).
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import re
 from collections import defaultdict
 from itertools import combinations
@@ -33,7 +34,7 @@ from ctxrobust.builders.misleadqa.distractors import Pool, with_distractors
 from ctxrobust.builders.misleadqa.fred_items import MONTH_NAMES
 from ctxrobust.builders.misleadqa.gazetteer import lookup, resolve
 from ctxrobust.builders.misleadqa.groups import components
-from ctxrobust.builders.misleadqa.normalise import answer_key, content_tokens, entity_clash, same_answer, tokens, unit_of
+from ctxrobust.builders.misleadqa.normalise import STOP_WORDS, answer_key, content_tokens, entity_clash, same_answer, tokens, unit_of
 from ctxrobust.builders.misleadqa.phrasing import (
     answer_names,
     check_english,
@@ -112,7 +113,7 @@ class SituatedQAPool:
                     continue
                 answer = record.answers[0]
                 seen.add(answer_key(answer))
-                self.by_relation[(question_type(record, answer), self.relations[upstream_id])].append(
+                self.by_relation[question_type(record, answer)].append(
                     Distractor(
                         text=clean_text(answer),
                         provenance=record.answer_provenance(answer),
@@ -170,6 +171,7 @@ def fact_key(pool: SituatedQAPool, record: SituatedQARecord) -> str:
     return f"{record.dimension}:{relation}@{canonical_scope(record)}"
 
 
+@functools.cache
 def relation_text(question: str) -> tuple[str, ...]:
     """The question's scope-free text: its words in order (lower-cased, without articles) less years and
     'as of' dates, so 'most goals this world cup' and 'most goals in world cup all time' differ."""
@@ -177,12 +179,30 @@ def relation_text(question: str) -> tuple[str, ...]:
 
 
 YEAR_TOKEN = re.compile(r"1[5-9]\d\d|20\d\d")
+RELATION_MIN_SIMILARITY = 0.5  # content-word Jaccard of two questions asking one relation
+# words that tell relations apart however similar the rest: gender, league, competition, record type
+GUARD_WORDS = frozenset(
+    "women womens woman men mens man female male girls boys nba nfl mlb nhl wnba ncaa college world series cup "
+    "super bowl olympics olympic winter summer season game career all time ever first last most least".split()
+)
+
+
+@functools.cache
+def relation_words(question: str) -> frozenset[str]:
+    return frozenset(w.removesuffix("'s").removesuffix("’s") for w in relation_text(question)) - STOP_WORDS
 
 
 def same_relation(question: str, other: str) -> bool:
-    """Two upstream questions ask one relation (Appendix A.1 "Distractors"): the same scope-free text
-    (`relation_text`), so no other domain, league, gender or record type."""
-    return relation_text(question) == relation_text(other)
+    """Two upstream questions ask one relation (Appendix A.1 "Distractors": other questions only when
+    they ask the same relation): the same scope-free text (`relation_text`), or content words that
+    overlap by RELATION_MIN_SIMILARITY with no guard word (gender, league, competition, record type)
+    on one side only. Reviewers judge what this lets through (criterion 6)."""
+    if relation_text(question) == relation_text(other):
+        return True
+    a, b = relation_words(question), relation_words(other)
+    if (a ^ b) & GUARD_WORDS:
+        return False
+    return len(a & b) / max(1, len(a | b)) >= RELATION_MIN_SIMILARITY
 
 
 def _comparable_magnitude(gold: str, other: str) -> bool:
@@ -429,7 +449,7 @@ def build(
 def _same_relation(pool: SituatedQAPool, t: SituatedQARecord, gold: str) -> list[Distractor]:
     """Answers of other upstream questions asking the same relation (`same_relation`) with answers of
     the gold's type, in source order (`choose` draws from them at random under the item's seed)."""
-    found = pool.by_relation.get((question_type(t, gold), pool.relations[t.upstream_id]), [])
+    found = pool.by_relation.get(question_type(t, gold), [])
     return [
         d
         for d in found

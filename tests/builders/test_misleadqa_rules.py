@@ -188,11 +188,27 @@ def test_distractors_come_from_the_same_relation_only(tmp_path):
         temp(93, "May 3, 1990", "Jo Lamb", "Who was the mayor of the  harbour town"),
     ]
     candidate = build(tmp_path, rows, 1, 2)
-    # never any_answer entries, never the 'ever' or the women's relation: only the same scope-free text
+    # never any_answer entries, never the 'ever' or the women's relation: only the same relation
     assert sorted(d.text for d in candidate.distractors) == ["Ida Kent", "Jo Lamb"]
     assert all(d.provenance.field == "answer" for d in candidate.distractors)
     with pytest.raises(Excluded, match="too_few_distractors"):
         build(tmp_path, rows[:6], 1, 2)
+
+
+def test_same_relation_allows_rewordings_but_not_another_gender_league_or_record():
+    from ctxrobust.builders.misleadqa.situatedqa_items import same_relation
+
+    base = "who was the mayor of the harbour town"
+    assert same_relation(base, "Who was the mayor of the  harbour town in 1990")
+    assert same_relation(base, "who served as mayor of the harbour town")
+    for other in (
+        "who was the women's mayor of the harbour town",
+        "who was the mayor of the harbour town ever",
+        "who was the first mayor of the harbour town",
+        "who was the mayor of the river city",
+    ):
+        assert not same_relation(base, other), other
+    assert not same_relation("who has the most points in the nba", "who has the most points in the nfl")
 
 
 def test_a_time_fact_is_used_once_whatever_its_as_of_date(tmp_path):
