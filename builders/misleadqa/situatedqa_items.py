@@ -179,24 +179,31 @@ def relation_text(question: str) -> tuple[str, ...]:
 
 
 YEAR_TOKEN = re.compile(r"1[5-9]\d\d|20\d\d")
-RELATION_MIN_SIMILARITY = 0.5  # content-word Jaccard of two questions asking one relation
-# words that tell relations apart however similar the rest: gender, league, competition, record type
+RELATION_MIN_SIMILARITY = 0.5  # content-word Jaccard of two wordings of one relation
+# words that tell relations apart however similar the rest: gender, league, sport, competition, record
+# type, rank of an office (kept in `relation_words` even where STOP_WORDS lists them)
 GUARD_WORDS = frozenset(
     "women womens woman men mens man female male girls boys nba nfl mlb nhl wnba ncaa college world series cup "
-    "super bowl olympics olympic winter summer season game career all time ever first last most least".split()
+    "super bowl olympics olympic winter summer season game career all time ever first last most least "
+    "football hurling camogie basketball baseball soccer hockey rugby cricket tennis golf volleyball softball "
+    "air army navy defence defense deputy vice assistant junior senior".split()
 )
 
 
 @functools.cache
 def relation_words(question: str) -> frozenset[str]:
-    return frozenset(w.removesuffix("'s").removesuffix("’s") for w in relation_text(question)) - STOP_WORDS
+    """The scope-free text's content words, possessives folded ('town's' -> 'town')."""
+    words = {w.removesuffix("'s").removesuffix("’s") for w in relation_text(question)}
+    return frozenset(w for w in words if w not in STOP_WORDS or w in GUARD_WORDS)
 
 
 def same_relation(question: str, other: str) -> bool:
     """Two upstream questions ask one relation (Appendix A.1 "Distractors": other questions only when
     they ask the same relation): the same scope-free text (`relation_text`), or content words that
-    overlap by RELATION_MIN_SIMILARITY with no guard word (gender, league, competition, record type)
-    on one side only. Reviewers judge what this lets through (criterion 6)."""
+    overlap by RELATION_MIN_SIMILARITY where no word of one side only is a guard word (football /
+    hurling, air / defence staff, women's). A swapped subject (Auburn / Radford in March Madness,
+    England / Brazil in the World Cup) keeps the relation; reviewers judge what it lets through
+    (criterion 6)."""
     if relation_text(question) == relation_text(other):
         return True
     a, b = relation_words(question), relation_words(other)
