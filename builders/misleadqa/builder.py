@@ -354,9 +354,9 @@ def departures(notes: dict) -> dict[str, str]:
         "situatedqa_contexts": "G and S restate the fact by rule (phrasing.restate: the question turned into a statement, the scope "
         "first); the paper's restatements were written with model assistance.",
         "situatedqa_question_types": "the cap of twenty items per question type is not applied: the qa_data files carry no question-type labels.",
-        "situatedqa_distractors": "distractors are only answers of contexts of the same question or of questions with the same "
-        "scope-free text; the qa_data holds few such answers (most time questions have two), so fewer SituatedQA candidates "
-        "have two valid distractors than the paper's 200 per group (see groups.*.shortfall).",
+        "situatedqa_distractors": "distractors are only answers of contexts of the same question or of questions asking the same "
+        "relation (situatedqa_items.same_relation); the qa_data holds few such answers (most time questions have two), so fewer "
+        "SituatedQA candidates have two valid distractors than the paper's 200 per group (see groups.*.shortfall).",
         "screening": "candidates.jsonl is the pool screening reads (`ctxrobust prompts --prompt screen`, `ctxrobust screen`); "
         + (
             "no screening model judged this pool; the project's maintainers read every SituatedQA candidate against the six "

@@ -9,7 +9,7 @@ Chile?"); G and S state the answer with the scope explicit (fixed templates).
 Distractors are answers (never `any_answer` entries, which may hold at the
 target scope) of the question's other contexts, else of other questions
 asking the same relation: the same wh-word and answer type and the same
-scope-free text (`relation_text`), so never another domain, league or gender.
+relation (`same_relation`), so never another sport, office, league or gender.
 At most two items per upstream question in each scope dimension; a time
 target fact (the relation and its answer, 'Galway last won in 1988') is used
 once however many as-of dates give it.
