@@ -62,10 +62,17 @@ def _fact_key(item: dict, scope: dict) -> tuple:
 
 @check(DATASET, "repeated_targets")
 def check_repeated_targets(release) -> Iterable[Failure]:
-    """No repeated target facts and no reversed fact pairs (Appendix A.1 "Candidate selection")."""
+    """No repeated target facts and no reversed fact pairs (Appendix A.1 "Candidate selection"); a
+    SituatedQA time fact is its question and answer, whatever the as-of date."""
     targets: dict[tuple, str] = {}
     pairs: dict[tuple, str] = {}
+    answered: dict[tuple, str] = {}
     for name, item in _items(release):
+        if item["source"] == "situatedqa" and item["scope_dimension"] == "time":
+            fact = (item["cluster_id"], answer_key(item["options"][item["gold"]]))
+            if fact in answered:
+                yield Failure(name, item["id"], f"repeats the target fact (question and answer) of item {answered[fact]}")
+            answered.setdefault(fact, item["id"])
         target, alt = _fact_key(item, item["target_scope"]), _fact_key(item, item["alt_scope"])
         if target in targets:
             yield Failure(name, item["id"], f"repeats the target fact of item {targets[target]}")
@@ -332,6 +339,58 @@ def check_provenance(release) -> Iterable[Failure]:
                 problems = [f"{role}: {snapshot} could not be re-read ({type(exc).__name__}: {exc})"]
             for message in problems:
                 yield Failure(name, item["id"], message)
+
+
+def _pool_items(release) -> Iterable[tuple[str, dict]]:
+    """Released items, then the candidate pool (candidates.jsonl) reviewers read."""
+    yield from _items(release)
+    if any(entry["name"] == CANDIDATES for entry in release.files):
+        for row in release.rows(CANDIDATES):
+            yield CANDIDATES, row
+
+
+CANDIDATES = "candidates.jsonl"
+
+
+def distractor_relation_problems(reader: _SourceReader, item: dict) -> list[str]:
+    """SituatedQA distractors (Appendix A.1 "Distractors"): each an `answer` of a context (never an
+    `any_answer` entry), of the item's own upstream question or of one asking the same relation (same
+    wh-word and scope-free form), and not an answer the target context itself gives."""
+    from ctxrobust.builders.misleadqa.situatedqa_items import same_relation
+
+    g = item["provenance"]["G"]
+    target = json.loads(reader.line(reader.path(g["snapshot"]), g["line"] or 0) or "{}")
+    problems = []
+    for number, prov in enumerate(item["provenance"]["distractors"]):
+        if prov.get("field") != "answer":
+            problems.append(f"distractor {number} ({prov['value']!r}) comes from {prov.get('field')!r}, not an answer of a context")
+            continue
+        row = json.loads(reader.line(reader.path(prov["snapshot"]), prov["line"] or 0) or "{}")
+        if prov["upstream_id"] != g["upstream_id"] and not same_relation(str(target.get("question", "")), str(row.get("question", ""))):
+            problems.append(
+                f"distractor {number} ({prov['value']!r}) answers {row.get('question')!r}, another relation than {target.get('question')!r}"
+            )
+        if answer_key(prov["value"]) in {answer_key(clean_text(a)) for a in target.get("answer", [])}:
+            problems.append(f"distractor {number} ({prov['value']!r}) is an answer of the target context itself")
+    return problems
+
+
+@check(DATASET, "distractor_relation")
+def check_distractor_relation(release) -> Iterable[Failure]:
+    store = getattr(release, "store", None)
+    if store is None:
+        yield Failure(None, None, "distractor_relation needs the SituatedQA snapshots: set SOURCES_MIRROR and validate again")
+        return
+    reader = _SourceReader(store, release.config_as(MisleadQAConfig).situatedqa_dir)
+    for name, item in _pool_items(release):
+        if item["source"] != "situatedqa":
+            continue
+        try:
+            problems = distractor_relation_problems(reader, item)
+        except Exception as exc:  # a snapshot that cannot be read is a failure, named
+            problems = [f"sources could not be re-read ({type(exc).__name__}: {exc})"]
+        for message in problems:
+            yield Failure(name, item["id"], message)
 
 
 def _user_problems(release, readers: dict, source: str, role: str, prov: dict, value: str) -> list[str]:

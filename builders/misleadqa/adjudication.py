@@ -5,7 +5,9 @@ An adjudication file (JSON Lines or CSV) holds one row per reviewed candidate: `
 (retain | exclude | revise | verify), `criterion` (the screening criterion at issue, 1-6, or empty),
 `reason` and `reviewer`. A candidate whose decision is not `retain` leaves the release and is
 listed in exclusions.jsonl with its decision and reason; a candidate without a row was not flagged
-and stays. The file's sha256 is recorded in the manifest like any user source.
+and stays, except in the project's own file (DEFAULT), which decides every SituatedQA candidate: a
+SituatedQA candidate without a row there is excluded as `adjudication_unreviewed`. Rows naming ids
+that are not in the candidate pool are reported in the build notes (`ids_not_in_pool`). The file's sha256 is recorded in the manifest like any user source.
 """
 
 from __future__ import annotations
@@ -30,6 +32,9 @@ CRITERIA = {
     6: "distractor validity",
 }
 FIELDS = ("id", "decision", "criterion", "reason", "reviewer")
+# sources the project's own file (DEFAULT) decides in full: a candidate of these without a row there
+# was not read and is excluded as unreviewed (a user file keeps the paper's rule: no row, not flagged)
+FULLY_REVIEWED = frozenset({"situatedqa"})
 
 
 class Decision(BaseModel):

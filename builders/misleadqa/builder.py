@@ -23,6 +23,7 @@ from ctxrobust.canonical import sha256_file
 from ctxrobust.errors import CtxRobustError
 
 FRED_PREFIX = "fred/"
+DEFAULT_ADJUDICATION = "builders/misleadqa/review/adjudication.jsonl"
 SITUATEDQA_PREFIX = "situatedqa/"
 
 
@@ -155,7 +156,7 @@ class MisleadQABuilder(Builder):
         state, out = SelectionState(), {}
         for kind, dimension, n in (("temp", "time", cfg.situatedqa_time_n), ("geo", "location", cfg.situatedqa_location_n)):
             pool = situatedqa_items.SituatedQAPool(records[kind])
-            specs = situatedqa_items.specs(pool, cfg.seed, cfg.situatedqa_fallback_min_similarity)
+            specs = situatedqa_items.specs(pool, cfg.seed)
             out[("situatedqa", dimension)] = self._select(specs, n, cfg.situatedqa_per_question, state)
         return out
 
@@ -217,12 +218,13 @@ class MisleadQABuilder(Builder):
         path = adjudication.DEFAULT if value == "default" else Path(value)
         decisions = adjudication.read(path)
         notes["user_sources"]["adjudication"] = {
-            "file": path.name if value != "default" else "builders/misleadqa/review/adjudication.jsonl",
+            "file": path.name if value != "default" else DEFAULT_ADJUDICATION,
             "sha256": sha256_file(path),
         }
         by_decision: Counter = Counter()
         flagged = 0
         known = set()
+        unreviewed: list[str] = []
         for selected in selections.values():
             kept = []
             for candidate in selected.accepted:
@@ -231,6 +233,21 @@ class MisleadQABuilder(Builder):
                 if decision is not None:
                     flagged += 1
                     by_decision[decision.decision] += 1
+                elif value == "default" and candidate.source in adjudication.FULLY_REVIEWED:
+                    # the project's file decides every candidate of these sources: one without a row was not read
+                    unreviewed.append(candidate.id)
+                    exclusions.append(
+                        {
+                            "id": candidate.id,
+                            "source": candidate.source,
+                            "scope_dimension": candidate.scope_dimension,
+                            "cluster_id": candidate.cluster_id,
+                            "reason": "adjudication_unreviewed",
+                            "detail": f"no decision in {DEFAULT_ADJUDICATION}, which decides every {candidate.source} candidate; "
+                            "the candidate was not read, so it is not released",
+                        }
+                    )
+                    continue
                 if decision is None or decision.decision == "retain":
                     kept.append(candidate)
                     continue
@@ -245,15 +262,26 @@ class MisleadQABuilder(Builder):
                     }
                 )
             selected.accepted = kept
+        stale = sorted(set(decisions) - known)
         notes["screening"] = {
             "candidates": screened,
             "reviewed": True,
             "flagged": flagged,
-            "retained": screened - sum(n for d, n in by_decision.items() if d != "retain"),
-            "excluded": sum(n for d, n in by_decision.items() if d != "retain"),
+            "retained": screened - len(unreviewed) - sum(n for d, n in by_decision.items() if d != "retain"),
+            "excluded": len(unreviewed) + sum(n for d, n in by_decision.items() if d != "retain"),
             "decisions": dict(sorted(by_decision.items())),
-            "rows_for_other_candidates": len(set(decisions) - known),
+            "unreviewed": len(unreviewed),
+            "rows_for_other_candidates": len(stale),
+            "ids_not_in_pool": stale,
         }
+        if unreviewed or stale:
+            notes["screening"]["note"] = (
+                f"{len(unreviewed)} candidate(s) have no decision and are excluded as unreviewed; "
+                f"{len(stale)} decision(s) name ids that are not in this candidate pool (listed in ids_not_in_pool)"
+                if value == "default"
+                else f"{len(stale)} decision(s) name ids that are not in this candidate pool (listed in ids_not_in_pool); "
+                "candidates without a row count as not flagged and are retained"
+            )
 
     def _items(self, selections: dict[tuple[str, str], Selected]) -> tuple[list[dict], list[dict]]:
         """Final option assignment per source-scope group, then dependency groups (Appendix A.4, B.1)."""
@@ -326,11 +354,15 @@ def departures(notes: dict) -> dict[str, str]:
         "situatedqa_contexts": "G and S restate the fact by rule (phrasing.restate: the question turned into a statement, the scope "
         "first); the paper's restatements were written with model assistance.",
         "situatedqa_question_types": "the cap of twenty items per question type is not applied: the qa_data files carry no question-type labels.",
+        "situatedqa_distractors": "distractors are only answers of contexts of the same question or of questions asking the same "
+        "relation (situatedqa_items.same_relation); the qa_data holds few such answers (most time questions have two), so fewer "
+        "SituatedQA candidates have two valid distractors than the paper's 200 per group (see groups.*.shortfall).",
         "screening": "candidates.jsonl is the pool screening reads (`ctxrobust prompts --prompt screen`, `ctxrobust screen`); "
         + (
             "no screening model judged this pool; the project's maintainers read every SituatedQA candidate against the six "
             "criteria and their decisions (the adjudication file) set release membership, so groups are thinned by review "
-            "(paper: 183 SituatedQA time and 184 location items)."
+            "(paper: 183 SituatedQA time and 184 location items); a SituatedQA candidate the file has no decision for is "
+            "excluded as unreviewed (build_notes.screening.unreviewed)."
             if notes.get("screening", {}).get("reviewed")
             else "this build was not adjudicated: its items were not reviewed by a person, only by the rule-based checks."
         ),

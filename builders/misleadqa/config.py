@@ -21,8 +21,6 @@ class MisleadQAConfig(BuildConfig):
     # caps per cluster (Appendix A.1 "Candidate selection")
     fred_per_jurisdiction: int = Field(6, ge=1)
     situatedqa_per_question: int = Field(2, ge=1)
-    # SituatedQA distractors from other questions: minimum content-word Jaccard between their scope-free forms
-    situatedqa_fallback_min_similarity: float = Field(0.5, ge=0.0, le=1.0)
     ambigdocs_per_question: int = Field(1, ge=1)
     condambigqa_per_question: int = Field(3, ge=1)
     # FRED fact pairs (Appendix A.1 "Fact pairs", "Sources")

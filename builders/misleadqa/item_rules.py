@@ -14,7 +14,7 @@ from typing import Callable
 
 from ctxrobust.builders.misleadqa.config import MisleadQAConfig
 from ctxrobust.builders.misleadqa.normalise import answer_key, content_tokens, entity_clash, mentions, unit_of, word_count
-from ctxrobust.builders.misleadqa.phrasing import FIRST_PERSON, JUNK, future_question, past_question, unstated_time
+from ctxrobust.builders.misleadqa.phrasing import FIRST_PERSON, JUNK, future_question, past_question, unscoped, unstated_time
 from ctxrobust.builders.misleadqa.scopes import scopes_overlap, time_interval
 from ctxrobust.builders.misleadqa.substitution import ReplayError, replay
 
@@ -197,6 +197,8 @@ def fred_pair_problems(item: dict, max_gap_years: int, first_year: int, last_yea
 
 # --- natural, explicit and precise items (Appendix A.1; B.1 criteria 2, 4, 5, 6) ---------------
 
+INVERTED = re.compile(r"^(\d[\d,.]*|[A-Z][a-z]+ \d{1,2}, \d{4}|\d{1,2} [A-Z][a-z]+ \d{4}) (did|does|do|was|were|is|are)\b")
+ASKED_NOUN = re.compile(r"^(what|which) ((?:[a-z]+ ){0,2}?[a-z]+) (is|are|was|were)\b")  # 'what ethnic community is'
 QUOTED_TEMPLATE = re.compile(r"the answer to the question\s+\"", re.IGNORECASE)
 ODD_SPACE = re.compile(r"[^\S ]|[\u00a0\u2000-\u200b\u202f\u205f\u3000]")  # any space but the plain one
 
@@ -215,6 +217,17 @@ def natural_text_problems(item: dict) -> list[str]:
             problems.append(f"{where} uses the quoted-question template ('the answer to the question \"...')")
         if ODD_SPACE.search(text):
             problems.append(f"{where} {text!r} holds a non-breaking or other non-plain space")
+    for name in ("G", "S"):
+        text = item["contexts"][name]["text"]
+        if INVERTED.match(text):
+            problems.append(f"context {name} {text!r} reads as a question (an answer before an inverted auxiliary)")
+    noun = ASKED_NOUN.match(item["question"].lower())
+    if item["source"] == "situatedqa" and noun and noun.group(2) not in item["contexts"]["G"]["text"].lower():
+        problems.append(f"context G {item['contexts']['G']['text']!r} drops {noun.group(2)!r}, the kind of answer the question asks for")
+    for letter in SUBSTANTIVE:
+        parts = [p.strip() for p in item["options"][letter].split(",") if p.strip()]
+        if len(parts) > 2 and any(p[:1].isupper() for p in parts) and any(p[:1].islower() for p in parts):
+            problems.append(f"option {letter} {item['options'][letter]!r} lists names in mixed case")
     question = item["question"]
     if not question[:1].isupper() or question.count("?") != 1 or not question.endswith(("?", ".")):
         problems.append(f"question {question!r} must start with a capital letter and hold exactly one question mark")
@@ -268,6 +281,15 @@ def scope_precision_problems(item: dict) -> list[str]:
     return problems
 
 
+def scope_stated_problems(item: dict) -> list[str]:
+    """A SituatedQA question states everything its answer depends on (criterion 2): no year of its own
+    besides the as-of date, no one-off event without 'last' or 'first', no unidentified ban or games."""
+    if item["source"] != "situatedqa":
+        return []
+    found = unscoped(item["question"], item["scope_dimension"])
+    return [] if found is None else [f"{found[0]}: {found[1]}"]
+
+
 def unit_problems(item: dict) -> list[str]:
     """Gold, lure and distractors are in one unit (Appendix A.1: comparable type and precision)."""
     gold = unit_of(item["options"][item["gold"]])
@@ -306,6 +328,7 @@ def item_checks(cfg: MisleadQAConfig) -> dict[str, Callable[[dict], list[str]]]:
         "comparability": lambda item: comparability_problems(item, cfg.comparability_max_ratio, cfg.comparability_max_diff),
         "natural_text": natural_text_problems,
         "scope_precision": scope_precision_problems,
+        "scope_stated": scope_stated_problems,
         "units": unit_problems,
         "fred_cents": fred_cents_problems,
     }

@@ -94,6 +94,7 @@ ACRONYMS = {
     w: w.upper()
     for w in (
         "nba",
+        "oic",
         "nfl",
         "mlb",
         "nhl",
@@ -288,7 +289,9 @@ def check_english(raw: str, names: set[str], referent: bool = False) -> None:
         raise Excluded("question_junk", f"question {raw!r} has the word {rare[0]!r}, not English (wordfreq) and no known name")
 
 
-RELATIVE_TIME = re.compile(r"\b(this|last|next) (year|season|week|month|time around)\b|\bcurrently\b|\bso far\b|\bto date\b|\bnowadays\b")
+RELATIVE_TIME = re.compile(
+    r"\b(this|last|next) (year|season|week|month|time around)\b|\bthis\b|\bnew\b|\bcurrently\b|\bso far\b|\bto date\b|\bnowadays\b"
+)
 FUTURE = re.compile(r"\b(next|upcoming|will|going to)\b")
 
 
@@ -363,7 +366,30 @@ def truecase(question: str, names: dict[str, str]) -> str:
         elif low in names and word == low:
             out[k] = names[low]
     text = " ".join(out)
+    for pattern, shown in PROPER_PHRASES:
+        text = pattern.sub(shown, text)
     return text[:1].upper() + text[1:]
+
+
+COMMON_WORD_ZIPF = 5.0  # words at least this frequent in English are not taken as names from an answer
+MONTHS = ("january", "february", "march", "april", "june", "july", "august", "september", "october", "november", "december")
+LANGUAGES = ("english", "french", "spanish", "german", "portuguese", "arabic", "hindi", "chinese", "russian", "italian", "dutch", "urdu")
+PROPER_PHRASES = tuple(
+    (re.compile(rf"\b{re.escape(low)}\b"), shown)
+    for low, shown in [
+        *((m, m.title()) for m in MONTHS),
+        *((lang, lang.title()) for lang in LANGUAGES),
+        ("united nations", "United Nations"),
+        ("european union", "European Union"),
+        ("commonwealth of nations", "Commonwealth of Nations"),
+        ("winter olympics", "Winter Olympics"),
+        ("summer olympics", "Summer Olympics"),
+        ("olympics", "Olympics"),
+        ("eurovision", "Eurovision"),
+        ("world cup", "World Cup"),
+        ("super bowl", "Super Bowl"),
+    ]
+)
 
 
 def _proper(word: str) -> bool:
@@ -378,7 +404,8 @@ def answer_names(answers: list[str]) -> dict[str, str]:
     for answer in answers:
         for word in _normal(answer).split(" "):
             bare = word.strip(".,()\"'")
-            if len(bare) > 2 and bare[:1].isupper() and bare.lower() not in ("the", "and", "of"):
+            common = zipf_frequency(bare.lower(), "en") >= COMMON_WORD_ZIPF  # 'City' of 'Mexico City' stays 'city'
+            if len(bare) > 2 and bare[:1].isupper() and bare.lower() not in ("the", "and", "of") and not common:
                 found.setdefault(bare.lower(), bare)
     return found
 
@@ -561,3 +588,65 @@ def name_referent(question: str, place: str) -> str:
             out.append(word)
     text = " ".join(out)
     return text[:1].upper() + text[1:]
+
+
+# --- questions that leave their scope unstated (criterion 2 "explicit scopes") ---------------------
+
+AS_OF = re.compile(r"\s+as of [A-Z][a-z]+ \d{1,2}, \d{4}\?$|\s+as of \d{4}\?$")
+YEAR = re.compile(r"\b(1[89]\d\d|20\d\d)\b")
+ONE_OFF_EVENT = re.compile(r"\b(won|win|wins|hosted|host|hosts|beat|beats|played|sang|sings|scored|held)\b")
+EVENT_ANCHOR = re.compile(
+    r"\b(last|latest|most|recent|recently|first|ever|all|record|records|current|currently|reigning|defending|next|has|have|times|many|so far)\b"
+)
+UNSTATED_CONDITION = (
+    (re.compile(r"\b(ban|banned)\b"), "a ban without saying which (smoking bans differ by venue and year)"),
+    (
+        re.compile(r"\bmedals?\b(?!.*\b(olympics|olympic games|commonwealth games|asian games|championships?)\b)"),
+        "medals without naming the games",
+    ),
+)
+NEXT_EVENT = re.compile(r"^(when is|when are|when will|when does|when do)\b|\belection\b")
+OFFICE_IN_YEAR = re.compile(
+    r"\b(president|prime minister|king|queen|governor|governor general|chancellor|premier|mayor|pope|emperor|ruler|leader)\b.*\bin (1[5-9]\d\d|20\d\d)\b"
+)
+ONGOING = re.compile(r"\b(has|have) been\b|\binterim\b|\bacting\b")
+RULED = re.compile(r"^who (governed|ruled|led|reigned|was the (king|queen|ruler|leader|president|prime minister))\b")
+BARE_VERB = re.compile(r"^(who|what|which team|which country) (win|come|become|go|have|lead)\b")
+
+
+def unscoped(question: str, dimension: str) -> tuple[str, str] | None:
+    """(reason, detail) for a question whose answer depends on a time or condition it does not state
+    (criterion 2): a time question that names its own year besides the as-of date ('how many medals did
+    Poland win in 2014'), a one-off event asked as of a date without 'last' ('who won at Silverstone'),
+    or an event or rule it does not identify ('when did the smoking ban come into effect'); else None."""
+    text = AS_OF.sub("", question.strip()).lower()
+    if dimension == "time":
+        year = YEAR.search(text)
+        if year:
+            return "year_in_question", f"question {question!r} names the year {year.group(0)} besides its as-of date"
+        event = ONE_OFF_EVENT.search(text)
+        if event and not EVENT_ANCHOR.search(text):
+            return (
+                "unscoped_event",
+                f"question {question!r} asks who {event.group(0)} without 'last' or 'first': which occurrence is unstated",
+            )
+    else:
+        if NEXT_EVENT.search(text) and not YEAR.search(text):
+            return "unstated_time", f"question {question!r} asks for an event whose date depends on when it is asked"
+        if not YEAR.search(text):
+            event = None if EVENT_ANCHOR.search(text) else ONE_OFF_EVENT.search(text)
+            ongoing = ONGOING.search(text) or event or RULED.search(text)
+            if ongoing:
+                return "unstated_time", f"question {question!r} asks what holds at some time ({ongoing.group(0)!r}) but names none"
+        office = OFFICE_IN_YEAR.search(text)
+        if office:
+            return (
+                "scope_imprecise",
+                f"question {question!r} asks who held an office in {office.group(2)}, which can change within the year",
+            )
+    if BARE_VERB.search(text):
+        return "question_form", f"question {question!r} is not grammatical (a bare verb after the wh-word)"
+    for pattern, what in UNSTATED_CONDITION:
+        if pattern.search(text):
+            return "unstated_condition", f"question {question!r} asks about {what}"
+    return None

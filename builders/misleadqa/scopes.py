@@ -84,11 +84,15 @@ def display_location(text: str) -> str:
     for position, word in enumerate(words):
         folded = word.lower()
         state_after_city = position == last > 0 and folded in gaz["us_state_abbreviations"]  # 'NC' in 'Charlotte NC'
-        alone = last == 0 and len(folded) <= 4 and (folded in gaz["aliases"] or folded in gaz["us_state_abbreviations"])  # 'US', 'VA'
+        alone = (
+            last == 0 and len(folded) <= 3 and (folded in gaz["aliases"] or folded in gaz["us_state_abbreviations"])
+        )  # 'US', 'VA', not 'IRAN'
         if state_after_city or alone:
             shown.append(word.upper())
         elif folded in _LOWER_WORDS and position > 0:
             shown.append(folded)
+        elif word.isupper() and len(word) > 3:  # 'IRAN' as the source shouts it
+            shown.append(word.title())
         else:
             shown.append(word[:1].upper() + word[1:])
     name = " ".join(shown)

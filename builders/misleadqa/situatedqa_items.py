@@ -6,9 +6,13 @@ locations of a location pair must be places the gazetteer knows (SituatedQA's
 `location` field sometimes names a team or a TV show). The question is the
 upstream question asked of the target scope ("... as of 2019?", "... in
 Chile?"); G and S state the answer with the scope explicit (fixed templates).
-Distractors come from the question's other contexts, else from other
-questions asking the same relation (same wh-word and answer type, similar
-wording). At most two items per upstream question in each scope dimension.
+Distractors are answers (never `any_answer` entries, which may hold at the
+target scope) of the question's other contexts, else of other questions
+asking the same relation: the same wh-word and answer type and the same
+relation (`same_relation`), so never another sport, office, league or gender.
+At most two items per upstream question in each scope dimension; a time
+target fact (the relation and its answer, 'Galway last won in 1988') is used
+once however many as-of dates give it.
 
 Upstream questions that reword one another (similar wording and two or more
 answers in common) ask for the same facts from the same sources: their target
@@ -19,16 +23,18 @@ in one dependency group (Appendix A.1 "Candidate selection", A.4).
 from __future__ import annotations
 
 import datetime as dt
+import functools
+import re
 from collections import defaultdict
 from itertools import combinations
 
 from ctxrobust.builders.misleadqa.answer_types import is_garbled, kind, precision
 from ctxrobust.builders.misleadqa.candidate import Candidate, Distractor, Excluded, Spec, cluster_id, pair_specs, safe_id, templates
-from ctxrobust.builders.misleadqa.distractors import Pool, item_rng, with_distractors
+from ctxrobust.builders.misleadqa.distractors import Pool, with_distractors
 from ctxrobust.builders.misleadqa.fred_items import MONTH_NAMES
 from ctxrobust.builders.misleadqa.gazetteer import lookup, resolve
 from ctxrobust.builders.misleadqa.groups import components
-from ctxrobust.builders.misleadqa.normalise import answer_key, content_tokens, entity_clash, same_answer, tokens, unit_of
+from ctxrobust.builders.misleadqa.normalise import STOP_WORDS, answer_key, content_tokens, entity_clash, same_answer, tokens, unit_of
 from ctxrobust.builders.misleadqa.phrasing import (
     answer_names,
     check_english,
@@ -41,6 +47,7 @@ from ctxrobust.builders.misleadqa.phrasing import (
     restate,
     to_past,
     truecase,
+    unscoped,
     unstated_time,
 )
 from ctxrobust.builders.misleadqa.scopes import canonical_location, display_location, is_place, scopes_overlap, time_interval
@@ -92,17 +99,13 @@ class SituatedQAPool:
         for record in sorted(records, key=lambda r: (r.snapshot, r.line)):
             self.groups[record.upstream_id].append(record)
         self.words = {uid: frozenset(content_tokens(group[0].question)) for uid, group in self.groups.items()}
-        self.relations = {uid: relation_key(group[0].question) for uid, group in self.groups.items()}
-        self.by_relation: dict[tuple, list[Distractor]] = defaultdict(list)  # filled below, with by_type
-        self.asked: dict[str, tuple[str, Excluded | None]] = {}
-        self.related: dict[
-            tuple, list[tuple[Distractor, float]]
-        ] = {}  # (question type, upstream id) -> same-relation answers  # upstream id -> (cleaned question, its exclusion)
+        self.relations = {uid: relation_text(group[0].question) for uid, group in self.groups.items()}
+        self.by_relation: dict[tuple, list[Distractor]] = defaultdict(list)  # (question type, relation key) -> answers
+        self.asked: dict[str, tuple[str, Excluded | None]] = {}  # upstream id -> (cleaned question, its exclusion)
         self.relation = self._rewordings()
         self.rewordings: dict[str, set[str]] = defaultdict(set)
         for uid, rel in self.relation.items():
             self.rewordings[rel].add(uid)
-        self.by_type: dict[tuple, list[tuple[Distractor, frozenset[str]]]] = defaultdict(list)
         for upstream_id in sorted(self.groups):
             seen = set()
             for record in self.groups[upstream_id]:
@@ -110,21 +113,11 @@ class SituatedQAPool:
                     continue
                 answer = record.answers[0]
                 seen.add(answer_key(answer))
-                self.by_relation[(question_type(record, answer), self.relations[upstream_id])].append(
+                self.by_relation[question_type(record, answer)].append(
                     Distractor(
                         text=clean_text(answer),
                         provenance=record.answer_provenance(answer),
                         cluster_id=cluster_id("situatedqa", upstream_id),
-                    )
-                )
-                self.by_type[question_type(record, answer)].append(
-                    (
-                        Distractor(
-                            text=clean_text(answer),
-                            provenance=record.answer_provenance(answer),
-                            cluster_id=cluster_id("situatedqa", upstream_id),
-                        ),
-                        self.words[upstream_id],
                     )
                 )
 
@@ -151,7 +144,7 @@ class SituatedQAPool:
         return self.rewordings[self.relation[upstream_id]]
 
 
-def specs(pool: SituatedQAPool, seed: int, min_similarity: float) -> list[Spec]:
+def specs(pool: SituatedQAPool, seed: int) -> list[Spec]:
     return [
         spec
         for upstream_id in sorted(pool.groups)
@@ -161,11 +154,62 @@ def specs(pool: SituatedQAPool, seed: int, min_similarity: float) -> list[Spec]:
             upstream_id,
             [r for r in pool.groups[upstream_id] if r.answers],
             answer=lambda record: record.answers[0],
-            fact_key=lambda record: f"{record.dimension}:{safe_id(pool.relation[record.upstream_id])}@{canonical_scope(record)}",
+            fact_key=lambda record: fact_key(pool, record),
             tag=_tag,
-            make=lambda spec, t, a: build(spec, pool, pool.groups[t.upstream_id], t, a, seed, min_similarity),
+            make=lambda spec, t, a: build(spec, pool, pool.groups[t.upstream_id], t, a, seed),
         )
     ]
+
+
+def fact_key(pool: SituatedQAPool, record: SituatedQARecord) -> str:
+    """The fact a record states (Appendix A.1 "Candidate selection": repeated target facts excluded): a
+    location fact is the relation at its place; a time fact is the relation and its answer, since
+    'as of 2009' and 'as of 2015' with one answer ('the last time Galway won') state one fact."""
+    relation = safe_id(pool.relation[record.upstream_id])
+    if record.kind == "temp" and record.answers:
+        return f"{record.dimension}:{relation}=" + safe_id(answer_key(clean_text(record.answers[0])))
+    return f"{record.dimension}:{relation}@{canonical_scope(record)}"
+
+
+@functools.cache
+def relation_text(question: str) -> tuple[str, ...]:
+    """The question's scope-free text: its words in order (lower-cased, without articles) less years and
+    'as of' dates, so 'most goals this world cup' and 'most goals in world cup all time' differ."""
+    return tuple(w for w in tokens(question) if not YEAR_TOKEN.fullmatch(w))
+
+
+YEAR_TOKEN = re.compile(r"1[5-9]\d\d|20\d\d")
+RELATION_MIN_SIMILARITY = 0.5  # content-word Jaccard of two wordings of one relation
+# words that tell relations apart however similar the rest: gender, league, sport, competition, record
+# type, rank of an office (kept in `relation_words` even where STOP_WORDS lists them)
+GUARD_WORDS = frozenset(
+    "women womens woman men mens man female male girls boys nba nfl mlb nhl wnba ncaa college world series cup "
+    "super bowl olympics olympic winter summer season game career all time ever first last most least "
+    "football hurling camogie basketball baseball soccer hockey rugby cricket tennis golf volleyball softball "
+    "air army navy defence defense deputy vice assistant junior senior".split()
+)
+
+
+@functools.cache
+def relation_words(question: str) -> frozenset[str]:
+    """The scope-free text's content words, possessives folded ('town's' -> 'town')."""
+    words = {w.removesuffix("'s").removesuffix("’s") for w in relation_text(question)}
+    return frozenset(w for w in words if w not in STOP_WORDS or w in GUARD_WORDS)
+
+
+def same_relation(question: str, other: str) -> bool:
+    """Two upstream questions ask one relation (Appendix A.1 "Distractors": other questions only when
+    they ask the same relation): the same scope-free text (`relation_text`), or content words that
+    overlap by RELATION_MIN_SIMILARITY where no word of one side only is a guard word (football /
+    hurling, air / defence staff, women's). A swapped subject (Auburn / Radford in March Madness,
+    England / Brazil in the World Cup) keeps the relation; reviewers judge what it lets through
+    (criterion 6)."""
+    if relation_text(question) == relation_text(other):
+        return True
+    a, b = relation_words(question), relation_words(other)
+    if (a ^ b) & GUARD_WORDS:
+        return False
+    return len(a & b) / max(1, len(a | b)) >= RELATION_MIN_SIMILARITY
 
 
 def _comparable_magnitude(gold: str, other: str) -> bool:
@@ -192,6 +236,15 @@ def _answer(record: SituatedQARecord, role: str) -> str:
     if is_garbled(first):
         raise Excluded("garbled_text", f"{role} answer {first!r} is mis-encoded in {record.snapshot}:{record.line}")
     return first
+
+
+def _one_answer(record: SituatedQARecord) -> bool:
+    """The record gives one answer (its entries all name one entity), so that answer holds at its scope."""
+    try:
+        _answer(record, "distractor")
+    except Excluded:
+        return False
+    return bool(record.answers)
 
 
 def shown_date(day: dt.date) -> str:
@@ -225,35 +278,6 @@ def answer_date(text: str) -> dt.date | None:
     """The earliest day a date answer can name ('2012' -> 2012-01-01, 'May 3, 2010' -> that day)."""
     interval = time_interval(clean_text(text))
     return interval[0] if interval else None
-
-
-def relation_key(question: str) -> frozenset[str]:
-    """The question's scope-free form: its content words without years, time words and ordinals; two
-    questions with one key ask the same relation (Appendix A.1 "Distractors")."""
-    return frozenset(w for w in content_tokens(question) if not w.isdigit() and w not in TIME_WORDS)
-
-
-TIME_WORDS = frozenset(
-    {
-        "last",
-        "latest",
-        "current",
-        "currently",
-        "now",
-        "recent",
-        "recently",
-        "year",
-        "today",
-        "present",
-        "new",
-        "newest",
-        "ever",
-        "time",
-        "as",
-        "2017",
-        "2018",
-    }
-)
 
 
 def _check_pair(group: list[SituatedQARecord], t: SituatedQARecord, a: SituatedQARecord, dimension: str) -> tuple[str, str]:
@@ -335,7 +359,6 @@ def build(
     t: SituatedQARecord,
     a: SituatedQARecord,
     seed: int,
-    min_similarity: float,
 ) -> Candidate:
     dimension = spec.scope_dimension
     gold, lure = _check_pair(group, t, a, dimension)
@@ -376,6 +399,9 @@ def build(
         question = tpl[f"question_{dimension}"].format(question=asked, scope=t_scope)
         g_text = tpl[f"context_{dimension}"].format(scope=t_scope, statement=restate(asked, gold))
         s_text = tpl[f"context_{dimension}"].format(scope=a_scope, statement=restate(asked, lure))
+    found = unscoped(question, dimension)
+    if found is not None:
+        raise Excluded(*found)
     if dimension == "time":
         t_value, a_value = t_scope, a_scope
     else:
@@ -406,218 +432,33 @@ def build(
         day = answer_date(d.text) if limit is not None else None
         return day is None or day <= limit
 
-    own = [r for uid in sorted(pool.rewordings_of(t.upstream_id)) for r in pool.groups[uid]]
+    # the question's own other contexts (and rewordings asking the same relation); `answer` entries only
+    own = [
+        r
+        for uid in sorted(pool.rewordings_of(t.upstream_id))
+        if uid == t.upstream_id or same_relation(t.question, pool.groups[uid][0].question)
+        for r in pool.groups[uid]
+    ]
     preferred = [
         Distractor(
-            text=clean_text(answer), provenance=other.answer_provenance(answer), cluster_id=cluster_id("situatedqa", other.upstream_id)
+            text=clean_text(other.answers[0]),
+            provenance=other.answer_provenance(other.answers[0]),
+            cluster_id=cluster_id("situatedqa", other.upstream_id),
         )
         for other in own
-        if other is not t and other is not a and not scopes_overlap(dimension, other.scope_value, t.scope_value)
-        for answer in other.answers
-    ] + [
-        Distractor(text=clean_text(answer), provenance=t.provenance(t.upstream_id, "any_answer", answer), cluster_id=spec.cluster_id)
-        for answer in t.any_answer
+        if other is not t and other is not a and not scopes_overlap(dimension, other.scope_value, t.scope_value) and _one_answer(other)
     ]
     preferred = [d for d in preferred if valid(d)]
-    distractors = Pool(
-        preferred, lambda: [d for d in _same_relation(pool, t, gold, seed, spec.id, min_similarity) if valid(d)], fallback_ranked=True
-    )
+    distractors = Pool(preferred, lambda: [d for d in _same_relation(pool, t, gold) if valid(d)])
     return with_distractors(candidate, distractors, seed)
 
 
-def _same_relation(pool: SituatedQAPool, t: SituatedQARecord, gold: str, seed: int, cid: str, min_similarity: float) -> list[Distractor]:
-    """Answers of other questions of the same type whose scope-free form (`relation_key`) asks the same
-    relation: at least `min_similarity` of their content words shared (Jaccard) and the same domain,
-    league and gender words (DOMAIN_WORDS); most similar first, ties in seeded order."""
-    kind_key = (question_type(t, gold), t.upstream_id)
-    if kind_key not in pool.related:
-        key = pool.relations[t.upstream_id]
-        pool.related[kind_key] = [
-            (d, similarity(key, pool.relations[d.provenance.upstream_id]))
-            for d, _ in pool.by_type.get(kind_key[0], [])
-            if d.provenance.upstream_id != t.upstream_id and _same_relation_words(key, pool.relations[d.provenance.upstream_id])
-        ]
-    entries = pool.related[kind_key]
-    entries = [(d, score) for d, score in entries if score >= min_similarity]
-    ties = item_rng(seed, cid, "fallback-order").permutation(len(entries))
-    ranked = sorted(range(len(entries)), key=lambda i: (-entries[i][1], int(ties[i])))
-    return [entries[i][0] for i in ranked]
-
-
-# the only words in which two questions asking one relation may differ ('when did England last reach the
-# semi final' / 'when was the last time England reached the semi final'); every other content word (a
-# league, a gender, a sport, a record) must be shared, so no distractor comes from another domain
-LOOSE_WORDS = frozenset(
-    {
-        "last",
-        "time",
-        "ever",
-        "all",
-        "most",
-        "recent",
-        "recently",
-        "win",
-        "wins",
-        "winner",
-        "reach",
-        "reached",
-        "get",
-        "got",
-        "make",
-        "made",
-        "did",
-        "held",
-        "host",
-        "hosted",
-        "play",
-        "played",
-        "take",
-        "took",
-        "place",
-        "name",
-        "one",
-        "history",
-        "s",
-    }
-)
-MAX_OTHER_WORDS = 3  # content words beyond LOOSE_WORDS in which two questions of one relation may differ
-
-
-def _same_relation_words(a: frozenset[str], b: frozenset[str]) -> bool:
-    """Two scope-free forms ask one relation: they differ in LOOSE_WORDS and at most MAX_OTHER_WORDS
-    other words, none of which fixes a domain, league, gender or record type (DOMAIN_WORDS)."""
-    other = (a ^ b) - LOOSE_WORDS
-    return len(other) <= MAX_OTHER_WORDS and not other & DOMAIN_WORDS and not any("'" in w for w in other)
-
-
-# words that fix a relation's domain, league, gender or record type: two questions differing in one ask different relations
-DOMAIN_WORDS = frozenset(
-    {
-        "nba",
-        "nfl",
-        "mlb",
-        "nhl",
-        "wnba",
-        "nascar",
-        "ncaa",
-        "fifa",
-        "uefa",
-        "ipl",
-        "afl",
-        "wwe",
-        "ufc",
-        "premier",
-        "champions",
-        "women",
-        "womens",
-        "woman",
-        "men",
-        "mens",
-        "man",
-        "female",
-        "male",
-        "girls",
-        "boys",
-        "ladies",
-        "actress",
-        "actor",
-        "basketball",
-        "football",
-        "baseball",
-        "hockey",
-        "soccer",
-        "tennis",
-        "golf",
-        "cricket",
-        "rugby",
-        "boxing",
-        "olympics",
-        "olympic",
-        "winter",
-        "summer",
-        "singles",
-        "doubles",
-        "world",
-        "super",
-        "bowl",
-        "series",
-        "cup",
-        "open",
-        "grammy",
-        "oscar",
-        "emmy",
-        "album",
-        "song",
-        "movie",
-        "film",
-        "show",
-        "season",
-        "president",
-        "vice",
-        "prime",
-        "minister",
-        "governor",
-        "senate",
-        "house",
-        "court",
-        "justice",
-        "king",
-        "queen",
-        "pope",
-        "college",
-        "university",
-        "state",
-        "city",
-        "country",
-        "team",
-        "player",
-        "single",
-        "career",
-        "game",
-        "games",
-        "tournament",
-        "match",
-        "race",
-        "round",
-        "quarter",
-        "semi",
-        "semifinal",
-        "final",
-        "finals",
-        "first",
-        "second",
-        "third",
-        "oldest",
-        "youngest",
-        "longest",
-        "shortest",
-        "highest",
-        "lowest",
-        "largest",
-        "smallest",
-        "women's",
-        "men's",
-        "girls'",
-        "boys'",
-        "softball",
-        "triples",
-        "homers",
-        "runs",
-        "goals",
-        "points",
-        "assists",
-        "rebounds",
-        "blocks",
-        "steals",
-        "sacks",
-        "yards",
-        "touchdowns",
-        "wickets",
-        "medals",
-        "gold",
-        "silver",
-        "bronze",
-        "won",
-        "lost",
-    }
-)
+def _same_relation(pool: SituatedQAPool, t: SituatedQARecord, gold: str) -> list[Distractor]:
+    """Answers of other upstream questions asking the same relation (`same_relation`) with answers of
+    the gold's type, in source order (`choose` draws from them at random under the item's seed)."""
+    found = pool.by_relation.get(question_type(t, gold), [])
+    return [
+        d
+        for d in found
+        if d.provenance.upstream_id != t.upstream_id and same_relation(t.question, pool.groups[d.provenance.upstream_id][0].question)
+    ]

@@ -118,8 +118,9 @@ def test_the_papers_nebraska_item_is_rebuilt_word_for_word(store):
 
 
 def test_situatedqa_groups_hold_the_candidates_the_review_retains(built, main_items):
-    """Appendix A.2, B.1: the pool holds 150+ candidates per SituatedQA group; the release holds exactly those
-    the adjudication file does not exclude, and every excluded one is in exclusions.jsonl with its decision."""
+    """Appendix A.2, B.1: the pool's shortfall against the requested 200 per SituatedQA group is in the build
+    notes; the release holds exactly the candidates the adjudication file retains (one without a row is
+    excluded as unreviewed), and every excluded one is in exclusions.jsonl with its decision."""
     from ctxrobust.builders.misleadqa import adjudication
 
     release = built[1]
@@ -128,12 +129,16 @@ def test_situatedqa_groups_hold_the_candidates_the_review_retains(built, main_it
     excluded = {r["id"]: r for r in release.rows("exclusions.jsonl") if r["reason"].startswith("adjudication_")}
     for dimension in ("time", "location"):
         pool = group(candidates, "situatedqa", dimension)
-        assert len(pool) >= 150
+        noted = release.manifest["build_notes"]["groups"][f"situatedqa/{dimension}"]
+        assert noted["shortfall"] == noted["requested"] - len(group(main_items, "situatedqa", dimension))
         items = group(main_items, "situatedqa", dimension)
-        assert {i["id"] for i in items} == {c["id"] for c in pool if decisions[c["id"]].decision == "retain"}
-        assert max(Counter(i["cluster_id"] for i in items).values()) <= 2
+        retained = {c["id"] for c in pool if c["id"] in decisions and decisions[c["id"]].decision == "retain"}
+        assert {i["id"] for i in items} == retained
+        assert all(excluded[c["id"]]["reason"] == "adjudication_unreviewed" for c in pool if c["id"] not in decisions)
+        assert max(Counter(i["cluster_id"] for i in items).values(), default=0) <= 2
+    in_pool = {c["id"] for c in candidates}
     for cid, decision in decisions.items():
-        if decision.decision != "retain":
+        if decision.decision != "retain" and cid in in_pool:
             assert excluded[cid]["reason"] == f"adjudication_{decision.decision}" and decision.reason in excluded[cid]["detail"]
     screening = release.manifest["build_notes"]["screening"]
     assert screening["reviewed"] and screening["excluded"] == len(excluded) and screening["candidates"] == len(candidates)
@@ -185,6 +190,7 @@ def test_departures_from_the_paper_are_recorded(built):
         "situatedqa_answers",
         "situatedqa_contexts",
         "situatedqa_question_types",
+        "situatedqa_distractors",
         "screening",
         "dependency_groups",
     }
@@ -229,7 +235,9 @@ def test_user_sources_build_entity_items_and_the_condition_supplement(built, mai
 def test_audit_sample_is_stratified(built):
     strata = Counter(row["stratum"] for row in built[1].rows("audit_sample.jsonl"))
     assert strata["fred/time"] == 15 and strata["fred/location"] == 15
-    assert strata["situatedqa/time"] == 35 and strata["situatedqa/location"] == 35
+    for dimension in ("time", "location"):  # 35 per SituatedQA scope, or all its items when fewer are released
+        released = len(group(built[1].rows("main.jsonl"), "situatedqa", dimension))
+        assert strata[f"situatedqa/{dimension}"] == min(35, released)
     assert strata["ambigdocs/entity"] == len(group(built[1].rows("main.jsonl"), "ambigdocs", "entity"))
 
 

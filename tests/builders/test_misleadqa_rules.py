@@ -62,7 +62,7 @@ TIME_ROWS = [
 def build(tmp_path, rows, target, alt, name="temp.dev.jsonl"):
     pool = SituatedQAPool(rows_file(tmp_path, name, rows))
     tag = name.split(".")[1]
-    spec = next(s for s in specs(pool, seed=0, min_similarity=0.5) if s.id.endswith(f"-{tag}{target}-{tag}{alt}"))
+    spec = next(s for s in specs(pool, seed=0) if s.id.endswith(f"-{tag}{target}-{tag}{alt}"))
     return spec.build()
 
 
@@ -177,22 +177,98 @@ def test_a_location_question_with_an_unstated_time_is_excluded(tmp_path):
 
 
 def test_distractors_come_from_the_same_relation_only(tmp_path):
-    rows = TIME_ROWS[:2] + [
+    rows = [
+        temp(31, "May 3, 2001", "Ann Lee", MAYORS, any_answer=["Ann Lee", "Bo Chan", "Zed Ames", "Yul Berg"]),
+        temp(31, "June 9, 2010", "Bo Chan", MAYORS),
         temp(91, "May 3, 2005", "Eve Gray", "who was the mayor of the harbour town ever"),
         temp(91, "May 3, 2006", "Flo Hart", "who was the mayor of the harbour town ever"),
         temp(92, "May 3, 2005", "Gus Ives", "who was the women's mayor of the harbour town"),
         temp(92, "May 3, 2007", "Hal Jones", "who was the women's mayor of the harbour town"),
+        temp(93, "May 3, 1995", "Ida Kent", "Who was the mayor of the  harbour town"),
+        temp(93, "May 3, 1990", "Jo Lamb", "Who was the mayor of the  harbour town"),
     ]
     candidate = build(tmp_path, rows, 1, 2)
-    assert sorted(d.text for d in candidate.distractors) == ["Eve Gray", "Flo Hart"]  # never the women's relation
+    # never any_answer entries, never the 'ever' or the women's relation: only the same relation
+    assert sorted(d.text for d in candidate.distractors) == ["Ida Kent", "Jo Lamb"]
+    assert all(d.provenance.field == "answer" for d in candidate.distractors)
+    with pytest.raises(Excluded, match="too_few_distractors"):
+        build(tmp_path, rows[:6], 1, 2)
+
+
+def test_same_relation_allows_rewordings_but_not_another_gender_league_or_record():
+    from ctxrobust.builders.misleadqa.situatedqa_items import same_relation
+
+    base = "who was the mayor of the harbour town"
+    assert same_relation(base, "Who was the mayor of the  harbour town in 1990")
+    assert same_relation(base, "who was the harbour town's mayor")
+    assert same_relation("when did auburn last play in march madness", "when did radford last play in march madness")
+    for other in (
+        "who was the women's mayor of the harbour town",
+        "who was the mayor of the harbour town ever",
+        "who was the first mayor of the harbour town",
+        "who was the mayor of the river city",
+        "who was the deputy mayor of the harbour town",
+    ):
+        assert not same_relation(base, other), other
+    assert not same_relation("who has the most points in the nba", "who has the most points in the nfl")
+    assert not same_relation("when did galway last win the all ireland football", "when did galway last win the all ireland hurling")
+    assert not same_relation("who is the chief of air staff of nigeria", "who is the chief of defence staff of nigeria")
+
+
+def test_a_time_fact_is_used_once_whatever_its_as_of_date(tmp_path):
+    rows = [
+        temp(97, "May 3, 2009", "1988", "when did galway last win the all ireland hurling final"),
+        temp(97, "May 3, 2015", "1988", "when did galway last win the all ireland hurling final"),
+        temp(97, "May 3, 1985", "1980", "when did galway last win the all ireland hurling final"),
+    ]
+    pool = SituatedQAPool(rows_file(tmp_path, "temp.dev.jsonl", rows))
+    found = specs(pool, seed=0)
+    by_target = {s.id.rsplit("-", 2)[1]: s.target_key for s in found}
+    assert by_target["dev1"] == by_target["dev2"]  # 'as of 2009' and 'as of 2015' state one fact (1988)
+
+
+@pytest.mark.parametrize(
+    "question, dimension, reason",
+    [
+        ("Who won at Silverstone as of December 31, 2015?", "time", "unscoped_event"),
+        ("How many medals did Poland win in 2014 as of December 31, 2015?", "time", "year_in_question"),
+        ("When did the smoking ban come into effect in California?", "location", "unstated_condition"),
+        ("Who was the president in 1974 in the United States?", "location", "scope_imprecise"),
+        ("When is the election for governor in Utah?", "location", "unstated_time"),
+        ("Who win the election of 2018 in Pakistan?", "location", "question_form"),
+        ("Who has been appointed as the interim prime minister in Malaysia?", "location", "unstated_time"),
+        ("Who governed the kingdom in the United Kingdom?", "location", "unstated_time"),
+        ("Who won the primary for governor in Massachusetts?", "location", "unstated_time"),
+    ],
+)
+def test_questions_that_leave_their_scope_unstated_are_named(question, dimension, reason):
+    assert phrasing.unscoped(question, dimension)[0] == reason
+    assert phrasing.unscoped("Who was the last winner at Silverstone as of December 31, 2015?", "time") is None
+
+
+def test_scope_stated_reports_an_unscoped_question(time_item):
+    item = copy.deepcopy(time_item)
+    assert not problems(item, "scope_stated")
+    item["question"] = "Who won the harbour cup as of May 3, 2001?"
+    assert any(p.startswith("unscoped_event") for p in problems(item, "scope_stated"))
+
+
+def test_natural_text_reports_an_inverted_restatement_and_a_mixed_case_list(time_item):
+    item = copy.deepcopy(time_item)
+    item["contexts"]["G"]["text"] = "2007 did China land on the moon."
+    assert any("reads as a question" in p for p in problems(item, "natural_text"))
+    item = copy.deepcopy(time_item)
+    letter = next(k for k in "ABCD" if k not in (item["gold"], item["lure"]))
+    item["options"][letter] = "Naperville, joliet, aurora"
+    assert any("mixed case" in p and f"option {letter}" in p for p in problems(item, "natural_text"))
 
 
 def test_aliases_in_one_answer_list_are_one_answer(tmp_path):
     rows = [
-        temp(95, "May 3, 2001", ["LA Lakers", "Los Angeles Lakers"], "who won the harbour cup"),
-        temp(95, "June 9, 2010", "Boston Celtics", "who won the harbour cup"),
-        temp(95, "July 1, 2016", "Miami Heat", "who won the harbour cup"),
-        temp(95, "August 2, 2020", "Chicago Bulls", "who won the harbour cup"),
+        temp(95, "May 3, 2001", ["LA Lakers", "Los Angeles Lakers"], "who was the last winner of the harbour cup"),
+        temp(95, "June 9, 2010", "Boston Celtics", "who was the last winner of the harbour cup"),
+        temp(95, "July 1, 2016", "Miami Heat", "who was the last winner of the harbour cup"),
+        temp(95, "August 2, 2020", "Chicago Bulls", "who was the last winner of the harbour cup"),
     ]
     assert build(tmp_path, rows, 1, 2).gold == "LA Lakers"
 
@@ -291,7 +367,8 @@ def test_an_adjudication_file_is_read_from_jsonl_or_csv_and_a_bad_row_is_one_err
 def test_the_default_review_decides_every_situatedqa_candidate_with_a_stated_reason():
     decisions = adjudication.read(adjudication.DEFAULT)
     assert decisions and all(d.reason and d.reviewer == "the project's maintainers" for d in decisions.values())
-    assert all(d.criterion for d in decisions.values() if d.decision != "retain")
+    # an exclusion names its screening criterion, or the construction rule it enforces (repeated targets, App. A.1)
+    assert all(d.criterion or d.reason.startswith("repeated target fact") for d in decisions.values() if d.decision != "retain")
     assert any(d.reason.startswith("unverifiable: ") for d in decisions.values())
 
 
@@ -331,3 +408,22 @@ def test_a_build_from_a_project_written_situatedqa_folder_validates(tmp_path, st
 def test_a_situatedqa_folder_without_qa_data_files_is_one_error(tmp_path):
     with pytest.raises(CtxRobustError, match="holds no temp"):
         situatedqa.folder_files(tmp_path)
+
+
+def test_natural_text_reports_a_restatement_that_drops_the_kind_of_answer_asked_for(time_item):
+    item = copy.deepcopy(time_item)
+    item["question"] = "What ethnic community is the smallest in Mexico?"
+    item["contexts"]["G"]["text"] = "In Mexico, Muslim is the smallest."
+    assert any("drops 'ethnic community'" in p for p in problems(item, "natural_text"))
+
+
+def test_names_months_and_institutions_are_capitalised_and_shouted_places_are_not():
+    from ctxrobust.builders.misleadqa.scopes import display_location
+
+    names = phrasing.answer_names(["Mexico City", "Tokyo"])
+    assert phrasing.truecase("what is the most populous city", names) == "What is the most populous city"
+    assert (
+        phrasing.truecase("who was elected in january 2006 to the european union", {})
+        == "Who was elected in January 2006 to the European Union"
+    )
+    assert display_location("IRAN") == "Iran" and display_location("us") == "the US"

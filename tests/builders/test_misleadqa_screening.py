@@ -110,12 +110,31 @@ def test_the_screening_loop_from_prompts_to_a_reviewed_release(unreviewed, tmp_p
         "retained": len(ids) - 2,
         "excluded": 2,
         "decisions": {"exclude": 1, "retain": 1, "revise": 1},
+        "unreviewed": 0,  # a user file keeps the paper's rule: a candidate without a row was not flagged
         "rows_for_other_candidates": 0,
+        "ids_not_in_pool": [],
     }
     assert notes["user_sources"]["adjudication"]["file"] == "adjudication.csv"
     card = (reviewed.path / "README.md").read_text(encoding="utf-8")
     assert "`flagged`: 3" in card and "`excluded`: 2" in card and "not reviewed" not in card
     assert "not reviewed" in (path / "README.md").read_text(encoding="utf-8")  # the unreviewed build says so
+
+
+def test_the_default_review_excludes_unread_situatedqa_candidates_and_names_stale_rows(tmp_path, store):
+    from ctxrobust.builders.misleadqa import adjudication
+
+    result = build_release("misleadqa", "0.1.2-default", {**SMALL, "situatedqa_location_n": 20}, tmp_path / "out", store)
+    release = Release(result.path, store=store)
+    decided = adjudication.read(adjudication.DEFAULT)
+    pool = [r for r in release.rows("candidates.jsonl") if r["source"] == "situatedqa"]
+    unread = {r["id"] for r in pool if r["id"] not in decided}
+    excluded = {r["id"]: r for r in release.rows("exclusions.jsonl") if r["reason"] == "adjudication_unreviewed"}
+    assert set(excluded) == unread
+    assert not unread & {r["id"] for r in release.rows("main.jsonl")}
+    screening = release.manifest["build_notes"]["screening"]
+    assert screening["unreviewed"] == len(unread)
+    assert screening["ids_not_in_pool"] == sorted(set(decided) - {r["id"] for r in release.rows("candidates.jsonl")})
+    assert screening["rows_for_other_candidates"] == len(screening["ids_not_in_pool"])
 
 
 def test_parse_answer_refuses_a_missing_criterion():

@@ -59,7 +59,7 @@ def made(found, target, alt):
 
 
 def test_location_item_states_each_scope_as_english_names_it(geo_pool):
-    candidate = made(specs(geo_pool, seed=0, min_similarity=0.3), 2, 1)  # target: saudi arabia, alternative: us
+    candidate = made(specs(geo_pool, seed=0), 2, 1)  # target: saudi arabia, alternative: us
     assert candidate.question == "Who designed the harbour board flag in Saudi Arabia?"
     assert candidate.g_text == "In Saudi Arabia, Omar Said designed the harbour board flag."  # restated, Table 6
     assert candidate.s_text == "In the US, Ann Lee designed the harbour board flag."
@@ -73,7 +73,7 @@ def test_location_item_states_each_scope_as_english_names_it(geo_pool):
 
 def test_a_location_that_is_not_a_place_is_excluded(geo_pool):
     with pytest.raises(Excluded) as info:
-        made(specs(geo_pool, seed=0, min_similarity=0.3), 5, 1)
+        made(specs(geo_pool, seed=0), 5, 1)
     assert info.value.reason == "scope_not_a_place" and "Atlanta Falcons" in info.value.detail
 
 
@@ -91,7 +91,7 @@ def test_reworded_questions_share_target_facts_and_link_their_clusters(tmp_path)
     ]
     pool = SituatedQAPool(rows_file(tmp_path, "temp.dev.jsonl", rows))
     assert pool.relation == {"21": "21", "22": "21", "23": "23"}  # 23 shares the answers, not the wording
-    found = specs(pool, seed=0, min_similarity=0.3)
+    found = specs(pool, seed=0)
     by_id = {s.id: s for s in found}
     assert by_id["situatedqa-time-21-dev1-dev2"].target_key == by_id["situatedqa-time-22-dev5-dev6"].target_key
     assert by_id["situatedqa-time-21-dev1-dev2"].target_key != by_id["situatedqa-time-23-dev7-dev8"].target_key

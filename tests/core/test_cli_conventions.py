@@ -47,7 +47,7 @@ def test_build_dataset_help_lists_its_settings_with_types_defaults_and_bounds(da
     assert listed == set(registry.get(dataset).config_cls.model_fields)
     expected = {
         "gsm-ic": "  n_variants         int; default 58052; >= 8; <= 1000000.",
-        "misleadqa": "situatedqa_fallback_min_similarity  float; default 0.5; >= 0.0; <= 1.0",
+        "misleadqa": "situatedqa_per_question   int; default 2; >= 1",
         "pseudowords": "contexts_per_length  int; default 10; >= 1; <= 999",
     }[dataset]
     assert expected in out

@@ -330,3 +330,39 @@ def test_schema_check_reports_a_missing_field(good):
     bad = copy.deepcopy(good)
     del bad["cluster_id"]
     assert_reported(StubRelease([bad]), "schema", bad["id"], "cluster_id")
+
+
+# --- SituatedQA distractors and target facts (Appendix A.1 "Distractors", "Candidate selection") ---------
+
+
+@pytest.fixture(scope="module")
+def situated(store, tmp_path_factory):
+    from ctxrobust.build import build_release
+    from ctxrobust.release import Release
+
+    small = {"fred_time_n": 2, "fred_location_n": 2, "situatedqa_time_n": 4, "situatedqa_location_n": 6, "adjudication": "none"}
+    result = build_release("misleadqa", "0.0.1-sqa", small, tmp_path_factory.mktemp("sqa"), store)
+    rows = Release(result.path, store=store).rows("candidates.jsonl")
+    return [r for r in rows if r["source"] == "situatedqa"]
+
+
+def test_distractor_relation_passes_built_items_and_reports_an_any_answer_distractor(situated, store):
+    assert situated and not failures(StubRelease(situated, store=store), "distractor_relation")
+    item = copy.deepcopy(situated[0])
+    item["provenance"]["distractors"][0]["field"] = "any_answer"
+    assert_reported(StubRelease([item], store=store), "distractor_relation", item["id"], "not an answer of a context")
+
+
+def test_distractor_relation_reports_a_distractor_of_another_relation(situated, store):
+    item, other = copy.deepcopy(situated[0]), next(r for r in situated if r["cluster_id"] != situated[0]["cluster_id"])
+    item["provenance"]["distractors"][0] = copy.deepcopy(other["provenance"]["G"])
+    assert_reported(StubRelease([item], store=store), "distractor_relation", item["id"], "another relation")
+
+
+def test_repeated_targets_reports_one_time_fact_at_two_as_of_dates(situated):
+    first = copy.deepcopy(situated[0])
+    first["scope_dimension"] = "time"
+    second = copy.deepcopy(first)
+    second["id"] += "-again"
+    second["target_scope"] = {**second["target_scope"], "location": "Elsewhere"}
+    assert_reported(StubRelease([first, second]), "repeated_targets", second["id"], "question and answer")
