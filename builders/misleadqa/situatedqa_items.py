@@ -202,14 +202,20 @@ def same_relation(question: str, other: str) -> bool:
     they ask the same relation): the same scope-free text (`relation_text`), or content words that
     overlap by RELATION_MIN_SIMILARITY where no word of one side only is a guard word (football /
     hurling, air / defence staff, women's). A swapped subject (Auburn / Radford in March Madness,
-    England / Brazil in the World Cup) keeps the relation; reviewers judge what it lets through
-    (criterion 6)."""
+    England / Brazil in the World Cup) keeps the relation, except in a record question, where the
+    content words must be the same; reviewers judge what it lets through (criterion 6)."""
     if relation_text(question) == relation_text(other):
         return True
     a, b = relation_words(question), relation_words(other)
     if (a ^ b) & GUARD_WORDS:
         return False
+    if (a | b) & RECORD_WORDS:  # a record: any other word names another record (3-pointers / turnovers)
+        return a == b
     return len(a & b) / max(1, len(a | b)) >= RELATION_MIN_SIMILARITY
+
+
+# words of a record question ('who has the most 3s in the nba'), whose holders answer nothing else
+RECORD_WORDS = frozenset("most least record highest lowest best worst top biggest largest longest shortest fastest second".split())
 
 
 def _comparable_magnitude(gold: str, other: str) -> bool:

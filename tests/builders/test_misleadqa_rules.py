@@ -211,6 +211,8 @@ def test_same_relation_allows_rewordings_but_not_another_gender_league_or_record
     ):
         assert not same_relation(base, other), other
     assert not same_relation("who has the most points in the nba", "who has the most points in the nfl")
+    assert not same_relation("who has the most 3s in the nba", "who has the most turnovers in the nba")
+    assert same_relation("who has the most 3s in the nba", "who has the nba's most 3s")
     assert not same_relation("when did galway last win the all ireland football", "when did galway last win the all ireland hurling")
     assert not same_relation("who is the chief of air staff of nigeria", "who is the chief of defence staff of nigeria")
 
