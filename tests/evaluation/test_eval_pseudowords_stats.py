@@ -472,7 +472,7 @@ def test_split_correlates_all_splits_equal_the_question_by_question_ranks(case):
     u = cross_model.uncertainty(folds.f.mean) if feature is None else np.broadcast_to(feature, (splits, n))
     for name, target in cross_model.split_targets(folds, context_k, context_n).items():
 
-        def rho(w, s):
+        def rho(w, s, target=target):
             return cross_model.rank_correlation(
                 w, cross_model.weighted_midranks(w[None], u[s])[0], cross_model.weighted_midranks(w[None], target[s])[0]
             )
