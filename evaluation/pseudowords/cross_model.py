@@ -303,14 +303,16 @@ def split_correlates_all_splits(
     f = folds.f
     splits, n = f.k.shape
     targets = split_targets(folds, context_k, context_n)
-    w = np.vstack([np.ones((1, n)), weights])
     # the feature: uncertainty from fold F, or an annotation held constant across splits (Appendix F)
-    u_level, u_size = _block_levels(uncertainty(f.mean) if feature is None else np.broadcast_to(feature, (splits, n)))
-    levels = {name: _block_levels(target) for name, target in targets.items()}
-    dtype, product = _exact_dtypes(w)
-    columns = np.ascontiguousarray(w.T, dtype=dtype)  # (N, B + 1)
-    rho = {name: np.empty((splits, w.shape[0])) for name in targets}
-    step = max(1, min(splits, SPLIT_BLOCK_CELLS // max(1, n * w.shape[0] // 4)))
+    u_level, u_size = _small(_block_levels(uncertainty(f.mean) if feature is None else np.broadcast_to(feature, (splits, n))))
+    levels = {name: _small(_block_levels(target)) for name, target in targets.items()}
+    dtype, product = _exact_dtypes(weights, n)
+    columns = np.empty((n, weights.shape[0] + 1), dtype=dtype)  # (N, B + 1): a row of ones (the estimate), then the replicates
+    columns[:, 0] = 1
+    columns[:, 1:] = weights.T
+    replicates = columns.shape[1]
+    rho = {name: np.empty((splits, replicates)) for name in targets}
+    step = max(1, min(splits, SPLIT_BLOCK_CELLS // max(1, n * replicates // 4)))
     for lo in range(0, splits, step):
         block = slice(lo, min(lo + step, splits))
         parts = [(u_level[block], u_size)] + [(levels[name][0][block], levels[name][1]) for name in targets]
@@ -334,14 +336,18 @@ def split_correlates_all_splits(
 DENSE_LEVELS = 16  # feature levels up to which the joint weights are held as a dense (rows, levels, B) array
 
 
-def _exact_dtypes(w: np.ndarray) -> tuple:
+def _small(levels: tuple[np.ndarray, int]) -> tuple[np.ndarray, int]:
+    return levels[0].astype(np.int32 if levels[1] < 2**31 else np.int64), levels[1]
+
+
+def _exact_dtypes(w: np.ndarray, n: int) -> tuple:
     """(counts, products) dtypes in which every sum of the all-splits correlates is exact: for counts
     with total weight n per replicate, int16 holds counts and twice-midranks (2 n + 1 < 2^15) and
     int32 a count x twice-midrank and its sums (2 n^2 < 2^31); float64 otherwise. The narrow types
     only make the sparse sums faster."""
     if not (np.all(w >= 0) and np.array_equal(w, np.rint(w))):
         return np.float64, np.float64
-    total = float(w.sum(axis=1).max())
+    total = max(float(n), float(w.sum(axis=1).max()) if w.size else 0.0)
     counts = np.int16 if 2 * total + 1 < 2**15 else np.int32 if 2 * total + 1 < 2**31 else np.float64
     return counts, np.int32 if 2 * total**2 < 2**31 else np.float64
 
