@@ -138,6 +138,8 @@ def test_work_sizes_are_bounded_with_the_fix(small_run, monkeypatch):
         pseudowords.score(release, predictions, {"replicates": 1000, "null_experiments": 10, "splits": 10})
     with pytest.raises(CtxRobustError, match=r"^--null-experiments 2000: .* give at most 1000"):
         pseudowords.score(release, predictions, {"replicates": 10, "null_experiments": 2000, "splits": 10})
+    with pytest.raises(CtxRobustError, match=r"^--splits 300: with 150 questions this needs .* give at most 250 for this file"):
+        pseudowords.score(release, predictions, {"replicates": 10, "null_experiments": 10, "splits": 300})
 
 
 def test_markdown_says_which_interval_scheme_and_what_it_cannot_fill(small_run):
