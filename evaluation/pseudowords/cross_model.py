@@ -141,13 +141,13 @@ def weighted_spearman(weights: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.n
 # --- Jaccard overlap of top-K% sets (Section 3.2) -------------------------------------------------
 
 
-def tail_membership(weights: np.ndarray, select: np.ndarray, m: int) -> tuple[np.ndarray, np.ndarray]:
+def tail_membership(weights: np.ndarray, select: np.ndarray, m: int, columns: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Probability that each question is among the m smallest `select` values of each replicate, under
     uniformly random tie-breaking: 1 inside the tail, 0 outside, a share at a tied boundary.
 
     Returns (questions, member): the indices of the questions any replicate can reach and their
     (B, len(questions)) probabilities; every other question has probability 0."""
-    fraction, column, _ = instability.tail_fractions(weights, select, m)
+    fraction, column, _ = instability.tail_fractions(weights, select, m, columns=columns)
     questions = np.flatnonzero(column[0] >= 0)
     return questions, fraction[:, column[0][questions]]
 

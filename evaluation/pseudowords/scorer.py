@@ -651,8 +651,9 @@ def _pair_block(units: list[Unit], results: dict[str, UnitResult], p: Parameters
     x = np.column_stack(columns)
     weights = question_bootstrap.multiplicities(question_bootstrap.stream(p.seed, *stream), n, p.replicates)
     both = np.vstack([np.ones((1, n)), weights])
-    improved = [cross_model.tail_membership(both, -x[:, a], m) for a in range(len(units))]
-    degraded = [cross_model.tail_membership(both, x[:, a], m) for a in range(len(units))]
+    columns = np.ascontiguousarray(both.T)  # (N, B + 1), shared by every unit's tail sums
+    improved = [cross_model.tail_membership(both, -x[:, a], m, columns) for a in range(len(units))]
+    degraded = [cross_model.tail_membership(both, x[:, a], m, columns) for a in range(len(units))]
     pairs = [(a, b) for a in range(len(units)) for b in range(a + 1, len(units))]
     pearson = cross_model.weighted_pearson(both, x[:, [a for a, _ in pairs]], x[:, [b for _, b in pairs]])
     jac_up = np.column_stack([cross_model.jaccard(both, improved[a], improved[b], m) for a, b in pairs])
