@@ -312,7 +312,11 @@ def split_correlates_all_splits(
     columns[:, 1:] = weights.T
     replicates = columns.shape[1]
     rho = {name: np.empty((splits, replicates)) for name in targets}
-    step = max(1, min(splits, SPLIT_BLOCK_CELLS // max(1, n * replicates // 4)))
+    # splits per block: the group weights (at most N groups a split) and each target's dense joint
+    # weights (at most min(N, its levels) rows of the feature's levels a split) stay near SPLIT_BLOCK_CELLS
+    dense = u_size if u_size <= DENSE_LEVELS else 1
+    per_split = max(n, max(min(n, size) * dense for _, size in levels.values())) * replicates
+    step = max(1, min(splits, SPLIT_BLOCK_CELLS // per_split))
     for lo in range(0, splits, step):
         block = slice(lo, min(lo + step, splits))
         parts = [(u_level[block], u_size)] + [(levels[name][0][block], levels[name][1]) for name in targets]
@@ -406,7 +410,7 @@ def _rho_from_sums(n, cross, sxx, syy) -> np.ndarray:
     return np.clip(rho, -1.0, 1.0)
 
 
-SPLIT_BLOCK_CELLS = 12_000_000  # (groups x replicates) cells of the group weights of one block of splits, about
+SPLIT_BLOCK_CELLS = 12_000_000  # cells of the largest array of one block of splits, about
 
 
 def _split_groups(parts: list[tuple[np.ndarray, int]]) -> tuple[np.ndarray, np.ndarray]:
