@@ -523,6 +523,7 @@ def score_unit(unit: Unit, p: Parameters, annotations: dict[str, float] | None =
     delta = s_ic - s_i0  # Section 2: Delta_i
     weights = question_bootstrap.multiplicities(question_bootstrap.stream(p.seed, "bootstrap", unit.name), n, p.replicates)
     both = np.vstack([np.ones((1, n)), weights])
+    del weights  # `both` holds them, below the row of ones
     ins = instability.weighted_ins(both, delta)
     wtd = instability.weighted_wtd(both, delta, p.k)
     metrics = {
@@ -651,6 +652,7 @@ def _pair_block(units: list[Unit], results: dict[str, UnitResult], p: Parameters
     x = np.column_stack(columns)
     weights = question_bootstrap.multiplicities(question_bootstrap.stream(p.seed, *stream), n, p.replicates)
     both = np.vstack([np.ones((1, n)), weights])
+    del weights  # `both` holds them, below the row of ones
     columns = np.ascontiguousarray(both.T)  # (N, B + 1), shared by every unit's tail sums
     improved = [cross_model.tail_membership(both, -x[:, a], m, columns) for a in range(len(units))]
     degraded = [cross_model.tail_membership(both, x[:, a], m, columns) for a in range(len(units))]
