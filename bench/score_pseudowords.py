@@ -216,7 +216,8 @@ def main() -> int:
         if (models, questions, args.seed) != (8, 500, 0):
             print("--check: the recorded figures are for the default size (8 models, 500 questions, seed 0)")
             return 1
-        sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+        tests = Path(__file__).resolve().parent.parent / "tests"
+        sys.path[:0] = [str(tests), str(tests / "evaluation")]  # tests/paths.py and the streaming tests
         from test_eval_pseudowords_streaming import REDEFINED, differences  # noqa: E402
 
         recorded = json.loads(
