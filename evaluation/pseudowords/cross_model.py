@@ -298,8 +298,9 @@ def split_correlates_all_splits(
     Questions are grouped, within each split, by their tie levels of the feature and of the four
     targets together; the replicates' weight of every group of a block of splits is one sparse
     product with the (N, B) weights, and each target's weights per (feature level, target level)
-    follow from the groups' (see _joint_spearman). Sums of midrank products are multiples of 1/4,
-    exact in float64, so the figures do not depend on the order of summation."""
+    follow from the groups' (_dense_spearman; _joint_spearman for a feature with many levels). The
+    sums are of integers (counts times twice the midranks), exact in the types _exact_dtypes picks,
+    so the figures do not depend on the order of summation."""
     f = folds.f
     splits, n = f.k.shape
     targets = split_targets(folds, context_k, context_n)
@@ -326,11 +327,11 @@ def split_correlates_all_splits(
         split_of = first // n
         u_of = parts[0][0].ravel()[first]
         count = block.stop - block.start
-        feature = _feature_sums(group_weights, split_of, u_of, u_size, count) if u_size <= DENSE_LEVELS else None
+        feature_side = _feature_sums(group_weights, split_of, u_of, u_size, count) if u_size <= DENSE_LEVELS else None
         for k, name in enumerate(targets, start=1):
             t_of = parts[k][0].ravel()[first]
-            if feature is not None:
-                rho[name][block] = _dense_spearman(group_weights, split_of, u_of, u_size, t_of, parts[k][1], count, feature, product)
+            if feature_side is not None:
+                rho[name][block] = _dense_spearman(group_weights, split_of, u_of, u_size, t_of, parts[k][1], count, feature_side, product)
             else:
                 rho[name][block] = _joint_spearman(group_weights, split_of, u_of, u_size, t_of, parts[k][1], count)
     estimate = {name: float(mean_defined(values[:, 0])) for name, values in rho.items()}
