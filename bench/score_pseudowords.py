@@ -4,8 +4,9 @@ Default: 8 models x 500 questions x (20 baseline + 10 contexts x 2) trials = 160
 paper`: 20 models x 12,500 questions x 40 trials = 10,000,000 rows. Synthetic and seeded, against a
 synthetic release with 10 context ids; scored with the paper's parameters (1,000 null experiments,
 1,000 bootstrap replicates, 200 splits), with the per-example export. Prints rows per second, the
-wall time of reading (rows reduced to per-cell counts) and of the statistics, rendering, and the
-peak resident memory of the scoring process and of its worker processes. Requirement at the
+wall time of reading (rows reduced to per-cell counts) and of the statistics, the CPU time of the
+scoring process and its workers, rendering, and the peak memory of the scoring process and its
+workers together (summed Pss) beside each one's peak resident set. Requirement at the
 paper scale: under 90 s and under 1.5 GB on 2 cores. `--check` compares every figure at the default
 size with bench/data/score_pseudowords_default_figures.json (written by the earlier row-holding
 scorer), except the figures whose definition has changed since.
@@ -23,6 +24,7 @@ import os
 import resource
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -80,6 +82,45 @@ def write_predictions(path: Path, models: int, questions: int, seed: int) -> int
     return count
 
 
+class MemorySampler:
+    """Peak of the summed proportional set size (Pss: shared pages divided among the processes sharing
+    them, so forked workers are not counted twice) of this process and its children, every 0.1 s."""
+
+    def __init__(self) -> None:
+        self.peak_kib = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    @staticmethod
+    def _pss(pid: int) -> int:
+        try:
+            with open(f"/proc/{pid}/smaps_rollup", encoding="ascii") as handle:
+                return next((int(line.split()[1]) for line in handle if line.startswith("Pss:")), 0)
+        except OSError:
+            return 0
+
+    @staticmethod
+    def _children(pid: int) -> list[int]:
+        try:
+            with open(f"/proc/{pid}/task/{pid}/children", encoding="ascii") as handle:
+                return [int(c) for c in handle.read().split()]
+        except OSError:
+            return []
+
+    def _run(self) -> None:
+        me = os.getpid()
+        while not self._stop.wait(0.1):
+            self.peak_kib = max(self.peak_kib, self._pss(me) + sum(self._pss(c) for c in self._children(me)))
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
 def figures(report: dict) -> dict:
     out = {k: report[k] for k in ("models", "summary", "pairs", "context_pairs")}
     out["predictions"] = {k: v for k, v in report["predictions"].items() if k != "path"}
@@ -116,9 +157,13 @@ def main() -> int:
         written = time.perf_counter() - start
         timings: dict = {}
         start, cpu = time.perf_counter(), time.process_time()
-        report = pseudowords.score(
-            release, predictions, {"seed": 0, "export": str(folder / "changes.parquet"), "split_intervals": args.split_intervals}, timings
-        )
+        with MemorySampler() as memory:
+            report = pseudowords.score(
+                release,
+                predictions,
+                {"seed": 0, "export": str(folder / "changes.parquet"), "split_intervals": args.split_intervals},
+                timings,
+            )
         scored, scored_cpu = time.perf_counter() - start, time.process_time() - cpu
         start = time.perf_counter()
         markdown = render.render_markdown(report)
@@ -129,7 +174,9 @@ def main() -> int:
             (folder / "report.md").write_text(markdown, encoding="utf-8")
             (folder / "report.html").write_text(page, encoding="utf-8")
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
-    children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024  # the largest worker
+    workers = resource.getrusage(resource.RUSAGE_CHILDREN)
+    children = workers.ru_maxrss / 1024  # the largest worker
+    workers_cpu = workers.ru_utime + workers.ru_stime
     summary = report["summary"]["metrics"]  # mean over the units of one context group and input kind
     if not summary:
         print(f"summary: {report['summary']['note']}")
@@ -145,8 +192,16 @@ def main() -> int:
     print(
         f"  reading (rows to per-cell counts, units): {timings['read']:.2f} s ({rows / timings['read']:,.0f} rows/s); statistics: {timings['statistics']:.2f} s"
     )
+    total_cpu = scored_cpu + workers_cpu
+    print(
+        f"  CPU: {scored_cpu:.1f} s main process + {workers_cpu:.1f} s worker processes = {total_cpu:.1f} s "
+        f"({total_cpu / 2:.1f} s per core on 2 cores: the wall time on an otherwise idle machine, about)"
+    )
     print(f"render markdown + html (2 figures): {rendered:.2f} s")
-    print(f"peak memory: {peak:.0f} MiB scoring process, {children:.0f} MiB largest worker process")
+    print(
+        f"peak memory: {memory.peak_kib / 1024:.0f} MiB scoring process and its workers together (summed Pss, sampled every 0.1 s); "
+        f"peak RSS {peak:.0f} MiB scoring process, {children:.0f} MiB largest worker process (RSS counts the pages a worker shares with the scoring process)"
+    )
     print(
         f"summary: mean over {len(report['summary']['units'])} models, {report['summary']['context_group']}, {render.INPUT_LABEL[report['summary']['input']]}"
     )
@@ -161,7 +216,8 @@ def main() -> int:
         if (models, questions, args.seed) != (8, 500, 0):
             print("--check: the recorded figures are for the default size (8 models, 500 questions, seed 0)")
             return 1
-        sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+        tests = Path(__file__).resolve().parent.parent / "tests"
+        sys.path[:0] = [str(tests), str(tests / "evaluation")]  # tests/paths.py and the streaming tests
         from test_eval_pseudowords_streaming import REDEFINED, differences  # noqa: E402
 
         recorded = json.loads(

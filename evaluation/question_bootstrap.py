@@ -27,7 +27,7 @@ def stream(seed: int, purpose: str, name: str = "") -> np.random.Generator:
 
 def multiplicities(rng: np.random.Generator, n: int, replicates: int = REPLICATES) -> np.ndarray:
     """(replicates, n) float matrix of draw counts: each row is n draws of questions with replacement."""
-    return draw_counts(rng, n, replicates).astype(np.float64)
+    return draw_counts(rng, n, replicates, np.float64)
 
 
 def percentile_interval(values: np.ndarray, level: float = LEVEL) -> tuple[float, float] | None:

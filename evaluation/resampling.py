@@ -8,13 +8,37 @@ import warnings
 
 import numpy as np
 
+from ctxrobust.errors import CtxRobustError
 
-def draw_counts(rng: np.random.Generator, n_units: int, replicates: int) -> np.ndarray:
-    """(replicates, n_units) int64: each row counts n_units draws with replacement,
-    made as rng.integers(0, n_units, size=(replicates, n_units))."""
-    draws = rng.integers(0, n_units, size=(replicates, n_units))
-    flat = draws + n_units * np.arange(replicates, dtype=np.int64)[:, None]
-    return np.bincount(flat.ravel(), minlength=replicates * n_units).reshape(replicates, n_units)
+MAX_CELLS = 250_000_000  # replicates x units of one count matrix (2 GB of float64): the work one command may ask for
+DRAWS_PER_BLOCK = 4_000_000  # draws made (and counted) at a time
+
+
+def check_size(n_units: int, replicates: int, flag: str = "--replicates", limit: int = MAX_CELLS) -> None:
+    """Refuse, with the fix, a count matrix that would not fit in memory."""
+    if replicates * n_units > limit:
+        most = limit // max(1, n_units)
+        raise CtxRobustError(
+            f"{flag} {replicates}: resampling {n_units} units needs a {replicates} x {n_units} array "
+            f"({replicates * n_units * 8 / 1e9:.1f} GB); give at most {most} for this file"
+        )
+
+
+def draw_counts(rng: np.random.Generator, n_units: int, replicates: int, dtype=np.int64) -> np.ndarray:
+    """(replicates, n_units) counts: each row counts n_units draws with replacement, made as
+    rng.integers(0, n_units, size=(replicates, n_units)) (drawn a block of rows at a time, which gives the
+    same draws, so memory stays at the output)."""
+    check_size(n_units, replicates)
+    out = np.empty((replicates, n_units), dtype=dtype)
+    if out.size == 0:
+        return out
+    rows = max(1, DRAWS_PER_BLOCK // n_units)
+    for lo in range(0, replicates, rows):
+        k = min(rows, replicates - lo)
+        draws = rng.integers(0, n_units, size=(k, n_units))
+        draws += n_units * np.arange(k, dtype=np.int64)[:, None]
+        out[lo : lo + k] = np.bincount(draws.ravel(), minlength=k * n_units).reshape(k, n_units)
+    return out
 
 
 def percentile_intervals(samples: np.ndarray, levels: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

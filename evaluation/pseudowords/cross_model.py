@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import scipy.sparse as sparse
 
 from ctxrobust.evaluation.pseudowords import instability
 
@@ -140,13 +141,13 @@ def weighted_spearman(weights: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.n
 # --- Jaccard overlap of top-K% sets (Section 3.2) -------------------------------------------------
 
 
-def tail_membership(weights: np.ndarray, select: np.ndarray, m: int) -> tuple[np.ndarray, np.ndarray]:
+def tail_membership(weights: np.ndarray, select: np.ndarray, m: int, columns: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Probability that each question is among the m smallest `select` values of each replicate, under
     uniformly random tie-breaking: 1 inside the tail, 0 outside, a share at a tied boundary.
 
     Returns (questions, member): the indices of the questions any replicate can reach and their
     (B, len(questions)) probabilities; every other question has probability 0."""
-    fraction, column, _ = instability.tail_fractions(weights, select, m)
+    fraction, column, _ = instability.tail_fractions(weights, select, m, columns=columns)
     questions = np.flatnonzero(column[0] >= 0)
     return questions, fraction[:, column[0][questions]]
 
@@ -294,48 +295,186 @@ def split_correlates_all_splits(
     complete statistic, the mean over all S splits of the correlate under that replicate's question
     multiplicities. Returns (estimate, replicates (B,)) as split_correlates; the estimate is the same.
 
-    Per split, questions are grouped by their tie levels of the feature and of the four targets
-    together, the replicates' weight of each group is one pass over the (B, N) weights, and every
-    target's joint (feature level, target level) weights follow from the groups."""
+    Questions are grouped, within each split, by their tie levels of the feature and of the four
+    targets together; the replicates' weight of every group of a block of splits is one sparse
+    product with the (N, B) weights, and each target's weights per (feature level, target level)
+    follow from the groups' (_dense_spearman; _joint_spearman for a feature with many levels). The
+    sums are of integers (counts times twice the midranks), exact in the types _exact_dtypes picks,
+    so the figures do not depend on the order of summation."""
     f = folds.f
     splits, n = f.k.shape
     targets = split_targets(folds, context_k, context_n)
-    w = np.vstack([np.ones((1, n)), weights])
     # the feature: uncertainty from fold F, or an annotation held constant across splits (Appendix F)
-    u_level, u_size = _block_levels(uncertainty(f.mean) if feature is None else np.broadcast_to(feature, (splits, n)))
-    levels = {name: _block_levels(target) for name, target in targets.items()}
-    rho = {name: np.empty((splits, w.shape[0])) for name in targets}
-    for s in range(splits):
-        columns = np.column_stack([u_level[s]] + [levels[name][0][s] for name in targets])
-        kinds, group = np.unique(columns, axis=0, return_inverse=True)
-        group_weights = joint_counts(w, group.ravel(), kinds.shape[0])  # (B + 1, groups)
-        u_weights, u_ranks, u_of = _level_ranks(group_weights, kinds[:, 0])
+    u_level, u_size = _small(_block_levels(uncertainty(f.mean) if feature is None else np.broadcast_to(feature, (splits, n))))
+    levels = {name: _small(_block_levels(target)) for name, target in targets.items()}
+    dtype, product = _exact_dtypes(weights, n)
+    columns = np.empty((n, weights.shape[0] + 1), dtype=dtype)  # (N, B + 1): a row of ones (the estimate), then the replicates
+    columns[:, 0] = 1
+    columns[:, 1:] = weights.T
+    replicates = columns.shape[1]
+    rho = {name: np.empty((splits, replicates)) for name in targets}
+    # splits per block: the group weights (at most N groups a split) and each target's dense joint
+    # weights (at most min(N, its levels) rows of the feature's levels a split) stay near SPLIT_BLOCK_CELLS
+    dense = u_size if u_size <= DENSE_LEVELS else 1
+    per_split = max(n, max(min(n, size) * dense for _, size in levels.values())) * replicates
+    step = max(1, min(splits, SPLIT_BLOCK_CELLS // per_split))
+    for lo in range(0, splits, step):
+        block = slice(lo, min(lo + step, splits))
+        parts = [(u_level[block], u_size)] + [(levels[name][0][block], levels[name][1]) for name in targets]
+        group, first = _split_groups(parts)
+        question = np.broadcast_to(np.arange(n), group.shape).ravel()
+        group_weights = _sum_matrix(group.ravel(), first.size, dtype, question) @ columns  # (groups, B + 1)
+        split_of = first // n
+        u_of = parts[0][0].ravel()[first]
+        count = block.stop - block.start
+        feature_side = _feature_sums(group_weights, split_of, u_of, u_size, count) if u_size <= DENSE_LEVELS else None
         for k, name in enumerate(targets, start=1):
-            t_weights, t_ranks, t_of = _level_ranks(group_weights, kinds[:, k])
-            rho[name][s] = _spearman_from_groups(group_weights, u_weights, u_ranks, u_of, t_weights, t_ranks, t_of)
+            t_of = parts[k][0].ravel()[first]
+            if feature_side is not None:
+                rho[name][block] = _dense_spearman(group_weights, split_of, u_of, u_size, t_of, parts[k][1], count, feature_side, product)
+            else:
+                rho[name][block] = _joint_spearman(group_weights, split_of, u_of, u_size, t_of, parts[k][1], count)
     estimate = {name: float(mean_defined(values[:, 0])) for name, values in rho.items()}
     return estimate, {name: mean_defined(values[:, 1:].T) for name, values in rho.items()}
 
 
-def _level_ranks(group_weights: np.ndarray, level: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Weights (B, L) and midranks (B, L) of the levels present among the groups, and each group's level index."""
-    present, of = np.unique(level, return_inverse=True)
-    order = np.argsort(of, kind="stable")
-    ordered = of[order]
-    starts = np.flatnonzero(np.concatenate([[True], ordered[1:] != ordered[:-1]]))
-    weights = np.add.reduceat(group_weights[:, order], starts, axis=1)
-    return weights, np.cumsum(weights, axis=1) - (weights - 1) / 2, of.ravel()
+DENSE_LEVELS = 16  # feature levels up to which the joint weights are held as a dense (rows, levels, B) array
 
 
-def _spearman_from_groups(group_weights, x_weights, x_ranks, x_of, y_weights, y_ranks, y_of) -> np.ndarray:
-    """Weighted Spearman rho (B,) from groups of questions sharing both tie levels: the arithmetic of
-    rank_correlation, every question of a group sharing its two midranks."""
-    n = x_weights.sum(axis=1)
+def _small(levels: tuple[np.ndarray, int]) -> tuple[np.ndarray, int]:
+    return levels[0].astype(np.int32 if levels[1] < 2**31 else np.int64), levels[1]
+
+
+def _exact_dtypes(w: np.ndarray, n: int) -> tuple:
+    """(counts, products) dtypes in which every sum of the all-splits correlates is exact: for counts
+    with total weight n per replicate, int16 holds counts and twice-midranks (2 n + 1 < 2^15) and
+    int32 a count x twice-midrank and its sums (2 n^2 < 2^31); float64 otherwise. The narrow types
+    only make the sparse sums faster."""
+    if not (np.all(w >= 0) and np.array_equal(w, np.rint(w))):
+        return np.float64, np.float64
+    total = max(float(n), float(w.sum(axis=1).max()) if w.size else 0.0)
+    counts = np.int16 if 2 * total + 1 < 2**15 else np.int32 if 2 * total + 1 < 2**31 else np.float64
+    return counts, np.int32 if 2 * total**2 < 2**31 else np.float64
+
+
+def _feature_sums(group_weights, split_of, u_of, u_size, splits) -> tuple:
+    """The feature's side of _dense_spearman, the same for every target: its level weights (splits,
+    levels, B), twice their midranks, sum w rx^2 and the total weight n (splits, B)."""
+    dtype = group_weights.dtype
+    u_weights = (_sum_matrix(split_of * u_size + u_of, splits * u_size, dtype) @ group_weights).reshape(splits, u_size, -1)
+    rx2 = 2 * np.cumsum(u_weights, axis=1, dtype=dtype) - u_weights + 1
+    sxx = (u_weights.astype(np.float64) * rx2 * rx2).sum(axis=1) / 4
+    n = u_weights.sum(axis=1).astype(np.float64)
+    return rx2.astype(np.float64), sxx, n
+
+
+def _dense_spearman(group_weights, split_of, u_of, u_size, t_of, t_size, splits, feature, product=np.float64) -> np.ndarray:
+    """_joint_spearman with the feature's few levels as a dense axis: rows are the (split, target
+    level) pairs present, joint[row, a] the weight of the row's questions at feature level a. Works
+    in twice the midranks, integers, so every sum is exact (in int32 for counts, _exact_dtype)."""
+    rows, row_of = np.unique(split_of * t_size + t_of, return_inverse=True)
+    row_split = rows // t_size
+    starts = np.searchsorted(row_split, np.arange(splits))
+    dtype = group_weights.dtype
+    joint = (_sum_matrix(row_of * u_size + u_of, rows.size * u_size, dtype) @ group_weights).reshape(rows.size, u_size, -1)
+    rx2, sxx, n = feature
+    t_weights = joint.sum(axis=1, dtype=dtype)  # (rows, B)
+    ry2 = 2 * _running_sums(t_weights, starts) - t_weights + 1  # twice the midranks
+    joint = np.multiply(joint, ry2[:, None, :], dtype=product)  # weight x 2 ry
+    # sums of the rows by split (a sparse product: numpy's reduceat down the rows is slow)
+    half = (_sum_matrix(row_split, splits, product) @ joint.reshape(rows.size, -1)).reshape(rx2.shape)
+    cross = (rx2 * half).sum(axis=1) / 4
+    syy = (_sum_matrix(row_split, splits) @ (t_weights.astype(np.float64) * ry2 * ry2)) / 4
+    return _rho_from_sums(n, cross, sxx, syy)
+
+
+def _running_sums(values: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """Cumulative sums down the rows, restarting at every row in `starts` (row by row: numpy's cumsum
+    down the first axis is several times slower than these vectorised row additions)."""
+    out = values.copy()
+    restart = np.zeros(values.shape[0], dtype=bool)
+    restart[starts] = True
+    for r in np.flatnonzero(~restart):
+        np.add(out[r], out[r - 1], out=out[r])
+    return out
+
+
+def _rho_from_sums(n, cross, sxx, syy) -> np.ndarray:
+    """Spearman rho from n, sum w rx ry, sum w rx^2 and sum w ry^2: the arithmetic of rank_correlation."""
     mean = (n + 1) / 2
-    cov = (group_weights * x_ranks[:, x_of] * y_ranks[:, y_of]).sum(axis=1) / n - mean**2
-    vx = (x_weights * x_ranks * x_ranks).sum(axis=1) / n - mean**2
-    vy = (y_weights * y_ranks * y_ranks).sum(axis=1) / n - mean**2
+    cov = cross / n - mean**2
+    vx = sxx / n - mean**2
+    vy = syy / n - mean**2
     defined = (vx > 1e-9) & (vy > 1e-9)
     rho = np.full(n.shape, np.nan)
     np.divide(cov, np.sqrt(np.where(defined, vx * vy, 1.0)), out=rho, where=defined)
     return np.clip(rho, -1.0, 1.0)
+
+
+SPLIT_BLOCK_CELLS = 12_000_000  # cells of the largest array of one block of splits, about
+
+
+def _split_groups(parts: list[tuple[np.ndarray, int]]) -> tuple[np.ndarray, np.ndarray]:
+    """Group of every (split, question) of a block, (S, N): questions of one split sharing every level
+    of `parts` ((S, N) levels, number of levels), groups numbered by split first; and the flat
+    (split * N + question) index of each group's first member."""
+    splits, n = parts[0][0].shape
+    code = np.arange(splits, dtype=np.int64)[:, None] * parts[0][1] + parts[0][0]
+    size = splits * parts[0][1]
+    for level, levels in parts[1:]:
+        if size * levels >= 2**62:  # renumber before the code would overflow
+            _, code = np.unique(code, return_inverse=True)
+            code, size = code.reshape(splits, n), int(code.max()) + 1
+        code = code * levels + level
+        size *= levels
+    _, first, group = np.unique(code.ravel(), return_index=True, return_inverse=True)
+    return group.reshape(splits, n), first
+
+
+def _sum_matrix(of: np.ndarray, size: int, dtype=np.float64, columns: np.ndarray | None = None):
+    """(size, len(of)) 0/1 matrix: row k sums the inputs i with of[i] == k (or columns[i] of a wider input)."""
+    width = of.size if columns is None else int(columns.max()) + 1
+    columns = np.arange(of.size) if columns is None else columns
+    return sparse.csr_matrix((np.ones(of.size, dtype=dtype), (of, columns)), shape=(size, width))
+
+
+def _segment_ranks(weights: np.ndarray, segment: np.ndarray) -> np.ndarray:
+    """Midranks (rows, B) of rows of level weights sorted by (segment, level): cumulative weight within
+    the segment minus (weight - 1) / 2."""
+    running = np.cumsum(weights, axis=0)
+    start = np.flatnonzero(np.concatenate([[True], segment[1:] != segment[:-1]]))
+    base = np.where((start > 0)[:, None], running[np.maximum(start - 1, 0)], 0.0)
+    before = np.repeat(base, np.diff(np.concatenate([start, [segment.size]])), axis=0)
+    return running - before - (weights - 1) / 2
+
+
+def _joint_spearman(group_weights, split_of, u_of, u_size, t_of, t_size, splits) -> np.ndarray:
+    """Weighted Spearman rho (splits, B) of the feature and one target from the groups' weights
+    (groups, B): the arithmetic of rank_correlation, every question of a group sharing its two midranks.
+
+    Groups are summed into (split, feature level, target level) cells, cells into (split, level)
+    marginals, whose running sums give the midranks; sum_i w_i rx_i ry_i is the sum over the feature
+    levels of rx times the cells' weights times ry."""
+
+    def summed(keys: np.ndarray, values) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Rows of `values` summed by key: (distinct keys sorted, row index of each input, sums)."""
+        distinct, of = np.unique(keys, return_inverse=True)
+        return distinct, of, _sum_matrix(of, distinct.size, values.dtype) @ values
+
+    cell_key = (split_of * u_size + u_of) * t_size + t_of
+    cells, _, cell_weights = summed(cell_key, group_weights)  # (cells, B), sorted by split, feature level, target level
+    cell_split, cell_u, cell_t = cells // (u_size * t_size), (cells // t_size) % u_size, cells % t_size
+    u_keys, u_of_cell, u_weights = summed(cell_split * u_size + cell_u, cell_weights)
+    t_keys, t_of_cell, t_weights = summed(cell_split * t_size + cell_t, cell_weights)
+    u_weights, t_weights = u_weights.astype(np.float64), t_weights.astype(np.float64)
+    u_split, t_split = u_keys // u_size, t_keys // t_size
+    rx, ry = _segment_ranks(u_weights, u_split), _segment_ranks(t_weights, t_split)
+    # sum over the cells of one feature level of weight x ry, then x rx summed by split
+    weighted = cell_weights.astype(np.float64) * ry[t_of_cell]
+    by_u = _sum_matrix(u_of_cell, u_keys.size) @ weighted
+    by_split, t_by_split = _sum_matrix(u_split, splits), _sum_matrix(t_split, splits)
+    n = by_split @ u_weights
+    cross = by_split @ (rx * by_u)
+    sxx = by_split @ (u_weights * rx * rx)
+    syy = t_by_split @ (t_weights * ry * ry)
+    return _rho_from_sums(n, cross, sxx, syy)

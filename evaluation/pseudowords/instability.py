@@ -14,10 +14,10 @@ random tie-breaks, deterministic and independent of question order.
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sparse
 
 K_DEFAULT = 10  # Section 3: K = 10
 TIE_DECIMALS = 12  # values equal to 12 decimals are one tie group (guards float round-off)
-ONEHOT_LIMIT = 4_000_000  # N x G cells above which column sums use reduceat instead of a matmul
 
 
 def tail_count(n: int, k: int = K_DEFAULT) -> int:
@@ -72,37 +72,22 @@ def level_columns(select: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return column, first
 
 
-def column_sums(weights: np.ndarray, column: np.ndarray, first: np.ndarray, values: np.ndarray | None = None) -> np.ndarray:
+def column_sums(
+    weights: np.ndarray, column: np.ndarray, first: np.ndarray, values: np.ndarray | None = None, columns: np.ndarray | None = None
+) -> np.ndarray:
     """out[b, column[c, i]] += weights[b, i] * values[c, i] (values default 1; column -1 skipped): (B, first[-1]).
 
-    One matrix product per batch of rows (a 0/1 or value-filled (N, levels) matrix), batches kept
-    under ONEHOT_LIMIT cells; a single row with too many levels is summed with reduceat instead."""
+    One sparse product: a (levels, N) matrix holding each question's value at its level (one entry per
+    row of `column` it is not left out of) times the (N, B) weights. Counts are integers, summed
+    exactly in any order."""
     n_rows, n = column.shape
-    out = np.zeros((weights.shape[0], int(first[-1])))
-    # Counting: integer weights and 0/1 entries sum exactly in float32 (below 2^24), at twice the speed.
-    exact32 = values is None and weights.sum(axis=1).max() < 2**24 and np.array_equal(weights, np.rint(weights))
-    dtype = np.float32 if exact32 else np.float64
-    left = weights.astype(dtype, copy=False)
-    c = 0
-    while c < n_rows:
-        stop = c + 1
-        while stop < n_rows and (first[stop + 1] - first[c]) * n <= ONEHOT_LIMIT:
-            stop += 1
-        lo, hi = int(first[c]), int(first[stop])
-        local = column[c:stop] - lo
-        filled = np.ones(local.shape) if values is None else np.asarray(values[c:stop], dtype=np.float64)
-        inside = column[c:stop] >= 0  # column -1: a question left out of every level
-        if (hi - lo) * n <= ONEHOT_LIMIT:
-            block = np.zeros((n, hi - lo), dtype=dtype)
-            block[np.broadcast_to(np.arange(n), local.shape)[inside], local[inside]] = filled[inside]
-            out[:, lo:hi] = left @ block
-        else:  # one row with very many levels
-            questions = np.flatnonzero(inside[0])
-            order = questions[np.argsort(local[0][questions], kind="stable")]
-            starts = np.searchsorted(local[0][order], np.arange(hi - lo))
-            out[:, lo:hi] = np.add.reduceat(weights[:, order] * filled[0][order], starts, axis=1)
-        c = stop
-    return out
+    inside = column >= 0  # column -1: a question left out of every level
+    row, question = np.nonzero(inside)
+    data = np.ones(row.size) if values is None else np.asarray(values, dtype=np.float64)[row, question]
+    matrix = sparse.csr_matrix((data, (column[row, question], question)), shape=(int(first[-1]), n))
+    if columns is None:  # the weights as (N, B); a caller summing many times passes it
+        columns = np.ascontiguousarray(weights.T)
+    return np.ascontiguousarray((matrix @ columns).T)
 
 
 def _segment_cumsum(values: np.ndarray, first: np.ndarray) -> np.ndarray:
@@ -113,7 +98,9 @@ def _segment_cumsum(values: np.ndarray, first: np.ndarray) -> np.ndarray:
     return running - base
 
 
-def tail_fractions(weights: np.ndarray, select: np.ndarray, m: int, prune: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def tail_fractions(
+    weights: np.ndarray, select: np.ndarray, m: int, prune: bool = True, columns: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Share of each tie level's weight that falls among the m smallest values of each row of `select`.
 
     select: (C, N). Returns (fraction (B, levels), column (C, N), first (C + 1,)) as in level_columns.
@@ -129,20 +116,20 @@ def tail_fractions(weights: np.ndarray, select: np.ndarray, m: int, prune: bool 
             index = np.cumsum(keep) - 1
             column = np.where(keep[column], index[column], -1)
             first = np.concatenate([[0], np.cumsum(np.add.reduceat(keep.astype(np.int64), first[:-1]))])
-    counts = column_sums(weights, column, first)
+    counts = column_sums(weights, column, first, columns=columns)
     before = _segment_cumsum(counts, first) - counts  # weight of the lower levels of the same row
     take = np.clip(m - before, 0.0, counts)
     if prune and np.any(np.add.reduceat(take, first[:-1], axis=1) < m - 1e-6):
-        return tail_fractions(weights, select, m, prune=False)
+        return tail_fractions(weights, select, m, prune=False, columns=columns)
     fraction = np.zeros_like(counts)
     np.divide(take, counts, out=fraction, where=counts > 0)
     return fraction, column, first
 
 
-def tail_sums(weights: np.ndarray, select: np.ndarray, measure: np.ndarray, m: int) -> np.ndarray:
+def tail_sums(weights: np.ndarray, select: np.ndarray, measure: np.ndarray, m: int, columns: np.ndarray | None = None) -> np.ndarray:
     """For each row c: sum of measure[c] over the m questions with the smallest select[c], per replicate: (B, C)."""
-    fraction, column, first = tail_fractions(weights, select, m)
-    sums = column_sums(weights, column, first, np.atleast_2d(measure))
+    fraction, column, first = tail_fractions(weights, select, m, columns=columns)
+    sums = column_sums(weights, column, first, np.atleast_2d(measure), columns)
     return np.add.reduceat(fraction * sums, first[:-1], axis=1)
 
 

@@ -538,6 +538,7 @@ def score_unit(unit: Unit, p: Parameters, annotations: dict[str, float] | None =
     delta = s_ic - s_i0  # Section 2: Delta_i
     weights = question_bootstrap.multiplicities(question_bootstrap.stream(p.seed, "bootstrap", unit.name), n, p.replicates)
     both = np.vstack([np.ones((1, n)), weights])
+    del weights  # `both` holds them, below the row of ones
     ins = instability.weighted_ins(both, delta)
     wtd = instability.weighted_wtd(both, delta, p.k)
     metrics = {
@@ -667,12 +668,16 @@ def _pair_block(units: list[Unit], results: dict[str, UnitResult], p: Parameters
     x = np.column_stack(columns)
     weights = question_bootstrap.multiplicities(question_bootstrap.stream(p.seed, *stream), n, p.replicates)
     both = np.vstack([np.ones((1, n)), weights])
-    improved = [cross_model.tail_membership(both, -x[:, a], m) for a in range(len(units))]
-    degraded = [cross_model.tail_membership(both, x[:, a], m) for a in range(len(units))]
+    del weights  # `both` holds them, below the row of ones
+    by_question = np.ascontiguousarray(both.T)  # (N, B + 1), shared by every unit's tail sums
     pairs = [(a, b) for a in range(len(units)) for b in range(a + 1, len(units))]
     pearson = cross_model.weighted_pearson(both, x[:, [a for a, _ in pairs]], x[:, [b for _, b in pairs]])
-    jac_up = np.column_stack([cross_model.jaccard(both, improved[a], improved[b], m) for a, b in pairs])
-    jac_down = np.column_stack([cross_model.jaccard(both, degraded[a], degraded[b], m) for a, b in pairs])
+    jaccards = []
+    for select in (-x, x):  # improved, then degraded: one direction's (B, reachable questions) memberships held at a time
+        tails = [cross_model.tail_membership(both, select[:, a], m, by_question) for a in range(len(units))]
+        jaccards.append(np.column_stack([cross_model.jaccard(both, tails[a], tails[b], m) for a, b in pairs]))
+        del tails
+    jac_up, jac_down = jaccards
     constant = [bool(np.ptp(np.round(x[:, a], instability.TIE_DECIMALS)) == 0) for a in range(len(units))]
     for column, (a, b) in enumerate(pairs):
         entry = {

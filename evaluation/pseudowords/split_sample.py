@@ -15,7 +15,8 @@ import numpy as np
 from ctxrobust.evaluation.pseudowords import instability
 
 SPLITS = 200  # Appendix B
-ROWS_PER_BATCH = 25  # splits whose tails are summed at once
+ROWS_PER_BATCH = 5  # splits whose tails are computed at once (bounds the (B, levels) arrays)
+SUM_GROUP = 25  # splits whose tails are added up before the running total (fixes the order of summation)
 
 
 @dataclass(frozen=True)
@@ -65,11 +66,24 @@ def split_sample_wtd(weights: np.ndarray, d1: np.ndarray, d2: np.ndarray, k: int
     In each split, S = the m questions with the smallest d1 and W = -(1/m) sum_{i in S} d2_i (Eq. 2),
     used symmetrically (select on d2, measure d1) and averaged; then averaged over splits."""
     m = instability.tail_count(d1.shape[1], k)
+    splits = d1.shape[0]
+    # tails of a few splits at a time (the replicates' level weights of a split are held for that
+    # split only), summed in groups of SUM_GROUP splits, both directions, in a fixed order
+    columns = np.ascontiguousarray(weights.T)  # (N, B), made once for every split's sums
+    tails = np.empty((weights.shape[0], 2 * splits))  # columns: per group, d1-selected then d2-selected
+    for lo in range(0, splits, ROWS_PER_BATCH):
+        part = slice(lo, min(lo + ROWS_PER_BATCH, splits))
+        sums = instability.tail_sums(weights, np.vstack([d1[part], d2[part]]), np.vstack([d2[part], d1[part]]), m, columns)
+        group, size = lo // SUM_GROUP * SUM_GROUP, min(SUM_GROUP, splits - lo // SUM_GROUP * SUM_GROUP)
+        count = part.stop - part.start
+        at = 2 * group + (lo - group)
+        tails[:, at : at + count] = sums[:, :count]
+        tails[:, at + size : at + size + count] = sums[:, count:]
     total = np.zeros(weights.shape[0])
-    for lo in range(0, d1.shape[0], ROWS_PER_BATCH):  # splits are independent: a batch at a time bounds memory
-        part = slice(lo, lo + ROWS_PER_BATCH)
-        total += instability.tail_sums(weights, np.vstack([d1[part], d2[part]]), np.vstack([d2[part], d1[part]]), m).sum(axis=1)
-    return -total / (2 * d1.shape[0]) / m
+    for group in range(0, splits, SUM_GROUP):
+        size = min(SUM_GROUP, splits - group)
+        total += tails[:, 2 * group : 2 * group + 2 * size].sum(axis=1)
+    return -total / (2 * splits) / m
 
 
 @dataclass(frozen=True)

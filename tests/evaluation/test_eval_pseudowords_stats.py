@@ -448,3 +448,55 @@ def test_split_correlates_all_splits_recompute_the_mean_over_every_split_per_rep
         estimate
     )  # the schemes differ in the replicates only
     assert all(np.nanstd(new[k]) < np.nanstd(old[k]) for k in targets)  # averaging over splits narrows them
+
+
+@pytest.mark.parametrize("case", ["annotation levels", "many feature levels", "fractional weights"])
+def test_split_correlates_all_splits_equal_the_question_by_question_ranks(case):
+    # the grouped sums (dense feature levels, sparse cells, narrow integer or float64 sums) against
+    # midranks computed question by question, split by split and replicate by replicate
+    rng = np.random.default_rng(11)
+    n, splits = 80, 5
+    p = rng.uniform(0, 1, n)
+    base_n, context_n = np.full(n, 12), np.full(n, 8)
+    base_k, context_k = rng.binomial(12, p), rng.binomial(8, p)
+    folds = split_sample.folds(base_k, base_n, context_k, context_n, splits, rng)
+    weights = question_bootstrap.multiplicities(rng, n, 6)
+    feature = None
+    if case == "annotation levels":
+        feature = rng.integers(0, 4, n).astype(float)
+    elif case == "many feature levels":
+        feature = rng.normal(size=n)  # more levels than the dense layout takes
+    else:
+        weights = weights * rng.uniform(0.5, 1.5, weights.shape)
+    estimate, replicates = cross_model.split_correlates_all_splits(weights, folds, context_k, context_n, feature=feature)
+    u = cross_model.uncertainty(folds.f.mean) if feature is None else np.broadcast_to(feature, (splits, n))
+    for name, target in cross_model.split_targets(folds, context_k, context_n).items():
+
+        def rho(w, s, target=target):
+            return cross_model.rank_correlation(
+                w, cross_model.weighted_midranks(w[None], u[s])[0], cross_model.weighted_midranks(w[None], target[s])[0]
+            )
+
+        by_hand = np.array([[rho(w, s) for s in range(splits)] for w in weights])
+        assert replicates[name] == pytest.approx(np.nanmean(by_hand, axis=1), abs=1e-12)
+        assert estimate[name] == pytest.approx(np.nanmean([rho(np.ones(n), s) for s in range(splits)]), abs=1e-12)
+
+
+def test_all_splits_sums_are_the_same_in_every_exact_number_type(monkeypatch):
+    # counts of up to 16,383 in int16, larger ones in int32, products in int32 up to 2 n^2 < 2^31, else float64
+    assert cross_model._exact_dtypes(np.ones((2, 5)), 5) == (np.int16, np.int32)
+    assert cross_model._exact_dtypes(np.full((2, 4), 5000.0), 4) == (np.int32, np.int32)
+    assert cross_model._exact_dtypes(np.full((2, 4), 10000.0), 4) == (np.int32, np.float64)
+    assert cross_model._exact_dtypes(np.full((2, 4), 0.5), 4) == (np.float64, np.float64)
+    rng = np.random.default_rng(2)
+    n = 120
+    p = rng.uniform(0, 1, n)
+    base_k, context_k = rng.binomial(20, p), rng.binomial(20, p)
+    folds = split_sample.folds(base_k, np.full(n, 20), context_k, np.full(n, 20), 9, rng)
+    weights = question_bootstrap.multiplicities(rng, n, 30)
+    expected = cross_model.split_correlates_all_splits(weights, folds, context_k, np.full(n, 20))
+    for types in [(np.int32, np.int32), (np.int32, np.float64), (np.float64, np.float64)]:
+        monkeypatch.setattr(cross_model, "_exact_dtypes", lambda w, n, types=types: types)
+        estimate, replicates = cross_model.split_correlates_all_splits(weights, folds, context_k, np.full(n, 20))
+        assert estimate == expected[0]
+        assert all(np.array_equal(replicates[k], expected[1][k], equal_nan=True) for k in replicates)

@@ -139,6 +139,8 @@ def test_work_sizes_are_bounded_with_the_fix(small_run, monkeypatch):
         pseudowords.score(release, predictions, {"replicates": 1000, "null_experiments": 10, "splits": 10})
     with pytest.raises(CtxRobustError, match=r"^--null-experiments 2000: .* give at most 1000"):
         pseudowords.score(release, predictions, {"replicates": 10, "null_experiments": 2000, "splits": 10})
+    with pytest.raises(CtxRobustError, match=r"^--splits 300: with 150 questions this needs .* give at most 250 for this file"):
+        pseudowords.score(release, predictions, {"replicates": 10, "null_experiments": 10, "splits": 300})
 
 
 def test_markdown_says_which_interval_scheme_and_what_it_cannot_fill(small_run):
@@ -191,3 +193,19 @@ def test_ambiguity_rows_from_an_annotations_file(small_run, tmp_path):
     path.write_text('{"id": "q0000", "ambiguity": "high"}\n', encoding="utf-8")
     with pytest.raises(CtxRobustError, match=r"ambiguity.jsonl:1: \"id\" must be a string and \"ambiguity\" a finite number"):
         pseudowords.score(release, predictions, {**SMALL, "annotations": str(path)})
+
+
+@pytest.mark.parametrize("run", ["all-splits", "per-split", "annotations"])
+def test_figures_equal_the_recorded_report_digit_for_digit(small_run, tmp_path, run):
+    # tests/data/pseudowords_report_small_exact.json holds the report of this small case (both split-interval
+    # schemes, and with ambiguity annotations) as written before the statistics were computed from sparse
+    # sums in integer arithmetic: every figure is equal, with no tolerance
+    release, predictions = small_run
+    extra = {"per-split": {"split_intervals": "per-split"}, "all-splits": {}}.get(run)
+    if extra is None:
+        annotations = tmp_path / "annotations.jsonl"
+        annotations.write_text("".join(json.dumps({"id": f"q{q:04d}", "ambiguity": q % 4}) + "\n" for q in range(150)), encoding="utf-8")
+        extra = {"annotations": str(annotations)}
+    report = pseudowords.score(release, predictions, {**SMALL, **extra})
+    expected = json.loads((REPO / "tests" / "data" / "pseudowords_report_small_exact.json").read_text(encoding="utf-8"))[run]
+    assert differences(expected, {k: report[k] for k in expected}, tolerance=0) == []
