@@ -40,6 +40,21 @@ def _bases(release) -> dict[str, dict]:
     return {row["id"]: row for row in release.rows(BASE)}
 
 
+def _templates(release) -> dict:
+    """The shared templates and those written for the release's base problems, by id."""
+    shared = load_templates()
+    out = {t.id: t for t in shared.in_topic + shared.off_topic}
+    reviewed = load_reviewed()
+    for base_id, base in _bases(release).items():
+        out.update({t.id: t for t in reviewed.templates_for(base_id, base["question"])})
+    return out
+
+
+def _is_identifier(templates: dict, row: dict) -> bool:
+    template = templates.get(row.get("template_id"))
+    return template is not None and template.identifier
+
+
 @check("gsm-ic", "span_replay")
 def span_replay(release) -> Iterable[Failure]:
     """Edits (each a he/she/him/his/her replaced by the name of a person of the problem [app. A]) applied to
@@ -48,6 +63,7 @@ def span_replay(release) -> Iterable[Failure]:
     bases = _bases(release)
     names = {base_id: {form for name in base["people"] for form in (name, possessive(name))} for base_id, base in bases.items()}
     question_start: dict[str, int] = {}
+    templates = _templates(release)
     for row in release.rows(VARIANTS):
         for edit in row["edits"]:
             if edit["old"].lower() not in PRONOUNS or edit["new"] not in names.get(row["base_id"], ()):
@@ -68,7 +84,7 @@ def span_replay(release) -> Iterable[Failure]:
             continue
         try:
             style = bases[row["base_id"]]["number_style"] if row["base_id"] in bases else {}
-            expected_sentence = render(row["sentence_template"], row["role"], row["number"], style)
+            expected_sentence = render(row["sentence_template"], row["role"], row["number"], style, _is_identifier(templates, row))
         except (KeyError, IndexError, ValueError) as exc:
             expected_sentence = f"<sentence_template does not format: {exc!r}>"
         if row["sentence"] != expected_sentence:
@@ -417,8 +433,10 @@ def _gender(name: str, lexicon) -> str | None:
 @check("gsm-ic", "number_format")
 def number_format(release) -> Iterable[Failure]:
     """Inserted numbers are written as the problem writes numbers: 10,000 and more always with separators,
-    1,000 and more with them when the problem uses them; money with "$" when the problem writes "$"."""
+    1,000 and more with them when the problem uses them; money with "$" when the problem writes "$"; an
+    identifier (a template marked `identifier`: employee ID, card, ticket or serial number) as plain digits."""
     bases = _bases(release)
+    templates = _templates(release)
     styles = {base_id: number_style(base["question"], base["solution"]) for base_id, base in bases.items()}
     for base_id, base in bases.items():
         if base["number_style"] != styles[base_id]:
@@ -428,6 +446,10 @@ def number_format(release) -> Iterable[Failure]:
         if style is None or not row["number"].isdigit():
             continue
         value = int(row["number"])
+        if _is_identifier(templates, row):
+            if re.search(r"\d,\d{3}(?!\d)", row["sentence"]) or not re.search(rf"(?<![\d,]){value}(?![\d,])", row["sentence"]):
+                yield Failure(VARIANTS, row["id"], f"identifier {value} is not written as plain digits")
+            continue
         plain = re.search(r"(?<![\d,])\d{5,}(?![\d,])", row["sentence"])
         if plain:
             yield Failure(VARIANTS, row["id"], f"{plain.group()} is written without thousands separators")
@@ -457,11 +479,7 @@ def out_range_outside(release) -> Iterable[Failure]:
 def template_bounds(release) -> Iterable[Failure]:
     """Each inserted number lies within the magnitudes its template reads naturally with (its min and max: "owns 300
     watches", never 22,000,000), for the shared templates and for those written for the base problem."""
-    shared = load_templates()
-    bounds = {t.id: t for t in shared.in_topic + shared.off_topic}
-    reviewed = load_reviewed()
-    for base_id, base in _bases(release).items():
-        bounds.update({t.id: t for t in reviewed.templates_for(base_id, base["question"])})
+    bounds = _templates(release)
     for row in release.rows(VARIANTS):
         template = bounds.get(row["template_id"])
         if template is None:

@@ -6,7 +6,10 @@ each is applied when candidates are drawn, recorded on the base problem, and
 replayed over every variant by the validator (validators/gsm_ic.py):
 
 - `target_not_named`: the sentence never names the question's target object or
-  unit ("marbles" before "How many marbles does James have left?");
+  unit ("marbles" before "How many marbles does James have left?"), nor a thing the
+  question sentence refers to with "the" or a possessive, nor its common synonym
+  ("John's apartment building" before "How tall is the building?" would give "the
+  building" a second antecedent);
 - `no_money_in_money_question`: in a question about money, no sentence gives
   anyone money, so nobody's money can be read into the answer;
 - `role_not_in_problem`: an overlapped role never names a relation the problem
@@ -125,6 +128,59 @@ GIVES_MONEY = re.compile(
     r"costs?|donated?|rent|allowance|salary|wages?|profit|debt|loan|lent|budget|prize|coins?|bills?|cash|sold|sells?|won)\b",
     re.IGNORECASE,
 )
+# "the building", "his bike", "Jenny's library": a thing the question refers to as already known
+_DEFINITE = re.compile(r"\b(?:the|his|her|their|its|[A-Za-z]+'s)\s+((?:[A-Za-z]+(?:-[A-Za-z]+)*\s+){0,2}[A-Za-z]+(?:-[A-Za-z]+)*)")
+# words that end such a noun phrase or are no thing of it ("the car be paid", "the same speed", "Mr. Callen")
+_NOT_NOUNS = {
+    "be",
+    "been",
+    "same",
+    "first",
+    "last",
+    "next",
+    "other",
+    "fully",
+    "if",
+    "take",
+    "took",
+    "gave",
+    "give",
+    "mr",
+    "mrs",
+    "ms",
+    "dr",
+    "number",
+    "total",
+    "average",
+    "rest",
+    "end",
+    "whole",
+    "only",
+    "new",
+    "old",
+    "own",
+    "sell",
+    "buy",
+    "make",
+    "need",
+    "get",
+    "pay",
+    "spend",
+    "eat",
+    "read",
+    "use",
+}
+# common synonyms of such nouns, as normal() words: naming one names the other
+SYNONYMS = {
+    "bike": {"bicycle"},
+    "bicycle": {"bike"},
+    "car": {"automobile"},
+    "automobile": {"car"},
+    "shop": {"store"},
+    "store": {"shop"},
+    "kid": {"child"},
+    "child": {"kid"},
+}
 _IT = re.compile(r"\b(it|its)\b", re.IGNORECASE)
 _EXPLETIVE_IT = re.compile(r"\bit\s+(?:take|takes|took|cost|costs)\b.*\bto\b", re.IGNORECASE)
 PRONOUN_GENDER = {"he": "m", "him": "m", "his": "m", "she": "f", "her": "f"}
@@ -198,10 +254,28 @@ def target_words(question_sentence: str, problem: str) -> list[str]:
             found.update({"year", "old", "age"})
         if token == "how" and nxt == "tall":
             found.update(DISTANCE_UNITS & set(words(problem)) | {"tall", "height"})
+    found.update(definite_nouns(question_sentence))
     found.update(UNITS & set(tokens))
     if is_money_question(question_sentence, ""):
         found.update(MONEY_WORDS)
     return sorted(found - _STOP)
+
+
+def definite_nouns(question_sentence: str) -> set[str]:
+    """The words of each noun phrase the question sentence opens with "the" or a possessive, and their synonyms
+    (rule target_not_named): a sentence naming one would give the question's "the building" a second antecedent."""
+    found: set[str] = set()
+    for match in _DEFINITE.finditer(question_sentence.replace("’", "'")):
+        phrase = []
+        for raw in _WORD.findall(match.group(1))[:2]:
+            word = normal(raw)
+            if word in _STOP or word in _NOT_NOUNS or raw[:1].isupper():  # "the discount Maria received": no name
+                break
+            phrase.append(word)
+        found.update(phrase)
+        for word in phrase:
+            found.update(SYNONYMS.get(word, ()))
+    return found - _STOP
 
 
 _BILL = re.compile(r"\bbills?\b")  # lower case: "Bill" is a name

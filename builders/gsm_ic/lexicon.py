@@ -70,6 +70,8 @@ class Template(BaseModel):
     topics: list[str]  # topics for which the sentence is in-topic
     min: int = 2  # the numbers the sentence reads naturally with ("is 40 years old", not "is 4000")
     max: int | None = None  # None: no upper bound
+    # an identifier (an employee ID, a card, ticket or serial number): written as digits, never "ID 1,200,000"
+    identifier: bool = False
 
     @model_validator(mode="after")
     def _slots(self) -> Template:
@@ -90,6 +92,7 @@ class ProblemEntry(BaseModel):
     # per template, the largest number it reads naturally with ("owns 300 watches", not 22,000,000); null: no bound
     max: list[int | None] | None = None
     min: list[int] | None = None  # per template, the smallest number it reads naturally with ("a city of 5 people": no)
+    identifier: list[bool] | None = None  # per template, whether its number is an identifier (written as digits)
     people: list[str] | None = None  # the problem's people, where the person finder also took a place or an animal for one
 
 
@@ -130,11 +133,12 @@ class Reviewed(BaseModel):
             return []
         highs = entry.max or [None] * len(entry.templates)
         lows = entry.min or [2] * len(entry.templates)
-        if len(highs) != len(entry.templates) or len(lows) != len(entry.templates):
-            raise ValueError(f"reviewed.json: {base_id}: 'min' and 'max' need one bound per template")
+        marks = entry.identifier or [False] * len(entry.templates)
+        if not len(highs) == len(lows) == len(marks) == len(entry.templates):
+            raise ValueError(f"reviewed.json: {base_id}: 'min', 'max' and 'identifier' need one entry per template")
         return [
-            Template(id=f"{base_id}/{i}", text=text, topics=[entry.topic], min=low, max=high)
-            for i, (text, low, high) in enumerate(zip(entry.templates, lows, highs), start=1)
+            Template(id=f"{base_id}/{i}", text=text, topics=[entry.topic], min=low, max=high, identifier=mark)
+            for i, (text, low, high, mark) in enumerate(zip(entry.templates, lows, highs, marks), start=1)
         ]
 
 

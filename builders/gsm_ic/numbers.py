@@ -310,9 +310,11 @@ def number_style(question: str, solution: str) -> dict:
     }
 
 
-def format_number(value: int, style: dict) -> str:
+def format_number(value: int, style: dict, identifier: bool = False) -> str:
     """A whole number as the problem would write it: separators from 10,000 on always, from 1,000 on when
-    the problem uses them."""
+    the problem uses them; an identifier (employee ID, card or serial number) as plain digits."""
+    if identifier:
+        return str(value)
     if value >= 10000 or (value >= 1000 and style.get("separators")):
         return f"{value:,}"
     return str(value)

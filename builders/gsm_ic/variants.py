@@ -36,12 +36,13 @@ def cell_key(cell: tuple[str, str, str]) -> str:
     return "/".join(cell)
 
 
-def render(template_text: str, role: str, number: int | str, style: dict | None = None) -> str:
+def render(template_text: str, role: str, number: int | str, style: dict | None = None, identifier: bool = False) -> str:
     """The sentence a template gives for a role and a number, first letter capitalised; the number written as the
-    problem writes numbers (numbers.format_number; {money}: "$40" or "40 dollars") [§3.1]."""
+    problem writes numbers (numbers.format_number; {money}: "$40" or "40 dollars"), an identifier template's
+    number as plain digits [§3.1]."""
     value = int(number)
     style = style or {}
-    sentence = template_text.format(role=role, number=format_number(value, style), money=format_money(value, style))
+    sentence = template_text.format(role=role, number=format_number(value, style, identifier), money=format_money(value, style))
     return sentence[:1].upper() + sentence[1:]
 
 
@@ -172,7 +173,7 @@ def make_variants(
 
 
 def _row(base, analysis, template, role, number, edited, offset, edits, cell) -> dict:
-    sentence = render(template.text, role, number, analysis.style)
+    sentence = render(template.text, role, number, analysis.style, template.identifier)
     sentence_label, role_label, number_label = cell
     return {
         "base_id": base["id"],

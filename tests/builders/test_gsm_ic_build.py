@@ -14,7 +14,7 @@ from pydantic import ValidationError
 from ctxrobust.builders.gsm_ic import GsmIcConfig
 from ctxrobust.builders.gsm_ic.builder import build_from_pool
 from ctxrobust.builders.gsm_ic.lexicon import load_templates
-from ctxrobust.builders.gsm_ic.variants import CELLS
+from ctxrobust.builders.gsm_ic.variants import CELLS, render
 from ctxrobust.canonical import dumps, write_jsonl
 from ctxrobust.errors import CtxRobustError
 from ctxrobust.release import Release
@@ -469,3 +469,46 @@ def test_roles_default_to_the_papers_and_are_configurable(pool, tmp_path):
     assert {v["role"] for v in variants if v["role_label"] == "nonoverlapped"} <= {"Zora", "Kenji", "Ines", "Malik"}
     (tmp_path / "r").mkdir()
     assert run(make_release(tmp_path / "r", output, config)) == {name: [] for name in GSM_IC_CHECKS}
+
+
+LIBRARY = (
+    "Jenny's library lends 30 books on Monday and 45 books on Tuesday. How many books did the library lend in all?",
+    "The library lends 30 + 45 = <<30+45=75>>75 books.\n#### 75",
+)
+
+
+def test_a_thing_the_question_names_with_the_or_a_possessive_is_never_named_by_the_sentence(tmp_path):
+    pool_file, train = tmp_path / "pool.jsonl", tmp_path / "train.jsonl"
+    question, solution = LIBRARY
+    pool_file.write_text(json.dumps({"question": question, "answer": "75", "n_steps": 2}) + "\n", encoding="utf-8")
+    train.write_text(json.dumps({"question": question, "answer": solution}) + "\n", encoding="utf-8")
+    config = GsmIcConfig(base_ids=["pool-0001"], n_variants=40, eval_size=8, numbers_per_label=4)
+    output = build_from_pool(gsm8k.load_files(pool_file, train), config)
+    rows = rows_of(output)
+    assert "library" in rows["base.jsonl"][0]["targets"]  # "the library" of the question sentence
+    assert not any("library" in v["sentence"].lower() for v in rows["variants.jsonl"])
+    (tmp_path / "clean").mkdir()
+    assert run(make_release(tmp_path / "clean", output, config))["target_not_named"] == []
+    variants = [dict(v) for v in rows["variants.jsonl"]]
+    clash = variants[0]
+    clash.update(sentence_template="{role}'s school library has {number} chairs.")
+    clash["sentence"] = render(clash["sentence_template"], clash["role"], clash["number"])
+    output.files[1].rows = variants
+    (tmp_path / "bad").mkdir()
+    failures = run(make_release(tmp_path / "bad", output, config))["target_not_named"]
+    assert [f.item for f in failures] == [clash["id"]] and "'library'" in failures[0].message
+
+
+def test_identifiers_are_written_as_digits_and_the_validator_names_one_with_separators(pool, tmp_path):
+    config = GsmIcConfig(**SMALL)
+    output = build_from_pool(pool, config)
+    variants = [dict(v) for v in rows_of(output)["variants.jsonl"]]
+    identifiers = {t.id for t in load_templates().off_topic if t.identifier}
+    assert {"off-19", "off-20", "off-34", "off-40"} <= identifiers
+    card = next(v for v in variants if v["template_id"] in identifiers)
+    assert render(card["sentence_template"], card["role"], 23000, {"separators": True}, identifier=True).endswith("23000.")
+    card.update(number="23000", sentence=render(card["sentence_template"], card["role"], 23000))  # "23,000": a quantity's form
+    output.files[1].rows = variants
+    (tmp_path / "bad").mkdir()
+    failures = run(make_release(tmp_path / "bad", output, config))["number_format"]
+    assert [f.item for f in failures] == [card["id"]] and "plain digits" in failures[0].message

@@ -11,12 +11,12 @@ from ctxrobust.builders.gsm_ic.builder import PAPER_RELATIONS
     [
         ("How many marbles does James have left?", "", ["marble"]),
         ("How many trading cards does Keith have now?", "", ["card", "trading"]),
-        ("How many cards did the shop sell?", "", ["$", "card", "cent", "dollar", "money"]),  # selling: a money question
+        ("How many cards did the shop sell?", "", ["$", "card", "cent", "dollar", "money", "shop", "store"]),  # selling: money; "the shop"
         ("How much money does Lena have left?", "", ["$", "cent", "dollar", "money"]),
-        ("How long did the trip take?", "The trip took 3 hours and 20 minutes.", ["hour", "minute"]),
+        ("How long did the trip take?", "The trip took 3 hours and 20 minutes.", ["hour", "minute", "trip"]),
         ("How far does Ada walk in 5 days?", "Ada walks 2 miles a day.", ["day", "mile"]),
-        ("What is Ral's current age?", "", ["age", "old", "year"]),
-        ("What is the total number of pages in the book?", "", ["page"]),
+        ("What is Ral's current age?", "", ["age", "current", "old", "year"]),
+        ("What is the total number of pages in the book?", "", ["book", "page"]),
     ],
 )
 def test_target_words_name_the_questions_object_and_units(question, problem, expected):
@@ -59,3 +59,21 @@ def test_an_it_of_the_question_or_a_pronoun_no_name_carries():
     genders = {"Ada": "f", "Tom": "m"}
     assert ir.role_gender("Mike's sister", genders) == "f" and ir.role_gender("Tom", genders) == "m"
     assert ir.role_gender("Mike's neighbor", genders) is None
+
+
+@pytest.mark.parametrize(
+    "question, named",
+    [
+        ("How tall is the building?", {"building"}),
+        ("What's the total number of visitors who went to the library that week?", {"library"}),
+        ("How fast does Tom ride his bike?", {"bike", "bicycle"}),  # a synonym is named too
+        ("If the discount Maria received is $40, how much did she pay?", {"discount"}),  # a name is no thing
+        ("In how many months will the car be fully paid for?", {"car", "automobile"}),
+        ("If he packs the rest into bags of 60, how many bags does he fill?", set()),
+    ],
+)
+def test_things_the_question_names_with_the_or_a_possessive_are_targets(question, named):
+    assert ir.definite_nouns(question) == named
+    assert named <= set(ir.target_words(question, ""))
+    if named:
+        assert ir.names_target(f"John's {sorted(named)[0]} is new.", ir.target_words(question, ""))
