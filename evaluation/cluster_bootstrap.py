@@ -50,3 +50,16 @@ def weighted_totals(weights: np.ndarray, per_unit: np.ndarray) -> np.ndarray:
     """
     flat = per_unit.reshape(per_unit.shape[0], -1).astype(np.float64)
     return (weights.astype(np.float64) @ flat).reshape((weights.shape[0],) + per_unit.shape[1:])
+
+
+def intervals_by_name(lo: np.ndarray, hi: np.ndarray, undefined: np.ndarray, names: Sequence[str], n_models: int):
+    """Split interval columns laid out as, per name, one column per model then the model mean, into
+    (per model: name -> (lo, hi, undefined replicates), mean: name -> the same)."""
+    per_model: list[dict] = [{} for _ in range(n_models)]
+    mean: dict = {}
+    for k, name in enumerate(names):
+        base = k * (n_models + 1)
+        for m in range(n_models):
+            per_model[m][name] = (lo[base + m], hi[base + m], int(undefined[base + m]))
+        mean[name] = (lo[base + n_models], hi[base + n_models], int(undefined[base + n_models]))
+    return per_model, mean

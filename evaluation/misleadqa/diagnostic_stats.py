@@ -63,11 +63,4 @@ def intervals(
     n_models = len(counts)
     columns = np.concatenate([np.concatenate([reps[n], reps[n].mean(axis=1, keepdims=True)], axis=1) for n in names], axis=1)
     lo, hi, undefined = resampling.percentile_intervals(columns, np.full(columns.shape[1], level))
-    per_model: list[dict] = [{} for _ in range(n_models)]
-    mean: dict = {}
-    for k, name in enumerate(names):
-        base = k * (n_models + 1)
-        for m in range(n_models):
-            per_model[m][name] = (lo[base + m], hi[base + m], int(undefined[base + m]))
-        mean[name] = (lo[base + n_models], hi[base + n_models], int(undefined[base + n_models]))
-    return per_model, mean
+    return cb.intervals_by_name(lo, hi, undefined, names, n_models)

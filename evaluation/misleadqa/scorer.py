@@ -377,14 +377,7 @@ def bootstrap_intervals(
         columns += [reps[name], reps[name].mean(axis=1, keepdims=True)]  # a NaN for any model -> NaN mean (App. C.2)
         levels += [level] * (n_models + 1)
     lo, hi, undefined = resampling.percentile_intervals(np.concatenate(columns, axis=1), np.asarray(levels))
-    per_model: list[dict] = [{} for _ in range(n_models)]
-    mean: dict = {}
-    for k, name in enumerate(names):
-        base = k * (n_models + 1)
-        for m in range(n_models):
-            per_model[m][name] = (lo[base + m], hi[base + m], int(undefined[base + m]))
-        mean[name] = (lo[base + n_models], hi[base + n_models], int(undefined[base + n_models]))
-    return per_model, mean
+    return cb.intervals_by_name(lo, hi, undefined, names, n_models)
 
 
 # ------------------------------------------------------------------------------------------------ score
