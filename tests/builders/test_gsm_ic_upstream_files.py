@@ -163,7 +163,9 @@ def test_a_release_without_the_upstream_files_fails(release, tmp_path):
     assert [(f.file, f.item) for f in results["upstream_files"]] == [("GSM-IC_mstep.json", None)]
 
 
-def test_push_uploads_the_upstream_files(release, tmp_path, monkeypatch, capsys):
+def test_push_uploads_the_upstream_files(release, mirror, tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("SOURCES_MIRROR", str(mirror))  # `validate` replays the sources through the command line
+    monkeypatch.setenv("CTXROBUST_CACHE", str(tmp_path / "cache"))
     staged = tmp_path / "staged"
     assert main(["push", str(release), "--repo", "my-org/gsm-ic", "--dry-run", str(staged)]) == 0
     for name in UPSTREAM:
