@@ -80,7 +80,7 @@ def test_default_build_has_the_papers_shape(store):
     assert all(v["template_id"].startswith(v["base_id"] + "/") for v in in_topic)
     # (a template is left out where it cannot read naturally with enough of the problem's out-of-range numbers)
     used = {b["id"]: len({v["template_id"] for v in in_topic if v["base_id"] == b["id"]}) for b in bases}
-    assert all(2 <= n <= 4 for n in used.values()) and sum(n >= 3 for n in used.values()) >= 70, used
+    assert all(2 <= n <= 4 for n in used.values()) and sum(n >= 3 for n in used.values()) >= 60, used
     # overlapping roles derive from a person of the problem; every number reads naturally in its template
     people = {b["id"]: set(b["people"]) for b in bases}
     assert all(v["role"].partition("'s ")[0] in people[v["base_id"]] for v in variants if v["role_label"] == "overlapped")
