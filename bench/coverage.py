@@ -170,19 +170,8 @@ def run(scenario: str, share: float, args) -> list[tuple]:
 # --- misleadqa --------------------------------------------------------------------------------------
 
 MQ_MODELS = 6
-MQ_NAMES = (
-    "LR.S",
-    "LR.F",
-    "delta.LR",
-    "RLR.S",
-    "RLR.F",
-    "delta.RLR",
-    "gold.S",
-    "reduction.S",
-    "reduction.F",
-    "order_effect.S",
-    "order_effect.F",
-)
+# the scorer's interval figures that one set of responses per item gives (the paired ones need both orders' pairs)
+MQ_NAMES = tuple(name for name in mq.CI_METRICS if not name.startswith("paired."))
 
 
 def mq_clusters(rng: np.random.Generator, scenario: str) -> np.ndarray:
