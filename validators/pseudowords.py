@@ -13,6 +13,7 @@ from typing import Iterable
 
 import wordfreq
 
+from ctxrobust.builders.pseudowords import offensive
 from ctxrobust.builders.pseudowords.builder import PseudowordsConfig
 from ctxrobust.builders.pseudowords.contexts import context_id
 from ctxrobust.builders.pseudowords.tokenizer import load
@@ -70,6 +71,26 @@ def zipf_replay(release) -> Iterable[Failure]:
         if actual >= cfg.zipf_threshold:
             yield Failure(
                 VOCABULARY, row["id"], f"English Zipf frequency {actual} is at or above the threshold {cfg.zipf_threshold}{versions}"
+            )
+
+
+@check("pseudowords", "vocabulary_offensive")
+def vocabulary_offensive(release) -> Iterable[Failure]:
+    """No word holds an entry of the offensive word list (offensive.py), for releases built with offensive_filter."""
+    if release.manifest.get("config", {}).get("offensive_filter") is not True:
+        return  # built before the filter existed, or with it turned off: nothing to replay
+    listed = offensive.load()
+    built_with = release.manifest.get("build_notes", {}).get("offensive_list", {}).get("sha256")
+    versions = (
+        ""
+        if built_with in (None, listed.source["sha256"])
+        else f" (built with another {offensive.WORDLIST}, replayed with {listed.source['version']})"
+    )
+    for row in _words(release):
+        part = listed.part(row["word"])
+        if part is not None:
+            yield Failure(
+                VOCABULARY, row["id"], f"word {row['word']!r} contains {part!r}, an entry of {offensive.DISTRIBUTION}'s list{versions}"
             )
 
 

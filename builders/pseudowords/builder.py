@@ -16,7 +16,7 @@ import wordfreq
 from pydantic import Field, field_validator, model_validator
 
 from ctxrobust.builders.base import BuildConfig, Builder, BuildOutput, DataFile
-from ctxrobust.builders.pseudowords import contexts, tokenizer, vocabulary, web
+from ctxrobust.builders.pseudowords import contexts, offensive, tokenizer, vocabulary, web
 
 Kind = Literal["CHA", "TOK", "WEB"]
 MAX_LENGTH = 100_000  # tokens: a bound against typos (the paper's longest contexts have 10,000)
@@ -43,6 +43,7 @@ class PseudowordsConfig(BuildConfig):
     zipf_threshold: float = Field(1.5, allow_inf_nan=False)  # Appendix B: reject English Zipf frequency >= 1.5
     zipf_language: str = "en"
     zipf_wordlist: Literal["best", "large", "small"] = "best"
+    offensive_filter: bool = True  # refuse words holding an entry of better-profanity's list (offensive.py)
     kinds: tuple[Kind, ...] = ("CHA", "TOK", "WEB")  # Section 3.3; WEB only with web_corpus
     lengths: tuple[int, ...] = (10, 100, 1000, 10_000)  # Section 3.3 "Context Length"
     contexts_per_length: int = Field(10, ge=1, le=999)  # M = 10, Section 3
@@ -93,6 +94,7 @@ class PseudowordsBuilder(Builder):
             cfg.zipf_threshold,
             cfg.zipf_language,
             cfg.zipf_wordlist,
+            offensive.load().part if cfg.offensive_filter else None,
         )
         rows: list[dict] = []
         seen: set[str] = set()
@@ -107,13 +109,20 @@ class PseudowordsBuilder(Builder):
         notes = {
             "tokenizer": {"name": tok.name, "model": tokenizer.MODELS[tok.name], "package": tokenizer.package_version()},
             "wordfreq": f"wordfreq {metadata.version('wordfreq')}",
-            "vocabulary": {"candidates_drawn": vocab.drawn, "rejected_zipf": vocab.rejected, "duplicates": vocab.duplicates},
+            "vocabulary": {
+                "candidates_drawn": vocab.drawn,
+                "rejected_zipf": vocab.rejected,
+                "rejected_offensive": vocab.rejected_offensive,
+                "duplicates": vocab.duplicates,
+            },
             "kinds_built": built,
             "kinds_not_built": not_built,
             "sqa": SQA,
             "mean_chars": _mean_chars(rows),
             "user_sources": [{"kind": "web_corpus", **corpus.source}] if corpus is not None else [],
         }
+        if cfg.offensive_filter:
+            notes["offensive_list"] = offensive.load().source
         if "TOK" in built:
             notes["tok_pool"] = {"tokens": len(tok.round_trip_pool()), "of": tok.n_ordinary, "rule": TOK_POOL}
         return BuildOutput(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable, Optional
 
 import numpy as np
 import wordfreq
@@ -32,6 +33,7 @@ class Vocabulary:
     drawn: int  # candidates examined
     rejected: int  # candidates at or above the Zipf threshold
     duplicates: int  # candidates already in the vocabulary
+    rejected_offensive: int = 0  # candidates below the threshold that hold an offensive string
 
     @property
     def words(self) -> list[str]:
@@ -46,10 +48,12 @@ def build_vocabulary(
     threshold: float,
     language: str = "en",
     wordlist: str = "best",
+    offensive: Optional[Callable[[str], Optional[str]]] = None,
 ) -> Vocabulary:
-    """Appendix B: keep the first `size` distinct candidates whose Zipf frequency is below `threshold`."""
+    """Appendix B: keep the first `size` distinct candidates whose Zipf frequency is below `threshold`
+    and, when `offensive` is given, for which it finds no offensive string (offensive.py)."""
     kept: dict[str, float] = {}
-    drawn = rejected = duplicates = 0
+    drawn = rejected = duplicates = rejected_offensive = 0
     while len(kept) < size:
         if drawn >= MAX_DRAWS_PER_WORD * size:
             raise CtxRobustError(
@@ -65,8 +69,11 @@ def build_vocabulary(
             if value >= threshold:
                 rejected += 1
                 continue
+            if offensive is not None and offensive(word) is not None:
+                rejected_offensive += 1
+                continue
             kept[word] = value
             if len(kept) == size:
                 break
     rows = [{"id": word, "word": word, "zipf": value} for word, value in sorted(kept.items())]
-    return Vocabulary(rows=rows, drawn=drawn, rejected=rejected, duplicates=duplicates)
+    return Vocabulary(rows=rows, drawn=drawn, rejected=rejected, duplicates=duplicates, rejected_offensive=rejected_offensive)

@@ -35,6 +35,7 @@ def test_vocabulary_has_10000_words_all_below_zipf_1_5(default_release):
     rows = Release(default_release).rows("vocabulary.jsonl")
     assert len(rows) == 10_000 == len({r["word"] for r in rows})
     assert max(wordfreq.zipf_frequency(r["word"], "en") for r in rows) < 1.5
+    assert "pornhand" not in {r["word"] for r in rows}  # drawn by seed 0 before the offensive filter
 
 
 def test_default_bank_shape_and_paper_character_count(default_release):
@@ -58,6 +59,7 @@ def test_manifest_says_web_was_not_built_and_records_versions(default_release):
     assert notes["tokenizer"] == {"name": "o200k_base", "model": "gpt-oss-120b", "package": notes["tokenizer"]["package"]}
     assert notes["tokenizer"]["package"].startswith("bpe-openai ")
     assert notes["wordfreq"].startswith("wordfreq ")
+    assert notes["offensive_list"]["package"] == "better-profanity" and notes["vocabulary"]["rejected_offensive"] > 0
     assert notes["tok_pool"]["tokens"] == 198_424 and notes["tok_pool"]["of"] == 199_998  # Section 3.3 departure, recorded
     assert "the paper samples the whole vocabulary" in notes["tok_pool"]["rule"]
     assert "reference answers where the paper has the model answer them" in notes["sqa"]

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 import wordfreq
 
+from ctxrobust.builders.pseudowords import offensive
 from ctxrobust.builders.pseudowords.vocabulary import build_vocabulary, candidates, zipf
 from ctxrobust.errors import CtxRobustError
 
@@ -33,6 +34,26 @@ def test_vocabulary_rejects_frequent_strings_and_records_wordfreq_zipf():
         assert row["zipf"] == wordfreq.zipf_frequency(row["word"], "en") < 1.5
     assert vocab.rejected > 0  # short random strings hit real words and acronyms
     assert vocab.drawn == 600 + vocab.rejected + vocab.duplicates
+
+
+def test_offensive_list_is_better_profanitys_a_z_entries():
+    listed = offensive.load()
+    assert {"porn", "ass", "fag", "blowjob"} <= set(listed.entries)  # "blow job" joined; hyphens and spaces removed
+    assert all(re.fullmatch(r"[a-z]{3,}", e) for e in listed.entries)  # leetspeak ("f4nny") cannot occur in a-z words
+    assert listed.source["package"] == "better-profanity" and len(listed.source["sha256"]) == 64
+    assert listed.part("pornhand") == "porn" and listed.part("qxzvb") is None
+    assert offensive.normalise(["Blow Job", "f4nny", "ab", "gang-bang"]) == ("blowjob", "gangbang")
+
+
+def test_offensive_filter_refuses_words_and_counts_them():
+    plain = build_vocabulary(np.random.default_rng(11), 3000, 3, 8, 1.5)
+    listed = offensive.load()
+    assert any(listed.part(w) for w in plain.words)  # random strings do hit the list (about 1 in 100)
+    filtered = build_vocabulary(np.random.default_rng(11), 3000, 3, 8, 1.5, offensive=listed.part)
+    assert not any(listed.part(w) for w in filtered.words)
+    assert filtered.rejected_offensive > 0 and plain.rejected_offensive == 0
+    assert filtered.drawn == 3000 + filtered.rejected + filtered.rejected_offensive + filtered.duplicates
+    assert set(plain.words) - set(filtered.words) <= {w for w in plain.words if listed.part(w)}
 
 
 def test_threshold_is_respected_for_a_lower_threshold():

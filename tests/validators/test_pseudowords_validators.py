@@ -59,6 +59,7 @@ def test_built_release_passes_every_check(built):
     for name in (
         "build_config",
         "zipf_replay",
+        "vocabulary_offensive",
         "vocabulary_alphabet",
         "vocabulary_unique",
         "vocabulary_size",
@@ -95,6 +96,21 @@ def test_zipf_replay_catches_a_frequent_english_word(copy):
     edit(copy, "vocabulary.jsonl", add_the)
     found = run_checks(Release(copy))["zipf_replay"]
     assert any(f.item == "the" and "at or above the threshold 1.5" in f.message for f in found)
+
+
+def test_vocabulary_offensive_catches_a_word_holding_a_listed_string(copy):
+    word = read_jsonl(copy / "vocabulary.jsonl")[4]["id"]
+    edit(copy, "vocabulary.jsonl", lambda rows: by_id(rows, word).update(word="pornhand"))
+    found = run_checks(Release(copy))["vocabulary_offensive"]
+    assert [(f.item, "'porn'" in f.message) for f in found] == [(word, True)]
+
+
+def test_vocabulary_offensive_is_not_replayed_for_a_release_built_without_the_filter(copy):
+    word = read_jsonl(copy / "vocabulary.jsonl")[4]["id"]
+    edit(copy, "vocabulary.jsonl", lambda rows: by_id(rows, word).update(word="pornhand"))
+    manifest = json.loads((copy / "manifest.json").read_text(encoding="utf-8"))
+    del manifest["config"]["offensive_filter"]  # as in releases made before the filter
+    assert run_checks(Release(copy, manifest=manifest))["vocabulary_offensive"] == []
 
 
 @pytest.mark.parametrize("bad", ["abcdefghi", "ab", "abcé"])
