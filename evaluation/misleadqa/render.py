@@ -52,6 +52,14 @@ TABLE26 = (
     ("S order effect", "order_effect.S"),
 )
 OUTCOME_HEADERS = ["Gold", "Lure", "Abstain", "Other", "Invalid"]
+TABLE22 = (  # App. D.5, Table 22: the CF rates discussed in §6.2, per model
+    ("S alone: Abstain", "outcome.B.S.abstain"),
+    ("S alone: Lure", "outcome.B.S.lure"),
+    ("F alone: Lure", "outcome.B.F.lure"),
+    ("G alone: Gold", "outcome.all.G.gold"),
+    ("S with G: Gold", "outcome.A.S_with_G.gold"),
+    ("F with G: Abstain", "outcome.A.F_with_G.abstain"),
+)
 GROUP_LABELS = {
     "fred.time": "FRED time",
     "fred.location": "FRED location",
@@ -228,6 +236,16 @@ def _tables(report: dict) -> list[tuple[str, list[str], list[list[str]], str]]:
                     if "cf.none_agreement" in summary
                     else ""
                 ),
+            )
+        )
+        rows = [[name] + [_pct(models[name]["metrics"], f"cf.{key}") for _, key in TABLE22] for name in with_cf]
+        rows.append(["Mean"] + [_pct(summary, f"cf.{key}") for _, key in TABLE22])
+        tables.append(
+            (
+                "Table 22: per-model rates under CF",
+                ["Model"] + [label for label, _ in TABLE22],
+                rows,
+                "The outcome CF prescribes or the one §6.2 discusses, per model, under the CF prompt; subsets as in Table 21.",
             )
         )
         rows = [
@@ -485,7 +503,7 @@ def missing_inputs(report: dict) -> list[str]:
     elif not any("scope.size.H" in m["metrics"] for m in models):
         out.append("Table 20 and Figure 3 (App. D.4): need the judging models' original-prompt answers (no context and S alone)")
     if not any("cf.size.A_common" in m["metrics"] for m in models):
-        out.append('Tables 21 and 23 (context-faithful prompt, App. D.5): need rows with "prompt": "cf" (`ctxrobust prompts --prompt cf`)')
+        out.append('Tables 21-23 (context-faithful prompt, App. D.5): need rows with "prompt": "cf" (`ctxrobust prompts --prompt cf`)')
     if not report["summary"].get("without"):
         out.append('Table 2\'s "w/o" rows: give `--exclude-models MODEL`')
     return out

@@ -297,6 +297,13 @@ def test_cf_comparison_uses_the_same_models_for_both_prompts(mini):
     table21 = md.split("## Table 21")[1].split("## ")[0]
     assert "| S alone | Original | 20.00 | 40.00 | 20.00 | 20.00 | 0.00 |" in table21 and "1 model(s) with CF rows (m1)" in table21
     assert "| m1 | 4 | 3 | 75.00 |" in md.split("## Table 23")[1]
+    table22 = md.split("## Table 22")[1].split("## ")[0]  # per-model CF rates, hand-classified: m1 only
+    shares = [hand_share("m1", "cf", f"cf.{key}")[0] for key in ("outcome.B.S.abstain", "outcome.B.S.lure", "outcome.B.F.lure")]
+    shares += [
+        hand_share("m1", "cf", f"cf.{key}")[0] for key in ("outcome.all.G.gold", "outcome.A.S_with_G.gold", "outcome.A.F_with_G.abstain")
+    ]
+    cells = " | ".join(f"{100 * float(s):.2f}" for s in shares)
+    assert f"| m1 | {cells} |" in table22 and f"| Mean | {cells} |" in table22
 
 
 def test_cf_run_without_its_no_context_rerun(mini, tmp_path):
@@ -726,7 +733,7 @@ def test_report_names_the_tables_it_cannot_fill_and_their_inputs(mini, tmp_path)
     md = misleadqa_render.render_markdown(misleadqa.score(release, predictions, {"replicates": 0, "min_clusters": 1}))
     missing = md.split("## Not in this report")[1]
     assert "Table 4 (option-order robustness" in missing and "Tables 19-20 and Figure 3" in missing
-    assert "Tables 21 and 23" not in missing and "--exclude-models" in missing  # this file has CF rows
+    assert "Tables 21-23" not in missing and "--exclude-models" in missing  # this file has CF rows
     path = tmp_path / "original.jsonl"
     path.write_text("\n".join(prediction_lines("m1", M1)) + "\n", encoding="utf-8")
     md = misleadqa_render.render_markdown(misleadqa.score(release, path, {"replicates": 0, "min_clusters": 1, "exclude_models": ["m1"]}))
