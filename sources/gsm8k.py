@@ -39,6 +39,7 @@ class SolutionRecord(BaseModel):
     solution: str  # the worked solution, including its "#### answer" line
     final_answer: str  # what follows "####", as written
     line: int
+    topic: str | None = None  # a user's base_file line may give the problem's topic
 
 
 class BaseProblem(BaseModel):
@@ -52,6 +53,7 @@ class BaseProblem(BaseModel):
     solution: str
     pool: Provenance
     source: Provenance  # the training-split line holding the solution
+    topic: str | None = None  # the topic a user's base_file line gives (None: none given)
 
 
 class Unjoined(BaseModel):
@@ -90,7 +92,8 @@ def read_pool(path: Path) -> list[PoolRecord]:
     return records
 
 
-def read_solutions(path: Path, what: str = "the snapshot is not in the expected format") -> list[SolutionRecord]:
+def read_solutions(path: Path, what: str = "the snapshot is not in the expected format", with_topic: bool = False) -> list[SolutionRecord]:
+    """`with_topic`: each line may carry an optional string field `topic` (a user's base_file)."""
     records = []
     for line, row in iter_jsonl(path):
         row = _require(row, path, line, {"question": str, "answer": str}, what)
@@ -98,7 +101,10 @@ def read_solutions(path: Path, what: str = "the snapshot is not in the expected 
         if "####" not in solution:
             raise CtxRobustError(f"{path}:{line}: solution has no '#### <answer>' line; {what}")
         final = solution.rsplit("####", 1)[1].strip()
-        records.append(SolutionRecord(question=row["question"], solution=solution, final_answer=final, line=line))
+        topic = row.get("topic") if with_topic else None
+        if with_topic and "topic" in row and not isinstance(topic, str):
+            raise CtxRobustError(f"{path}:{line}: field 'topic' is not a string; give a topic name or leave the field out")
+        records.append(SolutionRecord(question=row["question"], solution=solution, final_answer=final, line=line, topic=topic))
     return records
 
 
@@ -185,12 +191,14 @@ def solution_steps(solution: str) -> int:
 
 
 def read_user_file(path: Path) -> GsmPool:
-    """Problems from a user's GSM8K-format JSONL file ({question, answer: worked solution ending in '#### N'}), as a
-    pool: ids user-NNNN (the 1-based line), steps counted from each solution, provenance the file's name and sha256.
-    A repeated question is reported as unjoined, never used twice."""
+    """Problems from a user's GSM8K-format JSONL file ({question, answer: worked solution ending in '#### N'}, optionally
+    topic: the problem's topic, checked by the builder), as a pool: ids user-NNNN (the 1-based line), steps counted from
+    each solution, provenance the file's name and sha256. A repeated question is reported as unjoined, never used twice."""
     sha = sha256_file(path)
     problems, unjoined, first_line = [], [], {}
-    for record in read_solutions(path, 'give each line as {"question": ..., "answer": "<worked solution>\\n#### <number>"}'):
+    for record in read_solutions(
+        path, 'give each line as {"question": ..., "answer": "<worked solution>\\n#### <number>"} (optionally "topic")', with_topic=True
+    ):
         prov = Provenance(snapshot=path.name, sha256=sha, line=record.line, field="answer", value=record.final_answer)
         if record.question in first_line:
             unjoined.append(
@@ -212,6 +220,7 @@ def read_user_file(path: Path) -> GsmPool:
                 solution=record.solution,
                 pool=prov,
                 source=prov,
+                topic=record.topic,
             )
         )
     if not problems:

@@ -3,7 +3,8 @@
 The authors checked every variant by hand [§3.1] [app. A]; the builder instead uses
 only problems where its automatic steps are safe. A pool problem is usable when
 - the question names a person (for overlapping roles);
-- the question has a topic by the keyword rule (topics.py);
+- the question has a topic: a reviewed one, one its base_file line gives, or one the
+  keyword rule decides (topics.decide_topic; undecided: excluded, with the reason);
 - the question sentence names no group the inserted person could join
   (they, them, their, we, us, our, everyone, everybody, people, persons);
 - a he/she/him/his/her opening the question sentence can be tied to one person
@@ -14,7 +15,9 @@ only problems where its automatic steps are safe. A pool problem is usable when
   (irrelevance.ambiguous_it).
 The topic of a problem with a reviewed entry (reviewed.json) is that entry's (its
 topic_keywords then record the 1.0.0 count rule's evidence, topics.count_rule); other
-problems take the keyword rule (topics.assign_topic, topic_rule.json).
+problems take the topic their base_file line gives (topic_source "base_file"), else the
+keyword rule's decided topic (topics.decide_topic, topic_rule.json; topic_source
+"keywords", its evidence in topic_evidence).
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ from ctxrobust.builders.gsm_ic.insertion import Edit, KeptPronoun, Unresolved, a
 from ctxrobust.builders.gsm_ic.lexicon import Lexicon, Reviewed, Templates, TopicRule, load_topic_rule
 from ctxrobust.builders.gsm_ic.numbers import candidate_intervals, known_numbers, number_style, parse_answer, solution_text
 from ctxrobust.builders.gsm_ic.roles import Person, find_people
-from ctxrobust.builders.gsm_ic.topics import assign_topic, count_rule
+from ctxrobust.builders.gsm_ic.topics import count_rule, decide_topic, weighted_scores
 
 # Words in the question sentence that name a group the inserted person could be read
 # as joining ("How many apples do they have?"); such problems are not used.
@@ -51,7 +54,8 @@ class Analysis:
     relations_present: list[str] = field(default_factory=list)  # relations the problem already names
     open_pronouns: list[str] = field(default_factory=list)  # genders a role must not have (irrelevance.open_pronoun_genders)
     style: dict = field(default_factory=dict)  # numbers.number_style
-    topic_source: str = "keywords"  # "reviewed" or "keywords"
+    topic_source: str = "keywords"  # "reviewed", "base_file" or "keywords"
+    topic_evidence: str = ""  # why the topic is the problem's (the keyword rule's evidence, the entry, the file line)
     pronoun_kept: str | None = None  # why the question's pronoun is not reworded (insertion.KeptPronoun)
     problems: list[tuple[str, str]] = field(default_factory=list)  # (kind, message): why it cannot be used
 
@@ -66,7 +70,10 @@ def analyse(
     base_id: str | None = None,
     relations: list[str] = (),
     topic_rule: TopicRule | None = None,
+    from_file: bool = False,
+    given_topic: str | None = None,
 ) -> Analysis:
+    """`from_file`: a problem of the user's base_file, whose line may give its topic (`given_topic`)."""
     worked = solution_text(solution)
     try:
         value = parse_answer(answer)
@@ -82,13 +89,7 @@ def analyse(
         result.people = [p for p in result.people if p.name in entry.people]
     if not result.people:
         result.problems.append(("no_person", "no person named in the question to derive an overlapping role from"))
-    if entry is not None:
-        result.topic, result.topic_source = entry.topic, "reviewed"
-        result.topic_keywords = count_rule(question, templates)[1]
-    else:
-        result.topic, result.topic_keywords = assign_topic(question, templates, topic_rule or load_topic_rule())
-    if result.topic is None:
-        result.problems.append(("no_topic", "no topic keyword in the question"))
+    _set_topic(result, question, templates, topic_rule or load_topic_rule(), entry, from_file, given_topic)
     start = question_sentence_start(question)
     group = GROUP_WORDS.search(question, start)
     if group:
@@ -118,3 +119,27 @@ def analyse(
     result.open_pronouns = irrelevance.open_pronoun_genders(asked, [(p.name, p.gender) for p in result.people])
     result.style = number_style(question, solution)
     return result
+
+
+def _set_topic(result: Analysis, question: str, templates: Templates, rule: TopicRule, entry, from_file: bool, given: str | None) -> None:
+    """A reviewed topic, else the base_file line's, else the keyword rule's decided one; undecided: a usability reason."""
+    if entry is not None:
+        result.topic, result.topic_source = entry.topic, "reviewed"
+        result.topic_keywords = count_rule(question, templates)[1]
+        result.topic_evidence = "reviewed.json entry"
+        return
+    if given is not None:
+        result.topic, result.topic_source = given, "base_file"
+        result.topic_keywords = weighted_scores(question, templates, rule)[1].get(given, [])
+        result.topic_evidence = "given by the base_file line"
+        return
+    decision = decide_topic(question, templates, rule)
+    result.topic, result.topic_keywords, result.topic_evidence = decision.topic, decision.keywords, decision.evidence()
+    if decision.topic is not None:
+        return
+    if from_file:
+        result.problems.append(("topic_undecided", f"topic undecided: add a topic field ({decision.undecided})"))
+    elif decision.leader is None:
+        result.problems.append(("no_topic", "no topic keyword in the question"))
+    else:
+        result.problems.append(("topic_undecided", f"topic undecided: {decision.undecided}"))

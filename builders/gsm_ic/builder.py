@@ -41,7 +41,8 @@ class GsmIcConfig(BuildConfig):
     base_ids: list[str] | None = Field(None, max_length=MAX_BASE, description='use these pool ids ("pool-0042") instead of a seeded draw')
     base_file: str | None = Field(
         None,
-        description="a GSM8K-format JSONL of the user's problems ({question, answer}); every usable one (or those of "
+        description="a GSM8K-format JSONL of the user's problems ({question, answer}, optionally topic: one of the 16 "
+        "topics of templates.json); every usable one (or those of "
         'base_ids, "user-0007" for line 7) becomes a base problem, steps counted from its solution; its sha256 goes to the manifest',
     )
     n_variants: int = Field(
@@ -95,6 +96,7 @@ def base_row(problem: gsm8k.BaseProblem, analysis: Analysis) -> dict:
         "topic": analysis.topic,
         "topic_source": analysis.topic_source,
         "topic_keywords": analysis.topic_keywords,
+        "topic_evidence": analysis.topic_evidence,
         "people": [person.name for person in analysis.people],
         "targets": analysis.targets,
         "money_question": analysis.money_question,
@@ -140,7 +142,9 @@ class GsmIcBuilder(Builder):
                 raise CtxRobustError(
                     f"gsm-ic: base_file {path} is not a file; give a GSM8K-format JSONL file (question, answer ending in '#### N')"
                 )
-            output = build_from_pool(gsm8k.read_user_file(path), self.config)
+            pool = gsm8k.read_user_file(path)
+            check_given_topics(pool, path, load_templates())
+            output = build_from_pool(pool, self.config)
             output.notes["user_sources"] = {
                 "base_file": {"file": path.name, "sha256": sha256_file(path), "problems": output.notes["pool"]["problems"]}
             }
@@ -148,6 +152,17 @@ class GsmIcBuilder(Builder):
         if self.store is None:
             raise CtxRobustError("gsm-ic needs the GSM8K snapshots; no source store was given")
         return build_from_pool(gsm8k.load(self.store), self.config)
+
+
+def check_given_topics(pool: gsm8k.GsmPool, path: Path, templates: Templates) -> None:
+    """Each topic a base_file line gives is one of templates.json's topics; else one line naming file, line and the names."""
+    names = [t.name for t in templates.topics]
+    for problem in pool.problems:
+        if problem.topic is not None and problem.topic not in names:
+            raise CtxRobustError(
+                f"gsm-ic: {path}:{problem.pool.line}: topic {problem.topic!r} is not one of the {len(names)} topics "
+                f"({', '.join(names)}); give one of them or leave the field out"
+            )
 
 
 def usability(
@@ -194,8 +209,12 @@ def _n_base(config: GsmIcConfig, pool: gsm8k.GsmPool) -> int:
 
 def build_from_pool(pool: gsm8k.GsmPool, config: GsmIcConfig) -> BuildOutput:
     lexicon, templates, reviewed = load_lexicon(), load_templates(), load_reviewed()
+    from_file = bool(config.base_file)
     analyses = {
-        p.id: analyse(p.question, p.solution, p.answer, lexicon, templates, reviewed, p.id, config.relations) for p in pool.problems
+        p.id: analyse(
+            p.question, p.solution, p.answer, lexicon, templates, reviewed, p.id, config.relations, from_file=from_file, given_topic=p.topic
+        )
+        for p in pool.problems
     }
     reasons, prepared = usability(pool, analyses, config, lexicon, templates, reviewed)
     mix_note = selection_note = None
@@ -279,9 +298,12 @@ def pinned_default(
 def _check_user_counts(chosen, pool, reasons, config: GsmIcConfig) -> None:
     if not chosen:
         first = next(iter(reasons.items()), ("", [("", "no problems")]))
+        excluded = Counter(kind for found in reasons.values() for kind, _ in found)
         raise CtxRobustError(
-            f"gsm-ic: no problem of base_file can be a base problem ({first[0]}: {first[1][0][1] if first[1] else 'usable'}); "
-            "see build_notes.pool.excluded of a build with base_ids, or give problems that name a person"
+            f"gsm-ic: no problem of base_file can be a base problem ({first[0]}: {first[1][0][1] if first[1] else 'usable'}; "
+            f"excluded by reason: {', '.join(f'{kind} {n}' for kind, n in sorted(excluded.items()))}); "
+            "see build_notes.pool.excluded of a build with base_ids, or give problems that name a person (and a topic field where "
+            "the topic is undecided)"
         )
     if config.n_variants < len(CELLS) * len(chosen):
         raise CtxRobustError(

@@ -8,7 +8,7 @@ import json
 from functools import cache, cached_property
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 HERE = Path(__file__).parent
 
@@ -221,12 +221,23 @@ def load_reviewed(path: Path = HERE / "reviewed.json") -> Reviewed:
     return reviewed
 
 
+class TopicDecisionRule(BaseModel):
+    """When the keyword rule's leading topic counts as decided (topics.decide_topic); tuned on topic_sample only."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    min_distinct_keywords: int = Field(ge=1)  # distinct keywords of the leading topic (a plural counts as its singular)
+    min_score: float = Field(ge=0)  # the leading topic's weighted total
+    min_margin: float = Field(ge=0, lt=1)  # (leader - runner-up) / leader
+
+
 class TopicRule(BaseModel):
-    """topic_rule.json: the keyword topic rule's extra keywords, weights and question-sentence weight (topics.py)."""
+    """topic_rule.json: the keyword topic rule's extra keywords, weights, question-sentence weight and decision
+    thresholds (topics.py)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
     about: str
     question_weight: float
+    decision: TopicDecisionRule
     extra_keywords: dict[str, list[str]]
     weights: dict[str, dict[str, float]]
 

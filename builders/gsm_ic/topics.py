@@ -8,8 +8,16 @@ The keyword rule (topic_rule.json "about"), for a problem without a reviewed top
   a keyword several topics list counts for each of them;
 - an occurrence in the question sentence (insertion.question_sentence_start)
   counts question_weight times;
-- the topic with the largest total wins, ties going to the topic listed first in
+- the topic with the largest total leads, ties going to the topic listed first in
   templates.json; no keyword at all: no topic.
+
+The decision (`decide_topic`, topic_rule.json "decision"): the leading topic is the
+problem's topic only when its evidence is clear, that is when it rests on at least
+min_distinct_keywords distinct keywords (a plural counting as its singular), totals at
+least min_score, and leads the runner-up by at least min_margin of its own total;
+otherwise the topic is undecided and the reason is recorded (a rule that cannot
+decide a case excludes it; it never guesses). `measure` gives a rule's agreement with
+labelled problems among those it decides, and its coverage.
 
 `count_rule` is the release 1.0.0 rule (templates.json keywords only, each occurrence
 once, within one topic), kept because base.jsonl reports its evidence for reviewed topics.
@@ -18,10 +26,12 @@ once, within one topic), kept because base.jsonl reports its evidence for review
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from functools import cache
 
 from ctxrobust.builders.gsm_ic.insertion import question_sentence_start
-from ctxrobust.builders.gsm_ic.lexicon import Template, Templates, TopicRule
+from ctxrobust.builders.gsm_ic.lexicon import Template, Templates, TopicRule, load_templates, load_topic_rule
 
 
 @cache
@@ -92,6 +102,111 @@ def assign_topic(question: str, templates: Templates, rule: TopicRule) -> tuple[
         if round(totals.get(topic.name, 0.0), 9) > round(score, 9):
             best, score = topic.name, totals[topic.name]
     return best, found.get(best, []) if best else []
+
+
+def _singular(keyword: str) -> str:
+    return keyword[:-1] if keyword.endswith("s") and not keyword.endswith("ss") else keyword
+
+
+@dataclass(frozen=True)
+class TopicDecision:
+    """The keyword rule's answer for one problem, with its evidence."""
+
+    topic: str | None  # the decided topic; None: undecided
+    leader: str | None  # the leading topic (None: no keyword at all)
+    keywords: list[str]  # the leading topic's keyword occurrences, sorted
+    score: float  # the leader's weighted total
+    runner_up: str | None
+    runner_up_score: float
+    distinct: int  # distinct keywords of the leader (a plural counting as its singular)
+    undecided: str | None  # why no topic is decided (None: decided)
+
+    @property
+    def margin(self) -> float:
+        return (self.score - self.runner_up_score) / self.score if self.score else 0.0
+
+    def evidence(self) -> str:
+        """One line: the leader's total, the runner-up's, the lead and the distinct keywords."""
+        if self.leader is None:
+            return "no topic keyword"
+        runner = f"{self.runner_up} {self.runner_up_score:.2f}" if self.runner_up else "no other topic"
+        return f"{self.leader} {self.score:.2f} over {runner} (lead {self.margin:.0%}), {self.distinct} distinct keyword{'' if self.distinct == 1 else 's'}"
+
+
+def decide_topic(question: str, templates: Templates, rule: TopicRule) -> TopicDecision:
+    """The keyword rule's leading topic when its evidence is clear (topic_rule.json "decision"), else undecided with the reason."""
+    totals, found = weighted_scores(question, templates, rule)
+    ranked = sorted(
+        (name for name in (t.name for t in templates.topics) if round(totals.get(name, 0.0), 9) > 0),
+        key=lambda name: -round(totals[name], 9),
+    )  # stable: ties keep templates.json order
+    if not ranked:
+        return TopicDecision(None, None, [], 0.0, None, 0.0, 0, "no topic keyword in the question")
+    leader, runner = ranked[0], (ranked[1] if len(ranked) > 1 else None)
+    hits = found[leader]
+    decision = TopicDecision(
+        topic=leader,
+        leader=leader,
+        keywords=hits,
+        score=totals[leader],
+        runner_up=runner,
+        runner_up_score=totals[runner] if runner else 0.0,
+        distinct=len({_singular(k) for k in hits}),
+        undecided=None,
+    )
+    thresholds = rule.decision
+    why = None
+    if decision.distinct < thresholds.min_distinct_keywords:
+        why = (
+            f"the leading topic {leader} rests on {decision.distinct} distinct keyword(s) ({', '.join(sorted(set(hits)))}), "
+            f"fewer than {thresholds.min_distinct_keywords}"
+        )
+    elif round(decision.score, 9) < thresholds.min_score:
+        why = f"the leading topic {leader} totals {decision.score:.2f}, under {thresholds.min_score:g}"
+    elif round(decision.margin, 9) < thresholds.min_margin:
+        why = (
+            f"the leading topic {leader} ({decision.score:.2f}) leads {runner} ({decision.runner_up_score:.2f}) "
+            f"by {decision.margin:.0%}, under {thresholds.min_margin:.0%}"
+        )
+    if why is None:
+        return decision
+    return TopicDecision(None, leader, hits, decision.score, runner, decision.runner_up_score, decision.distinct, why)
+
+
+@dataclass(frozen=True)
+class Agreement:
+    """A topic rule against labelled problems: how many it decides, and how many of those match the label."""
+
+    agreeing: int
+    decided: int
+    total: int
+
+    @property
+    def agreement(self) -> float:
+        """Agreement among decided problems."""
+        return self.agreeing / self.decided if self.decided else 0.0
+
+    @property
+    def coverage(self) -> float:
+        """Share of the labelled problems the rule decides."""
+        return self.decided / self.total if self.total else 0.0
+
+
+def measure(labels: Mapping[str, str], questions: Mapping[str, str], rule: Callable[[str], str | None] | None = None) -> Agreement:
+    """`rule` (question -> topic, None: undecided; default: decide_topic with the committed files) against
+    `labels` ({pool id: topic}); `questions` gives each labelled id's question."""
+    if rule is None:
+        templates, topic_rule = load_templates(), load_topic_rule()
+
+        def rule(question: str) -> str | None:
+            return decide_topic(question, templates, topic_rule).topic
+
+    missing = sorted(set(labels) - set(questions))
+    if missing:
+        raise ValueError(f"no question for labelled ids {missing[:3]}")
+    answers = {base_id: rule(questions[base_id]) for base_id in sorted(labels)}
+    decided = [base_id for base_id, topic in answers.items() if topic is not None]
+    return Agreement(sum(answers[i] == labels[i] for i in decided), len(decided), len(labels))
 
 
 def in_topic_templates(topic: str, templates: Templates) -> list[Template]:

@@ -24,7 +24,7 @@ from ctxrobust.validators.checks import checks_for
 # (question, pool answer, n_steps, worked solution or None when the training split lacks it)
 PROBLEMS = [
     (
-        "Lena buys 4 notebooks for $3 each and a backpack for $25. How much does she spend?",
+        "Lena buys 4 notebooks for $3 each and a backpack for $25 for school. How much does she spend?",
         "37",
         2,
         "The notebooks cost 4 * 3 = $<<4*3=12>>12.\nLena spends 12 + 25 = $<<12+25=37>>37.\n#### 37",
@@ -42,13 +42,13 @@ PROBLEMS = [
         "Olivia is 3 * 12 = <<3*12=36>>36 years old.\nIn 6 years she will be 36 + 6 = <<36+6=42>>42.\n#### 42",
     ),
     (
-        "Tobias bakes 36 muffins. He gives 1/4 of them to his neighbors and sells the rest for $2 each. How much money does he make?",
+        "Tobias bakes 36 muffins at his bakery. He gives 1/4 of them to his neighbors and sells the rest for $2 each. How much money does he make?",
         "54",
         3,
         "Tobias gives away 36 / 4 = <<36/4=9>>9 muffins.\nHe sells 36 - 9 = <<36-9=27>>27 muffins.\nHe makes 27 * 2 = $<<27*2=54>>54.\n#### 54",
     ),
     (
-        "Hugo has 2,400 marbles. He gives 15% of them to his sister. If he packs the rest into bags of 60, how many bags does he fill?",
+        "Hugo has 2,400 marbles in his toy collection. He gives 15% of them to his sister. If he packs the rest into bags of 60, how many bags does he fill?",
         "34",
         3,
         "Hugo gives away 2400 * 15 / 100 = <<2400*15/100=360>>360 marbles.\nHe keeps 2400 - 360 = <<2400-360=2040>>2040 marbles.\n"
@@ -63,7 +63,8 @@ PROBLEMS = [
     ),
     ("Kofi has 7 kites and buys 5 more. How many kites does Kofi have?", "12", 2, None),
     (
-        "Priyanka saves $15 a week for 8 weeks. Then she spends $45 on a jacket and $20 on shoes. How much money does she have left?",
+        "Priyanka saves $15 a week for 8 weeks. Then she spends $45 on a jacket and a scarf and $20 on shoes and socks. "
+        "How much money does she have left?",
         "55",
         4,
         "Priyanka saves 15 * 8 = $<<15*8=120>>120.\nShe spends 45 + 20 = $<<45+20=65>>65.\nShe has 120 - 65 = $<<120-65=55>>55 left.\n#### 55",
@@ -151,10 +152,11 @@ def test_build_selects_usable_problems_and_crosses_all_factors(pool):
         assert all(v["answer"] == base["answer"] and v["original_question"] == base["question"] for v in own)
     notes = output.notes
     assert notes["pool"]["skipped_unjoined"][0]["id"] == "pool-0008"
-    assert notes["pool"]["excluded_by_reason"] == {"few_sentences": 1, "group_reference": 1, "no_person": 1}
-    # pool-0009 asks about money and its topic's shared templates all give money: no in-topic sentence is left
+    assert notes["pool"]["excluded_by_reason"] == {"few_sentences": 1, "group_reference": 1, "no_person": 1, "topic_undecided": 1}
+    # pool-0009 asks about money and its topic's shared templates all give money: no in-topic sentence is left;
+    # pool-0006's cows and sheep on a farm lead animals over garden by too little for the topic rule to decide
     assert [(e["id"], [r.split(":")[0] for r in e["reasons"]]) for e in notes["pool"]["excluded"]] == [
-        ("pool-0006", ["no_person"]),
+        ("pool-0006", ["no_person", "topic_undecided"]),
         ("pool-0007", ["group_reference"]),
         ("pool-0009", ["few_sentences"]),
     ]
@@ -169,10 +171,10 @@ def test_build_selects_usable_problems_and_crosses_all_factors(pool):
 def test_pronoun_before_the_inserted_sentence_is_reworded_and_recorded(pool):
     variants = rows_of(build(pool))["variants.jsonl"]
     lena = [v for v in variants if v["base_id"] == "pool-0001"]
-    assert all(v["edits"] == [{"start": 72, "end": 75, "old": "she", "new": "Lena"}] for v in lena)
+    assert all(v["edits"] == [{"start": 83, "end": 86, "old": "she", "new": "Lena"}] for v in lena)
     v = lena[0]
     assert v["new_question"] == (
-        "Lena buys 4 notebooks for $3 each and a backpack for $25. " + v["sentence"] + " How much does Lena spend?"
+        "Lena buys 4 notebooks for $3 each and a backpack for $25 for school. " + v["sentence"] + " How much does Lena spend?"
     )
 
 
@@ -221,6 +223,20 @@ def test_listed_base_ids(pool):
         build(pool, base_ids=["pool-0042"], n_variants=8, eval_size=1)
 
 
+def test_a_listed_base_id_whose_topic_the_rule_leaves_undecided_is_one_clear_error(tmp_path):
+    question = "Kemal has 14 cookies. He gives 3 cookies away. How many cookies does Kemal have left?"
+    pool_file, train_file = tmp_path / "pool.jsonl", tmp_path / "train.jsonl"
+    pool_file.write_text(json.dumps({"question": question, "answer": "11", "n_steps": 2}) + "\n", encoding="utf-8")
+    solution = "Kemal has 14 - 3 = <<14-3=11>>11 cookies left.\n#### 11"
+    train_file.write_text(json.dumps({"question": question, "answer": solution}) + "\n", encoding="utf-8")
+    with pytest.raises(CtxRobustError) as caught:
+        build(gsm8k.load_files(pool_file, train_file), base_ids=["pool-0001"], n_variants=8, eval_size=1)
+    assert str(caught.value) == (
+        "gsm-ic: base id pool-0001 cannot be used: topic undecided: the leading topic food rests on 1 distinct keyword(s) "
+        "(cookies), fewer than 2; choose another base problem"
+    )
+
+
 def test_too_few_usable_problems_is_one_clear_error(pool):
     with pytest.raises(CtxRobustError, match="only 3 usable pool problems with two steps and 2 with 3 to 7, 4 and 2 requested"):
         build(pool, n_two_step=4, n_variants=96)
@@ -244,7 +260,13 @@ def test_problem_whose_answer_is_not_a_number_is_not_used():
     from ctxrobust.builders.gsm_ic.analysis import analyse
     from ctxrobust.builders.gsm_ic.lexicon import load_lexicon
 
-    found = analyse("Lena has 3 pens. How many does she have?", "Lena has 3.\n#### three", "three", load_lexicon(), load_templates())
+    found = analyse(
+        "Lena has 3 pens and 2 pencils for school. How many does she have?",
+        "Lena has 3.\n#### three",
+        "three",
+        load_lexicon(),
+        load_templates(),
+    )
     assert [kind for kind, _ in found.problems] == ["answer_not_a_number"]
 
 
@@ -413,12 +435,18 @@ def test_a_gsm8k_format_file_of_the_users_problems_builds_and_validates(tmp_path
     from ctxrobust.build import build_release
 
     path = tmp_path / "mine.jsonl"
-    path.write_text("".join(json.dumps({"question": q, "answer": a}) + "\n" for q, a in USER_PROBLEMS), encoding="utf-8")
+    # the keyword rule leaves the first two topics undecided (one keyword each): their lines give the topic
+    path.write_text(user_file_text(["school", "travel", None]), encoding="utf-8")
     result = build_release("gsm-ic", "0.1-own", {"base_file": str(path), "n_variants": 240, "eval_size": 30}, tmp_path / "out", None)
     release = Release(result.path)
     assert all(v["passed"] for v in release.manifest["validators"].values())
     bases = release.rows("base.jsonl")
     assert [(b["id"], b["n_steps"]) for b in bases] == [("user-0001", 2), ("user-0002", 2), ("user-0003", 3)]  # steps from the solutions
+    assert [(b["topic"], b["topic_source"], b["topic_evidence"]) for b in bases[:2]] == [
+        ("school", "base_file", "given by the base_file line"),
+        ("travel", "base_file", "given by the base_file line"),
+    ]
+    assert (bases[2]["topic"], bases[2]["topic_source"]) == ("food", "keywords") and "distinct keywords" in bases[2]["topic_evidence"]
     assert release.manifest["build_notes"]["user_sources"]["base_file"] == {
         "file": "mine.jsonl",
         "sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
@@ -431,6 +459,49 @@ def test_a_gsm8k_format_file_of_the_users_problems_builds_and_validates(tmp_path
     assert [f.item for f in checks_for("gsm-ic")["provenance"](_with_rows(release, rows))] == ["user-0002"]
     with pytest.raises(CtxRobustError, match="base_file .* is not a file"):
         build_release("gsm-ic", "0.1-own", {"base_file": str(tmp_path / "missing.jsonl")}, tmp_path / "out2", None)
+
+
+def user_file_text(topics: list[str | None]) -> str:
+    lines = []
+    for (question, answer), topic in zip(USER_PROBLEMS, topics):
+        lines.append(json.dumps({"question": question, "answer": answer} | ({"topic": topic} if topic is not None else {})) + "\n")
+    return "".join(lines)
+
+
+def test_a_base_file_line_without_a_topic_the_rule_cannot_decide_is_excluded_with_the_reason(tmp_path):
+    path = tmp_path / "mine.jsonl"
+    path.write_text(user_file_text([None, "travel", None]), encoding="utf-8")
+    output = build_from_pool(gsm8k.read_user_file(path), GsmIcConfig(base_file=str(path), n_variants=160, eval_size=20))
+    assert [b["id"] for b in rows_of(output)["base.jsonl"]] == ["user-0002", "user-0003"]
+    excluded = output.notes["pool"]["excluded"]
+    assert [e["id"] for e in excluded] == ["user-0001"]
+    assert excluded[0]["reasons"] == [
+        "topic_undecided: topic undecided: add a topic field (the leading topic school rests on 1 distinct keyword(s) (pencils), fewer than 2)"
+    ]
+    assert output.notes["pool"]["excluded_by_reason"] == {"topic_undecided": 1}
+    # no line usable: the too-few error names the first problem's reason and the counts by reason
+    path.write_text(user_file_text([None, None]), encoding="utf-8")
+    with pytest.raises(
+        CtxRobustError,
+        match=r"no problem of base_file can be a base problem \(user-0001: topic undecided: add a topic field .*excluded by reason: topic_undecided 2\)",
+    ):
+        build_from_pool(gsm8k.read_user_file(path), GsmIcConfig(base_file=str(path), n_variants=160, eval_size=20))
+
+
+def test_a_base_file_topic_must_be_one_of_the_sixteen(tmp_path):
+    from ctxrobust.build import build_release
+
+    path = tmp_path / "mine.jsonl"
+    path.write_text(user_file_text(["school", "cooking", None]), encoding="utf-8")
+    names = ", ".join(t.name for t in load_templates().topics)
+    with pytest.raises(CtxRobustError) as caught:
+        build_release("gsm-ic", "0.1-own", {"base_file": str(path), "n_variants": 240, "eval_size": 30}, tmp_path / "out", None)
+    message = str(caught.value)
+    assert message == (f"gsm-ic: {path}:2: topic 'cooking' is not one of the 16 topics ({names}); give one of them or leave the field out")
+    assert "\n" not in message
+    path.write_text(user_file_text([None, None, None]).replace('"answer"', '"topic": 7, "answer"', 1), encoding="utf-8")
+    with pytest.raises(CtxRobustError, match=r"mine.jsonl:1: field 'topic' is not a string"):
+        gsm8k.read_user_file(path)
 
 
 def _with_rows(release, base_rows):

@@ -8,7 +8,15 @@ from ctxrobust.builders.gsm_ic.builder import PAPER_NAMES, PAPER_RELATIONS
 from ctxrobust.builders.gsm_ic.irrelevance import relations_in_problem
 from ctxrobust.builders.gsm_ic.lexicon import TopicRule, load_lexicon, load_reviewed, load_templates, load_topic_rule
 from ctxrobust.builders.gsm_ic.roles import find_people, nonoverlapping_names, overlapping_roles, role_label
-from ctxrobust.builders.gsm_ic.topics import assign_topic, count_rule, in_topic_templates, off_topic_templates, sentence_label
+from ctxrobust.builders.gsm_ic.topics import (
+    assign_topic,
+    count_rule,
+    decide_topic,
+    in_topic_templates,
+    measure,
+    off_topic_templates,
+    sentence_label,
+)
 
 LEX = load_lexicon()
 
@@ -178,27 +186,62 @@ def test_paper_names_are_not_english_words_of_the_stop_list_and_census_names_are
     assert names("Charles has 4 boxes. He gives 1 away. How many boxes does he have?") == ["Charles"]
 
 
-def agreement(store, part: str) -> tuple[int, int]:
+def questions_of(store) -> dict[str, str]:
     from ctxrobust.sources import gsm8k
 
-    questions = {gsm8k.base_id(r.line): r.question for r in gsm8k.read_pool(store.path(gsm8k.POOL))}
-    sample = getattr(load_reviewed(), part)
-    templates, topic_rule = load_templates(), load_topic_rule()
-    return sum(assign_topic(questions[k], templates, topic_rule)[0] == topic for k, topic in sample.items()), len(sample)
+    return {gsm8k.base_id(r.line): r.question for r in gsm8k.read_pool(store.path(gsm8k.POOL))}
 
 
 def test_keyword_topic_rule_against_the_maintainers_samples_of_the_pool(store):
-    """The keyword rule (topics.py, topic_rule.json) gives problems without a reviewed entry their topic;
-    reviewed.json holds the maintainers' topics for uniform samples of other pool problems, a tuning part
-    (topic_sample) and a held-out part (topic_held_out) the rule was not tuned on. The agreements measured
-    here are the figures README, card and review.md report."""
+    """The keyword rule (topics.py, topic_rule.json) gives problems without a reviewed entry their topic, or leaves
+    it undecided; reviewed.json holds the maintainers' topics for uniform samples of other pool problems, a tuning part
+    (topic_sample) and a held-out part (topic_held_out) the rule was not tuned on. The figures measured here (agreement
+    among decided problems, and coverage) are the ones README, card and review.md report."""
     reviewed = load_reviewed()
     assert len(reviewed.topic_sample) == 290 and len(reviewed.topic_held_out) >= 100
     assert not set(reviewed.topic_sample) & set(reviewed.topic_held_out)
     assert not (set(reviewed.topic_sample) | set(reviewed.topic_held_out)) & set(reviewed.problems)
-    tuning, held_out = agreement(store, "topic_sample"), agreement(store, "topic_held_out")
-    assert tuning[0] / tuning[1] >= TUNING and held_out[0] / held_out[1] >= HELD_OUT, (tuning, held_out)
+    questions = questions_of(store)
+    tuning, held_out = measure(reviewed.topic_sample, questions), measure(reviewed.topic_held_out, questions)
+    assert (tuning.agreeing, tuning.decided, tuning.total) == TUNING, tuning
+    assert (held_out.agreeing, held_out.decided, held_out.total) == HELD_OUT, held_out
+    # the undecided rule, deciding every problem by its leading topic, is the keyword rule of before
+    templates, topic_rule = load_templates(), load_topic_rule()
+    leading = measure(reviewed.topic_sample, questions, lambda q: assign_topic(q, templates, topic_rule)[0])
+    assert (leading.agreeing, leading.decided) == (261, 288)
 
 
-TUNING = 0.90  # 261 of 290
-HELD_OUT = 0.70  # 78 of 110; the target, 0.95, is not met
+TUNING = (151, 155, 290)  # 97.4% of the decided, 53% decided (thresholds tuned on this part only)
+HELD_OUT = (45, 49, 110)  # 91.8% of the decided, 45% decided (measured once); the 95% target is not met
+
+
+def test_measure_counts_agreement_among_decided_problems_and_coverage():
+    labels = {"pool-0001": "food", "pool-0002": "sports", "pool-0003": "money", "pool-0004": "age"}
+    questions = {k: k for k in labels}
+    answers = {"pool-0001": "food", "pool-0002": "travel", "pool-0003": None, "pool-0004": "age"}
+    result = measure(labels, questions, answers.get)
+    assert (result.agreeing, result.decided, result.total) == (2, 3, 4)
+    assert result.agreement == pytest.approx(2 / 3) and result.coverage == 0.75
+    with pytest.raises(ValueError, match="no question for labelled ids"):
+        measure({"pool-0009": "food"}, questions, answers.get)
+
+
+def test_topic_decision_needs_clear_evidence_and_records_why_not():
+    templates, topic_rule = load_templates(), load_topic_rule()
+    clear = decide_topic("Lena bakes 12 cookies and 3 cakes, then eats 2 cookies. How many cookies are left?", templates, topic_rule)
+    assert clear.topic == "food" and clear.undecided is None
+    assert clear.evidence().startswith("food ") and "distinct keywords" in clear.evidence()
+    # no keyword at all
+    none = decide_topic("Nadia has 5 things. How many?", templates, topic_rule)
+    assert none.topic is None and none.leader is None and none.undecided == "no topic keyword in the question"
+    # one keyword, however often: "cookies" three times is one distinct keyword
+    single = decide_topic("Lena has 4 cookies. Max has 2 cookies. How many cookies do they have?", templates, topic_rule)
+    assert single.topic is None and single.leader == "food" and "1 distinct keyword(s) (cookies), fewer than 2" in single.undecided
+    # two topics about even: the lead is under the margin
+    close = decide_topic("Lena bakes 3 cakes and rides 2 horses to eat. How many horses and dogs are there?", templates, topic_rule)
+    assert close.topic is None and close.undecided == "the leading topic animals (4.00) leads food (3.00) by 25%, under 45%"
+    # two keywords, but little weight
+    weak = decide_topic("Lena has a dog and a cat. She has 3 more. How many are there?", templates, topic_rule)
+    assert weak.topic is None and weak.undecided == "the leading topic animals totals 2.00, under 2.5"
+    looser = rule(decision=topic_rule.decision.model_copy(update={"min_margin": 0.0, "min_score": 0.0, "min_distinct_keywords": 1}))
+    assert decide_topic("Lena has 4 cookies. How many cookies?", templates, looser).topic == "food"
