@@ -3,8 +3,9 @@
 The authors checked every variant by hand [§3.1] [app. A]; the builder instead uses
 only problems where its automatic steps are safe. A pool problem is usable when
 - the question names a person (for overlapping roles);
-- the question has a topic: a reviewed one, one its base_file line gives, or one the
-  keyword rule decides (topics.decide_topic; undecided: excluded, with the reason);
+- the question has a topic: a reviewed one (an entry, or a pool problem's topic label),
+  one its base_file line gives, or one the keyword rule decides (topics.decide_topic;
+  undecided: excluded, with the reason);
 - the question sentence names no group the inserted person could join
   (they, them, their, we, us, our, everyone, everybody, people, persons);
 - a he/she/him/his/her opening the question sentence can be tied to one person
@@ -14,8 +15,9 @@ only problems where its automatic steps are safe. A pool problem is usable when
 - the question sentence has no "it" the inserted sentence could take over
   (irrelevance.ambiguous_it).
 The topic of a problem with a reviewed entry (reviewed.json) is that entry's (its
-topic_keywords then record the 1.0.0 count rule's evidence, topics.count_rule); other
-problems take the topic their base_file line gives (topic_source "base_file"), else the
+topic_keywords then record the 1.0.0 count rule's evidence, topics.count_rule); a pool
+problem the maintainers labelled (reviewed.json topic parts: every pool id) takes its
+label; base_file problems take the topic their line gives (topic_source "base_file"), else the
 keyword rule's decided topic (topics.decide_topic, topic_rule.json; topic_source
 "keywords", its evidence in topic_evidence).
 """
@@ -72,8 +74,10 @@ def analyse(
     topic_rule: TopicRule | None = None,
     from_file: bool = False,
     given_topic: str | None = None,
+    pool_sha256: str | None = None,
 ) -> Analysis:
-    """`from_file`: a problem of the user's base_file, whose line may give its topic (`given_topic`)."""
+    """`from_file`: a problem of the user's base_file, whose line may give its topic (`given_topic`);
+    `pool_sha256`: the pool file's, for the maintainers' topic labels (reviewed.json topic_pool_sha256)."""
     worked = solution_text(solution)
     try:
         value = parse_answer(answer)
@@ -89,7 +93,8 @@ def analyse(
         result.people = [p for p in result.people if p.name in entry.people]
     if not result.people:
         result.problems.append(("no_person", "no person named in the question to derive an overlapping role from"))
-    _set_topic(result, question, templates, topic_rule or load_topic_rule(), entry, from_file, given_topic)
+    label = reviewed.pool_topic(base_id, pool_sha256) if reviewed is not None and base_id is not None and not from_file else None
+    _set_topic(result, question, templates, topic_rule or load_topic_rule(), entry, label, from_file, given_topic)
     start = question_sentence_start(question)
     group = GROUP_WORDS.search(question, start)
     if group:
@@ -121,12 +126,20 @@ def analyse(
     return result
 
 
-def _set_topic(result: Analysis, question: str, templates: Templates, rule: TopicRule, entry, from_file: bool, given: str | None) -> None:
-    """A reviewed topic, else the base_file line's, else the keyword rule's decided one; undecided: a usability reason."""
+def _set_topic(
+    result: Analysis, question: str, templates: Templates, rule: TopicRule, entry, label, from_file: bool, given: str | None
+) -> None:
+    """A reviewed entry's topic, else the maintainers' topic label of a pool problem, else the base_file line's,
+    else the keyword rule's decided one; undecided: a usability reason."""
     if entry is not None:
         result.topic, result.topic_source = entry.topic, "reviewed"
         result.topic_keywords = count_rule(question, templates)[1]
         result.topic_evidence = "reviewed.json entry"
+        return
+    if label is not None:
+        result.topic, result.topic_source = label[0], "reviewed"
+        result.topic_keywords = count_rule(question, templates)[1]
+        result.topic_evidence = f"reviewed.json {label[1]} label"
         return
     if given is not None:
         result.topic, result.topic_source = given, "base_file"

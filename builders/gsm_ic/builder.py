@@ -212,7 +212,17 @@ def build_from_pool(pool: gsm8k.GsmPool, config: GsmIcConfig) -> BuildOutput:
     from_file = bool(config.base_file)
     analyses = {
         p.id: analyse(
-            p.question, p.solution, p.answer, lexicon, templates, reviewed, p.id, config.relations, from_file=from_file, given_topic=p.topic
+            p.question,
+            p.solution,
+            p.answer,
+            lexicon,
+            templates,
+            reviewed,
+            p.id,
+            config.relations,
+            from_file=from_file,
+            given_topic=p.topic,
+            pool_sha256=p.pool.sha256,
         )
         for p in pool.problems
     }

@@ -105,6 +105,9 @@ class DefaultBase(BaseModel):
     ids: list[str]
 
 
+TOPIC_PARTS = ("topic_sample", "topic_held_out", "topic_second_held_out", "topic_rest")  # reviewed.json's pool topic labels
+
+
 class Reviewed(BaseModel):
     """reviewed.json: project-authored review data (see its "about" and "review")."""
 
@@ -115,6 +118,20 @@ class Reviewed(BaseModel):
     problems: dict[str, ProblemEntry]
     topic_sample: dict[str, str]  # the tuning part of the maintainers' topic sample of the pool
     topic_held_out: dict[str, str]  # its held-out part, never looked at while the rule was tuned
+    topic_second_held_out: dict[str, str]  # labelled after the committed rule was fixed, measured once
+    topic_rest: dict[str, str]  # every other pool problem, so that each has a maintainers' topic
+    topic_held_out_relabelled: dict[str, str]  # topic_held_out labelled again, blind: the labels' own reliability
+    topic_pool_sha256: str  # the pool file the topic labels were read from; another file's ids are other problems
+
+    def pool_topic(self, base_id: str, pool_sha256: str | None) -> tuple[str, str] | None:
+        """(topic, part) of a problem of the labelled pool file the maintainers labelled; None: not labelled."""
+        if pool_sha256 != self.topic_pool_sha256:
+            return None
+        for part in TOPIC_PARTS:
+            topic = getattr(self, part).get(base_id)
+            if topic is not None:
+                return topic, part
+        return None
 
     def entry(self, base_id: str, question: str) -> ProblemEntry | None:
         """The reviewed entry of a base problem, if there is one for this very question."""
@@ -209,12 +226,21 @@ def load_reviewed(path: Path = HERE / "reviewed.json") -> Reviewed:
         if entry.topic not in names:
             raise ValueError(f"reviewed.json: {base_id}: unknown topic {entry.topic!r}")
         reviewed.templates_of(base_id)  # each template has its slots
-    for part in ("topic_sample", "topic_held_out"):
-        for base_id, topic in getattr(reviewed, part).items():
+    seen: set[str] = set(reviewed.problems)
+    for part in TOPIC_PARTS:
+        labels = getattr(reviewed, part)
+        for base_id, topic in labels.items():
             if topic not in names:
                 raise ValueError(f"reviewed.json: {part} {base_id}: unknown topic {topic!r}")
-    if set(reviewed.topic_sample) & set(reviewed.topic_held_out):
-        raise ValueError("reviewed.json: topic_sample and topic_held_out share problems")
+        if seen & set(labels):
+            raise ValueError(
+                f"reviewed.json: {part} labels problems that another part or `problems` holds ({sorted(seen & set(labels))[:3]})"
+            )
+        seen |= set(labels)
+    if set(reviewed.topic_held_out_relabelled) != set(reviewed.topic_held_out):
+        raise ValueError("reviewed.json: topic_held_out_relabelled labels other problems than topic_held_out")
+    if set(reviewed.topic_held_out_relabelled.values()) - names:
+        raise ValueError("reviewed.json: topic_held_out_relabelled has an unknown topic")
     missing = [i for i in reviewed.default_base.ids if i not in reviewed.problems]
     if missing or len(set(reviewed.default_base.ids)) != len(reviewed.default_base.ids):
         raise ValueError(f"reviewed.json: default_base lists ids twice or without a reviewed entry ({missing[:3]})")

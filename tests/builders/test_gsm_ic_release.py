@@ -45,11 +45,12 @@ def test_the_pinned_default_base_set_serves_only_its_own_draw_and_only_when_usab
     assert chosen is None and first in note and "drew afresh" in note
 
 
-def test_another_seed_draws_from_the_pool_the_keyword_rule_makes_usable(store):
+def test_another_seed_draws_pool_problems_with_the_maintainers_topic_labels(store):
     output = GsmIcBuilder(GsmIcConfig(seed=1, n_variants=1600, eval_size=400), store).build()
     bases = output.files[0].rows
     assert "base_selection" not in output.notes and len(bases) == 100
-    assert any(b["topic_source"] == "keywords" for b in bases)
+    assert all(b["topic_source"] == "reviewed" for b in bases)  # every pool problem has a reviewed entry or label
+    assert any(b["topic_evidence"] == "reviewed.json topic_rest label" for b in bases)
     assert Counter(b["n_steps"] for b in bases) == {2: 60, 3: 15, 4: 12, 5: 9, 6: 3, 7: 1}
 
 

@@ -4,9 +4,10 @@ import re
 
 import pytest
 
+from ctxrobust.builders.gsm_ic.analysis import analyse
 from ctxrobust.builders.gsm_ic.builder import PAPER_NAMES, PAPER_RELATIONS
 from ctxrobust.builders.gsm_ic.irrelevance import relations_in_problem
-from ctxrobust.builders.gsm_ic.lexicon import TopicRule, load_lexicon, load_reviewed, load_templates, load_topic_rule
+from ctxrobust.builders.gsm_ic.lexicon import TOPIC_PARTS, TopicRule, load_lexicon, load_reviewed, load_templates, load_topic_rule
 from ctxrobust.builders.gsm_ic.roles import find_people, nonoverlapping_names, overlapping_roles, role_label
 from ctxrobust.builders.gsm_ic.topics import (
     assign_topic,
@@ -17,6 +18,7 @@ from ctxrobust.builders.gsm_ic.topics import (
     off_topic_templates,
     sentence_label,
 )
+from ctxrobust.sources.gsm8k import POOL
 
 LEX = load_lexicon()
 
@@ -213,6 +215,26 @@ def test_keyword_topic_rule_against_the_maintainers_samples_of_the_pool(store):
 
 TUNING = (151, 155, 290)  # 97.4% of the decided, 53% decided (thresholds tuned on this part only)
 HELD_OUT = (45, 49, 110)  # 91.8% of the decided, 45% decided (measured once); the 95% target is not met
+SECOND_HELD_OUT = (83, 103, 200)  # 80.6% of the decided, 51.5% decided (labelled after the rule was fixed, measured once)
+
+
+def test_every_pool_problem_has_the_maintainers_topic_and_the_labels_reliability_is_measured(store):
+    """Every pool id has a reviewed entry or a topic label, in exactly one part, so the keyword rule decides only
+    for base_file problems; the second held-out part is measured like the first; the held-out part labelled twice
+    agrees with itself on 90 of 110, the ceiling any rule's agreement with one labelling is read against."""
+    reviewed = load_reviewed()
+    questions = questions_of(store)
+    parts = [set(reviewed.problems)] + [set(getattr(reviewed, part)) for part in TOPIC_PARTS]
+    assert sum(map(len, parts)) == len(set().union(*parts)) == len(questions) == 1000
+    second = measure(reviewed.topic_second_held_out, questions)
+    assert (second.agreeing, second.decided, second.total) == SECOND_HELD_OUT, second
+    again = reviewed.topic_held_out_relabelled
+    assert sum(again[i] == topic for i, topic in reviewed.topic_held_out.items()) == 90
+    pool = reviewed.topic_pool_sha256
+    assert pool == store.snapshot(POOL).sha256  # the labels are of the locked pool file
+    assert all(reviewed.pool_topic(i, pool)[0] == topic for i, topic in reviewed.topic_rest.items())
+    assert reviewed.pool_topic("pool-0001", pool) is None  # a reviewed entry, not a label
+    assert reviewed.pool_topic(next(iter(reviewed.topic_rest)), "0" * 64) is None  # another pool file: other problems
 
 
 def test_measure_counts_agreement_among_decided_problems_and_coverage():
@@ -245,3 +267,21 @@ def test_topic_decision_needs_clear_evidence_and_records_why_not():
     assert weak.topic is None and weak.undecided == "the leading topic animals totals 2.00, under 2.5"
     looser = rule(decision=topic_rule.decision.model_copy(update={"min_margin": 0.0, "min_score": 0.0, "min_distinct_keywords": 1}))
     assert decide_topic("Lena has 4 cookies. How many cookies?", templates, looser).topic == "food"
+
+
+def test_a_labelled_pool_problem_takes_its_label_where_the_keyword_rule_is_undecided(store):
+    reviewed, templates, topic_rule, lexicon = load_reviewed(), load_templates(), load_topic_rule(), load_lexicon()
+    questions = questions_of(store)
+    pool = store.snapshot(POOL).sha256
+    undecided = [i for i in sorted(reviewed.topic_rest) if decide_topic(questions[i], templates, topic_rule).topic is None]
+    assert len(undecided) > 100  # the rule alone would leave these unusable
+    for base_id in undecided[:5]:
+        result = analyse(questions[base_id], "#### 1", "1", lexicon, templates, reviewed, base_id, pool_sha256=pool)
+        assert (result.topic, result.topic_source) == (reviewed.topic_rest[base_id], "reviewed")
+        assert result.topic_evidence == "reviewed.json topic_rest label"
+        assert not [kind for kind, _ in result.problems if kind in ("topic_undecided", "no_topic")]
+    # the same question from a base_file is not a pool problem: no label applies
+    from_file = analyse(
+        questions[undecided[0]], "#### 1", "1", lexicon, templates, reviewed, undecided[0], from_file=True, pool_sha256=pool
+    )
+    assert from_file.topic_source != "reviewed"
