@@ -380,11 +380,18 @@ def _dense_spearman(group_weights, split_of, u_of, u_size, t_of, t_size, splits,
     rx2, sxx, n = feature
     t_weights = joint.sum(axis=1, dtype=dtype)  # (rows, B)
     ry2 = 2 * _running_sums(t_weights, starts) - t_weights + 1  # twice the midranks
-    joint = np.multiply(joint, ry2[:, None, :], dtype=product)  # weight x 2 ry
-    # sums of the rows by split (a sparse product: numpy's reduceat down the rows is slow)
-    half = (_sum_matrix(row_split, splits, product) @ joint.reshape(rows.size, -1)).reshape(rx2.shape)
+    # sums over each split's rows of weight x 2 ry (per feature level) and of weight x (2 ry)^2, one
+    # einsum a split (no (rows, levels, B) temporary)
+    half = np.empty(rx2.shape, dtype=product)
+    syy = np.empty(sxx.shape)
+    bounds = np.append(starts, rows.size)
+    wide = np.int64 if product != np.float64 else np.float64  # weight x (2 ry)^2 is below 2^53, beyond 2^31
+    for s in range(splits):
+        part = slice(bounds[s], bounds[s + 1])
+        np.einsum("rab,rb->ab", joint[part], ry2[part], out=half[s], dtype=product, casting="unsafe")
+        syy[s] = np.einsum("rb,rb,rb->b", t_weights[part], ry2[part], ry2[part], dtype=wide, casting="unsafe")
     cross = (rx2 * half).sum(axis=1) / 4
-    syy = (_sum_matrix(row_split, splits) @ (t_weights.astype(np.float64) * ry2 * ry2)) / 4
+    syy /= 4
     return _rho_from_sums(n, cross, sxx, syy)
 
 
