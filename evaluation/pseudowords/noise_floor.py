@@ -15,6 +15,7 @@ are pooled: the sum of c Binomial(q, pi) draws is one Binomial(c q, pi) draw.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -75,6 +76,83 @@ def null_changes(base_k: np.ndarray, base_n: np.ndarray, context_n: np.ndarray, 
     return out
 
 
+SUPPORT_LIMIT = 4096  # values of one question type's Delta* up to which the null is drawn by type (draw_by_type)
+
+
+def question_types(base_k: np.ndarray, base_n: np.ndarray, context_n: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Questions with the same null distribution of Delta*: the same baseline trials p_i, correct k_i and
+    context size groups. Returns (types as rows of [p, k, sizes..., counts...], type of every question, questions per type)."""
+    sizes, counts = context_size_groups(np.asarray(context_n, dtype=np.int64))
+    key = np.column_stack([np.asarray(base_n, dtype=np.int64), np.asarray(base_k, dtype=np.int64), sizes, counts])
+    types, of, size = np.unique(key, axis=0, return_inverse=True, return_counts=True)
+    return types, of.ravel(), size
+
+
+def _binomial_pmf(n: int, p: float) -> np.ndarray:
+    x = np.arange(n + 1)
+    if p <= 0 or p >= 1:
+        return (x == (0 if p <= 0 else n)).astype(np.float64)
+    return np.array([math.comb(n, j) for j in x], dtype=np.float64) * p**x * (1 - p) ** (n - x)
+
+
+def type_support(row: np.ndarray, width: int) -> tuple[np.ndarray, np.ndarray] | None:
+    """Values and probabilities of Delta* for one question type (a row of question_types): baseline
+    Binomial(p, pi) / p, each size group's pooled Binomial(c q, pi) / q, averaged over the M contexts,
+    computed as null_changes computes them; None when the support is beyond SUPPORT_LIMIT."""
+    base_n, base_k = int(row[0]), int(row[1])
+    sizes, counts = row[2 : 2 + width], row[2 + width :]
+    pi = base_k / base_n
+    groups = [(int(q), int(c)) for q, c in zip(sizes, counts) if q > 0]
+    if (base_n + 1) * math.prod(q * c + 1 for q, c in groups) > SUPPORT_LIMIT:
+        return None
+    total = np.zeros(1)  # sum over size groups of pooled / q
+    prob = np.ones(1)
+    for q, c in groups:
+        x = np.arange(q * c + 1)
+        total = (total[:, None] + x[None, :] / q).ravel()
+        prob = (prob[:, None] * _binomial_pmf(q * c, pi)[None, :]).ravel()
+    m = sum(c for _, c in groups)
+    baseline = np.arange(base_n + 1) / base_n
+    values = (total[:, None] / m - baseline[None, :]).ravel()
+    prob = (prob[:, None] * _binomial_pmf(base_n, pi)[None, :]).ravel()
+    keep = prob > 0
+    return values[keep], prob[keep]
+
+
+def draw_by_type(
+    base_k: np.ndarray, base_n: np.ndarray, context_n: np.ndarray, experiments: int, rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """The null experiments as counts: (values (V,) ascending, counts (R, V)), how many questions of each
+    experiment have Delta* = values[v]. The c questions of one type have independent, identically
+    distributed Delta*, so their multiset in one experiment is one Multinomial(c, type distribution)
+    draw (the same distribution as c separate draws; INS*, WTD* and the tail bins depend on the
+    multiset only). None when a type's support is too large (then null_changes draws per question)."""
+    types, _, size = question_types(base_k, base_n, context_n)
+    width = (types.shape[1] - 2) // 2
+    supports = [type_support(row, width) for row in types]
+    if any(s is None for s in supports):
+        return None
+    values, index = np.unique(np.concatenate([v for v, _ in supports]), return_inverse=True)
+    pvals = np.zeros((len(supports), values.size))
+    at = 0
+    for t, (v, p) in enumerate(supports):
+        np.add.at(pvals[t], index[at : at + v.size], p)
+        at += v.size
+    pvals /= pvals.sum(axis=1, keepdims=True)
+    counts = np.zeros((experiments, values.size), dtype=np.int64)
+    for lo in range(0, experiments, EXPERIMENTS_PER_BATCH):
+        k = min(EXPERIMENTS_PER_BATCH, experiments - lo)
+        counts[lo : lo + k] = rng.multinomial(size, pvals, size=(k, len(supports))).sum(axis=1)
+    return values, counts
+
+
+def _smallest_sums(values: np.ndarray, counts: np.ndarray, places: np.ndarray) -> np.ndarray:
+    """Sum of the j smallest Delta* of each experiment, for every j in `places`: (R, len(places))."""
+    before = np.cumsum(counts, axis=1) - counts  # questions below each value
+    taken = np.clip(places[None, :, None] - before[:, None, :], 0, counts[:, None, :])
+    return (taken * values).sum(axis=2)
+
+
 def noise_floor(
     base_k: np.ndarray,
     base_n: np.ndarray,
@@ -83,7 +161,36 @@ def noise_floor(
     experiments: int = NULL_EXPERIMENTS,
     k: int = instability.K_DEFAULT,
 ) -> NoiseFloor:
-    """eta_INS and eta_WTD: means of INS* and WTD_K* over the null experiments (Section 2)."""
+    """eta_INS and eta_WTD: means of INS* and WTD_K* over the null experiments (Section 2), drawn by
+    question type (draw_by_type), or per question where a type's support is too large."""
+    drawn = draw_by_type(base_k, base_n, context_n, experiments, rng)
+    if drawn is None:
+        return _noise_floor_per_question(base_k, base_n, context_n, rng, experiments, k)
+    values, counts = drawn
+    n = int(np.size(base_k))
+    m = instability.tail_count(n, k)
+    edges = np.array([(b * m) // 5 for b in range(6)])
+    ins = counts @ np.abs(values) / n
+    ascending = _smallest_sums(values, counts, edges)  # degraded tail: the smallest Delta*
+    descending = -_smallest_sums(-values[::-1], counts[:, ::-1], edges)  # improved tail: the largest
+    wtd = -ascending[:, -1] / m
+
+    def bins(sums: np.ndarray) -> list[float]:
+        width = np.diff(edges)
+        return [float(sums[:, b + 1].sum() - sums[:, b].sum()) / (w * experiments) if w > 0 else float("nan") for b, w in enumerate(width)]
+
+    return NoiseFloor(float(ins.mean()), float(wtd.mean()), bins(descending), bins(ascending), experiments)
+
+
+def _noise_floor_per_question(
+    base_k: np.ndarray,
+    base_n: np.ndarray,
+    context_n: np.ndarray,
+    rng: np.random.Generator,
+    experiments: int = NULL_EXPERIMENTS,
+    k: int = instability.K_DEFAULT,
+) -> NoiseFloor:
+    """noise_floor from per-question draws (null_changes), for designs too varied to draw by type."""
     deltas = null_changes(base_k, base_n, context_n, experiments, rng)
     # per-experiment statistics, a batch of experiments at a time (bounds the temporaries)
     ins, wtd, improved, degraded = [], [], [], []
