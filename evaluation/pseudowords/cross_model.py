@@ -152,12 +152,16 @@ def tail_membership(weights: np.ndarray, select: np.ndarray, m: int, columns: np
     return questions, fraction[:, column[0][questions]]
 
 
-def jaccard(weights: np.ndarray, a: tuple[np.ndarray, np.ndarray], b: tuple[np.ndarray, np.ndarray], m: int) -> np.ndarray:
+def jaccard(
+    weights: np.ndarray, a: tuple[np.ndarray, np.ndarray], b: tuple[np.ndarray, np.ndarray], m: int, weighted_a: np.ndarray | None = None
+) -> np.ndarray:
     """|A and B| / |A or B| for two size-m sets (tail_membership results): I / (2m - I), with
     I = sum_i w_i a_i b_i the expected intersection under independent random tie-breaks in the two
-    models (the plain Jaccard index when no tie straddles a boundary)."""
+    models (the plain Jaccard index when no tie straddles a boundary). `weighted_a`, if given, is
+    weights[:, a[0]] * a[1], made once for every pair of a (the same products)."""
     both, in_a, in_b = np.intersect1d(a[0], b[0], assume_unique=True, return_indices=True)
-    intersection = (weights[:, both] * a[1][:, in_a] * b[1][:, in_b]).sum(axis=1)
+    wa = weights[:, both] * a[1][:, in_a] if weighted_a is None else weighted_a[:, in_a]
+    intersection = (wa * b[1][:, in_b]).sum(axis=1)
     return intersection / (2 * m - intersection)
 
 

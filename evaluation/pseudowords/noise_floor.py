@@ -11,6 +11,13 @@ With binary trials, drawing n trials with replacement from a question's p_i base
 which k_i are correct is a Binomial(n, k_i / p_i) count, so one null experiment is a handful of
 binomial draws per question, all experiments at once as an (R, N) array. Contexts of the same size
 are pooled: the sum of c Binomial(q, pi) draws is one Binomial(c q, pi) draw.
+
+INS*, WTD_K* and the tail bins of one experiment depend only on the multiset of its Delta*_i, and
+questions of the same type (baseline trials, correct baseline trials, context sizes) have independent,
+identically distributed Delta*. So an experiment is drawn as one Multinomial(c_t, P_t) count per type t
+(c_t questions, P_t the exact distribution of the type's Delta*): the same distribution as the
+per-question draws, a few dozen counts per experiment instead of N draws (draw_by_type). A design
+whose types have too many values of Delta* (SUPPORT_LIMIT) is drawn per question (null_changes).
 """
 
 from __future__ import annotations

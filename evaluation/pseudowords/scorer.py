@@ -675,7 +675,12 @@ def _pair_block(units: list[Unit], results: dict[str, UnitResult], p: Parameters
     jaccards = []
     for select in (-x, x):  # improved, then degraded: one direction's (B, reachable questions) memberships held at a time
         tails = [cross_model.tail_membership(both, select[:, a], m, by_question) for a in range(len(units))]
-        jaccards.append(np.column_stack([cross_model.jaccard(both, tails[a], tails[b], m) for a, b in pairs]))
+        columns = []  # in the order of `pairs`; a's weighted memberships made once for all its pairs
+        for a in range(len(units)):
+            weighted = both[:, tails[a][0]] * tails[a][1]
+            columns += [cross_model.jaccard(both, tails[a], tails[b], m, weighted) for b in range(a + 1, len(units))]
+            del weighted
+        jaccards.append(np.column_stack(columns))
         del tails
     jac_up, jac_down = jaccards
     constant = [bool(np.ptp(np.round(x[:, a], instability.TIE_DECIMALS)) == 0) for a in range(len(units))]

@@ -246,3 +246,23 @@ def test_figures_equal_the_recorded_report_digit_for_digit(small_run, tmp_path, 
     actual = {k: report[k] for k in expected}
     assert differences(expected, actual, tolerance=0, skip=skip + tuple(REDRAWN)) == []  # every figure not drawn anew is equal
     assert redrawn_differences(expected, actual, "small", skip=skip + ("INS.adjusted/ci", "WTD.adjusted/ci")) == []
+
+
+def test_the_score_command_writes_the_same_bytes_for_the_same_inputs_and_seed(small_run, tmp_path):
+    """Determinism: the same file, release and seed give the same report bytes, JSON and Markdown, with
+    one worker process or two; another seed gives other figures."""
+    from ctxrobust.cli import main as cli_main
+
+    source = small_run[1]
+    release = bench_module().write_release(tmp_path / "release")  # an intact release: the command validates it
+    predictions = tmp_path / "predictions.jsonl"
+    predictions.write_bytes(source.read_bytes())
+    work = ["--replicates", "200", "--null-experiments", "200", "--splits", "40"]
+    written = {}
+    for name, extra in (("a", ["--jobs", "1"]), ("b", ["--jobs", "2"]), ("c", ["--jobs", "2", "--seed", "5"])):
+        for fmt in ("json", "md"):
+            out = tmp_path / f"{name}.{fmt}"
+            assert cli_main(["score", str(release.path), str(predictions), "--format", fmt, "-o", str(out), *work, *extra]) == 0
+            written[name, fmt] = out.read_bytes()
+    assert written["a", "json"] == written["b", "json"] and written["a", "md"] == written["b", "md"]
+    assert written["a", "json"] != written["c", "json"]
