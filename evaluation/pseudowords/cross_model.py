@@ -90,9 +90,14 @@ def _block_levels(values: np.ndarray) -> tuple[np.ndarray, int]:
     return column - first[:-1, None], int(np.diff(first).max())
 
 
-def joint_counts(weights: np.ndarray, joint: np.ndarray, size: int) -> np.ndarray:
+def joint_counts(weights: np.ndarray, joint: np.ndarray, size: int, columns: np.ndarray | None = None) -> np.ndarray:
     """(R, size): the weight of each joint level in each replicate, questions sorted by level and summed
-    in runs (two passes over the (R, N) weights)."""
+    in runs (two passes over the (R, N) weights). With `columns` (the weights as (N, R), C order) the
+    runs are one sparse product, summed in the same order (question order within a level)."""
+    if columns is not None:
+        n = joint.size
+        matrix = sparse.csr_matrix((np.ones(n), (joint, np.arange(n))), shape=(size, n))
+        return np.ascontiguousarray((matrix @ columns).T)
     order = np.argsort(joint, kind="stable")
     ordered = joint[order]
     starts = np.flatnonzero(np.concatenate([[True], ordered[1:] != ordered[:-1]]))
@@ -119,20 +124,21 @@ def spearman_from_joint(counts: np.ndarray) -> np.ndarray:
     return np.clip(rho, -1.0, 1.0)
 
 
-def level_spearman(weights: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.ndarray | None:
+def level_spearman(weights: np.ndarray, x: np.ndarray, y: np.ndarray, columns: np.ndarray | None = None) -> np.ndarray | None:
     """Weighted Spearman rho (B,) of x and y (N,) through the joint tie levels; None when the levels
     are too many for that to pay (JOINT_LIMIT)."""
     lx, size_x = _levels(x)
     ly, size_y = _levels(y)
     if weights.shape[0] * size_x * size_y > JOINT_LIMIT:
         return None
-    counts = joint_counts(weights, lx * size_y + ly, size_x * size_y)
+    counts = joint_counts(weights, lx * size_y + ly, size_x * size_y, columns)
     return spearman_from_joint(counts.reshape(weights.shape[0], size_x, size_y))
 
 
-def weighted_spearman(weights: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """Spearman rho: Pearson r of the midranks, each question counted weights[b, i] times: (B,)."""
-    grouped = level_spearman(weights, x, y)
+def weighted_spearman(weights: np.ndarray, x: np.ndarray, y: np.ndarray, columns: np.ndarray | None = None) -> np.ndarray:
+    """Spearman rho: Pearson r of the midranks, each question counted weights[b, i] times: (B,).
+    `columns`: the weights as (N, B) in C order, for callers that rank several pairs under the same weights."""
+    grouped = level_spearman(weights, x, y, columns)
     if grouped is not None:
         return grouped
     return rank_correlation(weights, weighted_midranks(weights, x), weighted_midranks(weights, y))
@@ -216,13 +222,14 @@ def raw_correlates(
     u = uncertainty(base_k / base_n)
     g = empirical_logit(context_k, context_n) - empirical_logit(base_k, base_n)
     out = {}
+    columns = np.ascontiguousarray(weights.T)  # made once for the four correlates
     for name, target in (
         ("signed.raw.probability", delta),
         ("squared.raw.probability", delta**2),
         ("signed.raw.log_odds", g),
         ("squared.raw.log_odds", g**2),
     ):
-        out[name] = weighted_spearman(weights, u, target)
+        out[name] = weighted_spearman(weights, u, target, columns)
     return out
 
 
