@@ -46,14 +46,17 @@ class NoiseFloor:
 def context_size_groups(context_n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """For an (N, M) array of trials per context, (sizes, multiplicity) arrays of shape (N, G): the
     distinct non-zero group sizes q of each question and how many contexts had that size (0-padded)."""
+    context_n = np.asarray(context_n, dtype=np.int64).reshape(context_n.shape[0], -1)
     n_questions = context_n.shape[0]
-    per_question = [np.unique(row[row > 0], return_counts=True) for row in context_n]
-    width = max(1, max(len(sizes) for sizes, _ in per_question))
+    ordered = np.sort(context_n, axis=1)  # per row, ascending: the zeros, then runs of equal sizes
+    start = ordered > 0
+    start[:, 1:] &= ordered[:, 1:] != ordered[:, :-1]
+    group = np.cumsum(start, axis=1) - 1  # the size group of every non-zero entry, in ascending order
+    width = max(1, int(start.sum(axis=1).max(initial=0)))
+    row, col = np.nonzero(ordered > 0)
     sizes = np.zeros((n_questions, width), dtype=np.int64)
-    counts = np.zeros((n_questions, width), dtype=np.int64)
-    for i, (q, c) in enumerate(per_question):
-        sizes[i, : len(q)] = q
-        counts[i, : len(c)] = c
+    sizes[row, group[row, col]] = ordered[row, col]
+    counts = np.bincount(row * width + group[row, col], minlength=n_questions * width).reshape(n_questions, width).astype(np.int64)
     return sizes, counts
 
 
