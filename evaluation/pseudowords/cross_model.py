@@ -249,17 +249,25 @@ def split_correlates(
     return _split_correlates_by_split(weights, f, targets, splits, n, feature)
 
 
+SPLIT_TARGETS = ("signed.split.probability", "squared.split.probability", "signed.split.log_odds", "squared.split.log_odds")
+
+
+def split_target(folds, context_k: np.ndarray, context_n: np.ndarray, name: str) -> np.ndarray:
+    """One Appendix F target per split, (S, N): signed (Eq. 3) or squared (Eq. 4), probability or log-odds."""
+    b1, b2, c1, c2 = folds.b1, folds.b2, folds.c1, folds.c2
+    if name.startswith("signed"):
+        b_k, b_n = b1.k + b2.k, b1.n + b2.n
+        if name == "signed.split.probability":
+            return context_k / context_n - b_k / b_n
+        return empirical_logit(context_k, context_n) - empirical_logit(b_k, b_n)
+    if name == "squared.split.probability":
+        return (c1.mean - b1.mean) * (c2.mean - b2.mean)
+    return (empirical_logit(c1.k, c1.n) - empirical_logit(b1.k, b1.n)) * (empirical_logit(c2.k, c2.n) - empirical_logit(b2.k, b2.n))
+
+
 def split_targets(folds, context_k: np.ndarray, context_n: np.ndarray) -> dict[str, np.ndarray]:
     """Appendix F targets per split, (S, N) each: signed (Eq. 3) and squared (Eq. 4), probability and log-odds."""
-    b1, b2, c1, c2 = folds.b1, folds.b2, folds.c1, folds.c2
-    b_k, b_n = b1.k + b2.k, b1.n + b2.n
-    return {  # (S, N) each
-        "signed.split.probability": context_k / context_n - b_k / b_n,
-        "squared.split.probability": (c1.mean - b1.mean) * (c2.mean - b2.mean),
-        "signed.split.log_odds": empirical_logit(context_k, context_n) - empirical_logit(b_k, b_n),
-        "squared.split.log_odds": (empirical_logit(c1.k, c1.n) - empirical_logit(b1.k, b1.n))
-        * (empirical_logit(c2.k, c2.n) - empirical_logit(b2.k, b2.n)),
-    }
+    return {name: split_target(folds, context_k, context_n, name) for name in SPLIT_TARGETS}
 
 
 def _split_correlates_by_split(
@@ -314,16 +322,16 @@ def split_correlates_all_splits(
     so the figures do not depend on the order of summation."""
     f = folds.f
     splits, n = f.k.shape
-    targets = split_targets(folds, context_k, context_n)
     # the feature: uncertainty from fold F, or an annotation held constant across splits (Appendix F)
     u_level, u_size = _small(_block_levels(uncertainty(f.mean) if feature is None else np.broadcast_to(feature, (splits, n))))
-    levels = {name: _small(_block_levels(target)) for name, target in targets.items()}
+    # each target's tie levels, one target's (S, N) values at a time
+    levels = {name: _small(_block_levels(split_target(folds, context_k, context_n, name))) for name in SPLIT_TARGETS}
     dtype, product = _exact_dtypes(weights, n)
     columns = np.empty((n, weights.shape[0] + 1), dtype=dtype)  # (N, B + 1): a row of ones (the estimate), then the replicates
     columns[:, 0] = 1
     columns[:, 1:] = weights.T
     replicates = columns.shape[1]
-    rho = {name: np.empty((splits, replicates)) for name in targets}
+    rho = {name: np.empty((splits, replicates)) for name in levels}
     # splits per block: the group weights (at most N groups a split) and each target's dense joint
     # weights (at most min(N, its levels) rows of the feature's levels a split) stay near SPLIT_BLOCK_CELLS
     dense = u_size if u_size <= DENSE_LEVELS else 1
@@ -331,7 +339,7 @@ def split_correlates_all_splits(
     step = max(1, min(splits, SPLIT_BLOCK_CELLS // per_split))
     for lo in range(0, splits, step):
         block = slice(lo, min(lo + step, splits))
-        parts = [(u_level[block], u_size)] + [(levels[name][0][block], levels[name][1]) for name in targets]
+        parts = [(u_level[block], u_size)] + [(levels[name][0][block], levels[name][1]) for name in levels]
         group, first = _split_groups(parts)
         question = np.broadcast_to(np.arange(n), group.shape).ravel()
         group_weights = _sum_matrix(group.ravel(), first.size, dtype, question) @ columns  # (groups, B + 1)
@@ -339,7 +347,7 @@ def split_correlates_all_splits(
         u_of = parts[0][0].ravel()[first]
         count = block.stop - block.start
         feature_side = _feature_sums(group_weights, split_of, u_of, u_size, count) if u_size <= DENSE_LEVELS else None
-        for k, name in enumerate(targets, start=1):
+        for k, name in enumerate(levels, start=1):
             t_of = parts[k][0].ravel()[first]
             if feature_side is not None:
                 rho[name][block] = _dense_spearman(group_weights, split_of, u_of, u_size, t_of, parts[k][1], count, feature_side, product)

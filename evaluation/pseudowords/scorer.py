@@ -463,6 +463,7 @@ def _trial_splits(
         d1, d2 = split_sample.half_changes(base_k, unit.base_n, context_k, unit.pooled_n, p.splits, rng)
         metrics["WTD.split_sample"] = _figure(split_sample.split_sample_wtd(both, d1, d2, p.k), n)
         r = cross_model.split_half_reliability(both, d1, d2)
+        del d1, d2  # (S, N) each: not held through the folds and correlates below
         metrics["split_half.r"] = _figure(r, n)
         metrics["split_half.spearman_brown"] = _figure(cross_model.spearman_brown(r), n)
     else:
@@ -833,6 +834,15 @@ def export_examples(path: Path, units: list[Unit], results: dict[str, UnitResult
             pq.write_table(table, handle)
 
 
+def _release_reader_memory() -> None:
+    """Return the memory pyarrow's pool keeps after the columnar reader (hundreds of MB at millions of rows) to the system."""
+    import sys
+
+    pyarrow = sys.modules.get("pyarrow")
+    if pyarrow is not None:
+        pyarrow.default_memory_pool().release_unused()
+
+
 def score(release: Release, predictions: Path, options: ScoreOptions | dict | None = None, timings: dict | None = None) -> dict:
     """The pseudowords report (SPEC "Scoring"; paper Sections 2, 3.1, 3.2, Appendices A, B, D, F, G).
     `timings`, if given, receives the seconds spent reading and on the statistics."""
@@ -849,6 +859,7 @@ def score(release: Release, predictions: Path, options: ScoreOptions | dict | No
         units, problems, dropped = build_units(table)
     block = source if isinstance(source, dict) else source.finish(options.strict, problems)
     del table, source  # the units hold what the statistics need
+    _release_reader_memory()  # before the workers fork: what the reader's pool keeps is not theirs to share
     block["excluded"] += dropped
     if grader.used:
         block["grading"] = grader.summary()
