@@ -835,12 +835,19 @@ def export_examples(path: Path, units: list[Unit], results: dict[str, UnitResult
 
 
 def _release_reader_memory() -> None:
-    """Return the memory pyarrow's pool keeps after the columnar reader (hundreds of MB at millions of rows) to the system."""
+    """Return to the system the memory the reader freed but the allocators keep (pyarrow's pool, and the C
+    heap through glibc's malloc_trim where there is one): at 10 million rows the scoring process goes from
+    about 650 MB to 250 MB before the workers fork."""
+    import ctypes
     import sys
 
     pyarrow = sys.modules.get("pyarrow")
     if pyarrow is not None:
         pyarrow.default_memory_pool().release_unused()
+    try:
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):  # not glibc: nothing to trim
+        pass
 
 
 def score(release: Release, predictions: Path, options: ScoreOptions | dict | None = None, timings: dict | None = None) -> dict:
