@@ -90,9 +90,14 @@ def _block_levels(values: np.ndarray) -> tuple[np.ndarray, int]:
     return column - first[:-1, None], int(np.diff(first).max())
 
 
-def joint_counts(weights: np.ndarray, joint: np.ndarray, size: int) -> np.ndarray:
+def joint_counts(weights: np.ndarray, joint: np.ndarray, size: int, columns: np.ndarray | None = None) -> np.ndarray:
     """(R, size): the weight of each joint level in each replicate, questions sorted by level and summed
-    in runs (two passes over the (R, N) weights)."""
+    in runs (two passes over the (R, N) weights). With `columns` (the weights as (N, R), C order) the
+    runs are one sparse product, summed in the same order (question order within a level)."""
+    if columns is not None:
+        n = joint.size
+        matrix = sparse.csr_matrix((np.ones(n), (joint, np.arange(n))), shape=(size, n))
+        return np.ascontiguousarray((matrix @ columns).T)
     order = np.argsort(joint, kind="stable")
     ordered = joint[order]
     starts = np.flatnonzero(np.concatenate([[True], ordered[1:] != ordered[:-1]]))
@@ -119,20 +124,21 @@ def spearman_from_joint(counts: np.ndarray) -> np.ndarray:
     return np.clip(rho, -1.0, 1.0)
 
 
-def level_spearman(weights: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.ndarray | None:
+def level_spearman(weights: np.ndarray, x: np.ndarray, y: np.ndarray, columns: np.ndarray | None = None) -> np.ndarray | None:
     """Weighted Spearman rho (B,) of x and y (N,) through the joint tie levels; None when the levels
     are too many for that to pay (JOINT_LIMIT)."""
     lx, size_x = _levels(x)
     ly, size_y = _levels(y)
     if weights.shape[0] * size_x * size_y > JOINT_LIMIT:
         return None
-    counts = joint_counts(weights, lx * size_y + ly, size_x * size_y)
+    counts = joint_counts(weights, lx * size_y + ly, size_x * size_y, columns)
     return spearman_from_joint(counts.reshape(weights.shape[0], size_x, size_y))
 
 
-def weighted_spearman(weights: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """Spearman rho: Pearson r of the midranks, each question counted weights[b, i] times: (B,)."""
-    grouped = level_spearman(weights, x, y)
+def weighted_spearman(weights: np.ndarray, x: np.ndarray, y: np.ndarray, columns: np.ndarray | None = None) -> np.ndarray:
+    """Spearman rho: Pearson r of the midranks, each question counted weights[b, i] times: (B,).
+    `columns`: the weights as (N, B) in C order, for callers that rank several pairs under the same weights."""
+    grouped = level_spearman(weights, x, y, columns)
     if grouped is not None:
         return grouped
     return rank_correlation(weights, weighted_midranks(weights, x), weighted_midranks(weights, y))
@@ -152,12 +158,16 @@ def tail_membership(weights: np.ndarray, select: np.ndarray, m: int, columns: np
     return questions, fraction[:, column[0][questions]]
 
 
-def jaccard(weights: np.ndarray, a: tuple[np.ndarray, np.ndarray], b: tuple[np.ndarray, np.ndarray], m: int) -> np.ndarray:
+def jaccard(
+    weights: np.ndarray, a: tuple[np.ndarray, np.ndarray], b: tuple[np.ndarray, np.ndarray], m: int, weighted_a: np.ndarray | None = None
+) -> np.ndarray:
     """|A and B| / |A or B| for two size-m sets (tail_membership results): I / (2m - I), with
     I = sum_i w_i a_i b_i the expected intersection under independent random tie-breaks in the two
-    models (the plain Jaccard index when no tie straddles a boundary)."""
+    models (the plain Jaccard index when no tie straddles a boundary). `weighted_a`, if given, is
+    weights[:, a[0]] * a[1], made once for every pair of a (the same products)."""
     both, in_a, in_b = np.intersect1d(a[0], b[0], assume_unique=True, return_indices=True)
-    intersection = (weights[:, both] * a[1][:, in_a] * b[1][:, in_b]).sum(axis=1)
+    wa = weights[:, both] * a[1][:, in_a] if weighted_a is None else weighted_a[:, in_a]
+    intersection = (wa * b[1][:, in_b]).sum(axis=1)
     return intersection / (2 * m - intersection)
 
 
@@ -212,13 +222,14 @@ def raw_correlates(
     u = uncertainty(base_k / base_n)
     g = empirical_logit(context_k, context_n) - empirical_logit(base_k, base_n)
     out = {}
+    columns = np.ascontiguousarray(weights.T)  # made once for the four correlates
     for name, target in (
         ("signed.raw.probability", delta),
         ("squared.raw.probability", delta**2),
         ("signed.raw.log_odds", g),
         ("squared.raw.log_odds", g**2),
     ):
-        out[name] = weighted_spearman(weights, u, target)
+        out[name] = weighted_spearman(weights, u, target, columns)
     return out
 
 
@@ -238,17 +249,25 @@ def split_correlates(
     return _split_correlates_by_split(weights, f, targets, splits, n, feature)
 
 
+SPLIT_TARGETS = ("signed.split.probability", "squared.split.probability", "signed.split.log_odds", "squared.split.log_odds")
+
+
+def split_target(folds, context_k: np.ndarray, context_n: np.ndarray, name: str) -> np.ndarray:
+    """One Appendix F target per split, (S, N): signed (Eq. 3) or squared (Eq. 4), probability or log-odds."""
+    b1, b2, c1, c2 = folds.b1, folds.b2, folds.c1, folds.c2
+    if name.startswith("signed"):
+        b_k, b_n = b1.k + b2.k, b1.n + b2.n
+        if name == "signed.split.probability":
+            return context_k / context_n - b_k / b_n
+        return empirical_logit(context_k, context_n) - empirical_logit(b_k, b_n)
+    if name == "squared.split.probability":
+        return (c1.mean - b1.mean) * (c2.mean - b2.mean)
+    return (empirical_logit(c1.k, c1.n) - empirical_logit(b1.k, b1.n)) * (empirical_logit(c2.k, c2.n) - empirical_logit(b2.k, b2.n))
+
+
 def split_targets(folds, context_k: np.ndarray, context_n: np.ndarray) -> dict[str, np.ndarray]:
     """Appendix F targets per split, (S, N) each: signed (Eq. 3) and squared (Eq. 4), probability and log-odds."""
-    b1, b2, c1, c2 = folds.b1, folds.b2, folds.c1, folds.c2
-    b_k, b_n = b1.k + b2.k, b1.n + b2.n
-    return {  # (S, N) each
-        "signed.split.probability": context_k / context_n - b_k / b_n,
-        "squared.split.probability": (c1.mean - b1.mean) * (c2.mean - b2.mean),
-        "signed.split.log_odds": empirical_logit(context_k, context_n) - empirical_logit(b_k, b_n),
-        "squared.split.log_odds": (empirical_logit(c1.k, c1.n) - empirical_logit(b1.k, b1.n))
-        * (empirical_logit(c2.k, c2.n) - empirical_logit(b2.k, b2.n)),
-    }
+    return {name: split_target(folds, context_k, context_n, name) for name in SPLIT_TARGETS}
 
 
 def _split_correlates_by_split(
@@ -303,16 +322,16 @@ def split_correlates_all_splits(
     so the figures do not depend on the order of summation."""
     f = folds.f
     splits, n = f.k.shape
-    targets = split_targets(folds, context_k, context_n)
     # the feature: uncertainty from fold F, or an annotation held constant across splits (Appendix F)
     u_level, u_size = _small(_block_levels(uncertainty(f.mean) if feature is None else np.broadcast_to(feature, (splits, n))))
-    levels = {name: _small(_block_levels(target)) for name, target in targets.items()}
+    # each target's tie levels, one target's (S, N) values at a time
+    levels = {name: _small(_block_levels(split_target(folds, context_k, context_n, name))) for name in SPLIT_TARGETS}
     dtype, product = _exact_dtypes(weights, n)
     columns = np.empty((n, weights.shape[0] + 1), dtype=dtype)  # (N, B + 1): a row of ones (the estimate), then the replicates
     columns[:, 0] = 1
     columns[:, 1:] = weights.T
     replicates = columns.shape[1]
-    rho = {name: np.empty((splits, replicates)) for name in targets}
+    rho = {name: np.empty((splits, replicates)) for name in levels}
     # splits per block: the group weights (at most N groups a split) and each target's dense joint
     # weights (at most min(N, its levels) rows of the feature's levels a split) stay near SPLIT_BLOCK_CELLS
     dense = u_size if u_size <= DENSE_LEVELS else 1
@@ -320,7 +339,7 @@ def split_correlates_all_splits(
     step = max(1, min(splits, SPLIT_BLOCK_CELLS // per_split))
     for lo in range(0, splits, step):
         block = slice(lo, min(lo + step, splits))
-        parts = [(u_level[block], u_size)] + [(levels[name][0][block], levels[name][1]) for name in targets]
+        parts = [(u_level[block], u_size)] + [(levels[name][0][block], levels[name][1]) for name in levels]
         group, first = _split_groups(parts)
         question = np.broadcast_to(np.arange(n), group.shape).ravel()
         group_weights = _sum_matrix(group.ravel(), first.size, dtype, question) @ columns  # (groups, B + 1)
@@ -328,7 +347,7 @@ def split_correlates_all_splits(
         u_of = parts[0][0].ravel()[first]
         count = block.stop - block.start
         feature_side = _feature_sums(group_weights, split_of, u_of, u_size, count) if u_size <= DENSE_LEVELS else None
-        for k, name in enumerate(targets, start=1):
+        for k, name in enumerate(levels, start=1):
             t_of = parts[k][0].ravel()[first]
             if feature_side is not None:
                 rho[name][block] = _dense_spearman(group_weights, split_of, u_of, u_size, t_of, parts[k][1], count, feature_side, product)
@@ -380,11 +399,18 @@ def _dense_spearman(group_weights, split_of, u_of, u_size, t_of, t_size, splits,
     rx2, sxx, n = feature
     t_weights = joint.sum(axis=1, dtype=dtype)  # (rows, B)
     ry2 = 2 * _running_sums(t_weights, starts) - t_weights + 1  # twice the midranks
-    joint = np.multiply(joint, ry2[:, None, :], dtype=product)  # weight x 2 ry
-    # sums of the rows by split (a sparse product: numpy's reduceat down the rows is slow)
-    half = (_sum_matrix(row_split, splits, product) @ joint.reshape(rows.size, -1)).reshape(rx2.shape)
+    # sums over each split's rows of weight x 2 ry (per feature level) and of weight x (2 ry)^2, one
+    # einsum a split (no (rows, levels, B) temporary)
+    half = np.empty(rx2.shape, dtype=product)
+    syy = np.empty(sxx.shape)
+    bounds = np.append(starts, rows.size)
+    wide = np.int64 if product != np.float64 else np.float64  # weight x (2 ry)^2 is below 2^53, beyond 2^31
+    for s in range(splits):
+        part = slice(bounds[s], bounds[s + 1])
+        np.einsum("rab,rb->ab", joint[part], ry2[part], out=half[s], dtype=product, casting="unsafe")
+        syy[s] = np.einsum("rb,rb,rb->b", t_weights[part], ry2[part], ry2[part], dtype=wide, casting="unsafe")
     cross = (rx2 * half).sum(axis=1) / 4
-    syy = (_sum_matrix(row_split, splits) @ (t_weights.astype(np.float64) * ry2 * ry2)) / 4
+    syy /= 4
     return _rho_from_sums(n, cross, sxx, syy)
 
 

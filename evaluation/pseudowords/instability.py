@@ -83,7 +83,10 @@ def column_sums(
     n_rows, n = column.shape
     inside = column >= 0  # column -1: a question left out of every level
     row, question = np.nonzero(inside)
-    data = np.ones(row.size) if values is None else np.asarray(values, dtype=np.float64)[row, question]
+    if values is None:  # counts: in the integer type of integer weights (integer_columns), else float64
+        data = np.ones(row.size, dtype=columns.dtype if columns is not None and columns.dtype.kind in "iu" else np.float64)
+    else:
+        data = np.asarray(values, dtype=np.float64)[row, question]
     matrix = sparse.csr_matrix((data, (column[row, question], question)), shape=(int(first[-1]), n))
     if columns is None:  # the weights as (N, B); a caller summing many times passes it
         columns = np.ascontiguousarray(weights.T)
@@ -98,8 +101,23 @@ def _segment_cumsum(values: np.ndarray, first: np.ndarray) -> np.ndarray:
     return running - base
 
 
+def integer_columns(columns: np.ndarray) -> np.ndarray | None:
+    """The (N, B) weights as int16 when they are whole counts whose every sum fits (each replicate's
+    total below 2^15): the counts of tail_fractions are then summed in int16, exactly the float64 sums
+    (integers), with a quarter of the memory traffic. None otherwise."""
+    if columns.size == 0 or columns.min() < 0 or columns.sum(axis=0).max() >= 2**15:
+        return None
+    whole = columns.astype(np.int16)
+    return whole if np.array_equal(whole, columns) else None
+
+
 def tail_fractions(
-    weights: np.ndarray, select: np.ndarray, m: int, prune: bool = True, columns: np.ndarray | None = None
+    weights: np.ndarray,
+    select: np.ndarray,
+    m: int,
+    prune: bool = True,
+    columns: np.ndarray | None = None,
+    count_columns: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Share of each tie level's weight that falls among the m smallest values of each row of `select`.
 
@@ -116,19 +134,27 @@ def tail_fractions(
             index = np.cumsum(keep) - 1
             column = np.where(keep[column], index[column], -1)
             first = np.concatenate([[0], np.cumsum(np.add.reduceat(keep.astype(np.int64), first[:-1]))])
-    counts = column_sums(weights, column, first, columns=columns)
+    counts = column_sums(weights, column, first, columns=columns if count_columns is None else count_columns).astype(np.float64, copy=False)
     before = _segment_cumsum(counts, first) - counts  # weight of the lower levels of the same row
     take = np.clip(m - before, 0.0, counts)
     if prune and np.any(np.add.reduceat(take, first[:-1], axis=1) < m - 1e-6):
-        return tail_fractions(weights, select, m, prune=False, columns=columns)
+        return tail_fractions(weights, select, m, prune=False, columns=columns, count_columns=count_columns)
     fraction = np.zeros_like(counts)
     np.divide(take, counts, out=fraction, where=counts > 0)
     return fraction, column, first
 
 
-def tail_sums(weights: np.ndarray, select: np.ndarray, measure: np.ndarray, m: int, columns: np.ndarray | None = None) -> np.ndarray:
-    """For each row c: sum of measure[c] over the m questions with the smallest select[c], per replicate: (B, C)."""
-    fraction, column, first = tail_fractions(weights, select, m, columns=columns)
+def tail_sums(
+    weights: np.ndarray,
+    select: np.ndarray,
+    measure: np.ndarray,
+    m: int,
+    columns: np.ndarray | None = None,
+    count_columns: np.ndarray | None = None,
+) -> np.ndarray:
+    """For each row c: sum of measure[c] over the m questions with the smallest select[c], per replicate: (B, C).
+    `count_columns`: integer_columns(columns), for callers that sum many times."""
+    fraction, column, first = tail_fractions(weights, select, m, columns=columns, count_columns=count_columns)
     sums = column_sums(weights, column, first, np.atleast_2d(measure), columns)
     return np.add.reduceat(fraction * sums, first[:-1], axis=1)
 

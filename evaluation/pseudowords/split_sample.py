@@ -70,10 +70,11 @@ def split_sample_wtd(weights: np.ndarray, d1: np.ndarray, d2: np.ndarray, k: int
     # tails of a few splits at a time (the replicates' level weights of a split are held for that
     # split only), summed in groups of SUM_GROUP splits, both directions, in a fixed order
     columns = np.ascontiguousarray(weights.T)  # (N, B), made once for every split's sums
+    counts = instability.integer_columns(columns)  # the same, in int16 for the tails' counts (exact)
     tails = np.empty((weights.shape[0], 2 * splits))  # columns: per group, d1-selected then d2-selected
     for lo in range(0, splits, ROWS_PER_BATCH):
         part = slice(lo, min(lo + ROWS_PER_BATCH, splits))
-        sums = instability.tail_sums(weights, np.vstack([d1[part], d2[part]]), np.vstack([d2[part], d1[part]]), m, columns)
+        sums = instability.tail_sums(weights, np.vstack([d1[part], d2[part]]), np.vstack([d2[part], d1[part]]), m, columns, counts)
         group, size = lo // SUM_GROUP * SUM_GROUP, min(SUM_GROUP, splits - lo // SUM_GROUP * SUM_GROUP)
         count = part.stop - part.start
         at = 2 * group + (lo - group)
