@@ -102,8 +102,16 @@ def _package_files(package: str) -> list[tuple[str, Path]]:
     return [
         (f"{package}/{p.relative_to(root).as_posix()}", p)
         for p in root.rglob("*")
-        if p.is_file() and p.suffix in CODE_SUFFIXES and "__pycache__" not in p.parts
+        if p.is_file() and p.suffix in CODE_SUFFIXES and "__pycache__" not in p.parts and not _in_cache(p)
     ]
+
+
+def _in_cache(path: Path) -> bool:
+    """A file of the default source cache (sources/cache, inside the source adapters' folder): downloaded
+    snapshots and reports of missing ones, not code, so they never change code_sha256."""
+    from ctxrobust.sources.store import DEFAULT_CACHE_DIR
+
+    return path.resolve().is_relative_to(DEFAULT_CACHE_DIR)
 
 
 def code_files(dataset: registry.Dataset) -> list[tuple[str, Path]]:

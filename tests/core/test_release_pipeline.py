@@ -316,3 +316,22 @@ def test_one_changed_file_is_one_hash_failure(tmp_path):
     path.write_bytes(path.read_bytes().replace(b"item-000", b"item-00x"))
     found = run_checks(Release(tmp_path / "small" / "1.0.0"))["hashes"]
     assert [(f.file, f.item) for f in found] == [("items.jsonl", None)]
+
+
+def test_code_sha256_does_not_depend_on_the_source_cache():
+    """The default cache (sources/cache) sits inside the source adapters' folder; what a build downloads
+    or reports missing there is not code, so it must not change the recorded code version."""
+    from ctxrobust.build import code_files, code_sha256
+    from ctxrobust.sources.store import DEFAULT_CACHE_DIR, REPORTS
+
+    dataset = registry.get("pseudowords")
+    before = code_sha256(dataset)
+    report = DEFAULT_CACHE_DIR / REPORTS / "code-sha256-test.txt"
+    report.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        report.write_text("gsm8k/train.jsonl\n", encoding="utf-8")
+        assert code_sha256(dataset) == before
+        assert not [path for _, path in code_files(dataset) if path.resolve().is_relative_to(DEFAULT_CACHE_DIR)]
+    finally:
+        report.unlink(missing_ok=True)
+    assert any(name.startswith("ctxrobust.sources/") for name, _ in code_files(dataset))  # the adapters still count
