@@ -61,7 +61,9 @@ def level_columns(select: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     Returns (column of every value, (C, N); first column of each row, (C + 1,), the last entry the
     total): row c's levels, ascending, are columns first[c] .. first[c + 1] - 1."""
     rounded = np.round(np.atleast_2d(np.asarray(select, dtype=np.float64)), TIE_DECIMALS)
-    order = np.argsort(rounded, axis=1, kind="stable")
+    # any sort will do: tied values get one level whatever their order, so the result is the same
+    # (a stable sort costs about four times as much on these rows)
+    order = np.argsort(rounded, axis=1)
     ordered = np.take_along_axis(rounded, order, axis=1)
     new = np.ones(ordered.shape, dtype=np.int64)
     new[:, 1:] = ordered[:, 1:] != ordered[:, :-1]
