@@ -8,6 +8,7 @@ import json
 import os
 
 import pytest
+from cards import minimal_card
 
 from ctxrobust import cli, registry, release_files, schemas
 from ctxrobust.build import build_release, write_sums
@@ -60,23 +61,9 @@ class ExtrasBuilder(Builder):
         return BuildOutput(files=[DataFile("items.jsonl", rows, schema="extras.item")], extra_files=[extra])
 
 
-CARD = {
-    "pretty_name": "extras",
-    "summary": "A test dataset with an extra file.",
-    "description": [],
-    "construction": [],
-    "task_categories": [],
-    "task_ids": [],
-    "tags": [],
-    "language": ["en"],
-    "default_config": "items",
-    "licence": "cc0-1.0",
-    "licence_note": "test data",
-    "primary_citation": None,
-    "citations": [],
-    "configs": {"items": {"description": "items", "fields": {"id": "id", "value": "value"}}},
-    "limits": [],
-}
+CARD = minimal_card(
+    "extras", "A test dataset with an extra file.", {"items": {"description": "items", "fields": {"id": "id", "value": "value"}}}
+)
 
 
 @pytest.fixture(autouse=True)

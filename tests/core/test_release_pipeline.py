@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from cards import minimal_card
 
 from ctxrobust import cli, registry, schemas
 from ctxrobust.build import build_release
@@ -48,26 +49,14 @@ class SmallBuilder(Builder):
         return BuildOutput(files=files, notes={"kinds": sorted({"a", "b"})})
 
 
-SMALL_CARD = {
-    "pretty_name": "small",
-    "summary": "A small test dataset.",
-    "description": [],
-    "construction": [],
-    "task_categories": [],
-    "task_ids": [],
-    "tags": [],
-    "language": ["en"],
-    "default_config": "items",
-    "licence": "cc0-1.0",
-    "licence_note": "test data",
-    "primary_citation": None,
-    "citations": [],
-    "configs": {
+SMALL_CARD = minimal_card(
+    "small",
+    "A small test dataset.",
+    {
         "items": {"description": "items", "fields": {"id": "id", "value": "value"}},
         "extra": {"description": "extra", "fields": {}, "same_fields_as": "items"},
     },
-    "limits": [],
-}
+)
 
 
 @pytest.fixture(autouse=True)
