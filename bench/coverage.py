@@ -29,10 +29,11 @@ clusters, where the report warns that coverage is low.
     .venv/bin/python bench/coverage.py [--datasets 200] [--questions 500] [--population 200000] [--only pseudowords|misleadqa]
 
 `--figures NAME,...` (pseudowords) computes only the named figures (per-model bootstrap figures, the
-raw uncertainty correlates, the pair's Pearson r and Jaccard indices, the paired differences), each by
-the scorer's own functions on the same bootstrap streams and the same datasets as a full run, without
-null experiments or splits: about 0.05 s a dataset at 500 questions (OMP_NUM_THREADS=1), so that one
-figure can be measured on 1,000 datasets (Monte Carlo s.e. 0.7 points).
+raw uncertainty correlates, the pair's Pearson r and Jaccard indices, the paired differences, and the
+floor-adjusted INS and WTD with their null experiments), each by the scorer's own functions on the
+same bootstrap and null streams and the same datasets as a full run, without splits: about 0.05 s a
+dataset at 500 questions (OMP_NUM_THREADS=1; 0.1 s with the null experiments), so that one figure can
+be measured on 1,000 datasets (Monte Carlo s.e. 0.7 points).
 """
 
 from __future__ import annotations
@@ -134,7 +135,8 @@ LIGHT = ("accuracy.baseline", "accuracy.context", "delta", "INS", "WTD", "tail_s
 RAW = tuple(f"uncertainty_rho.{t}.raw.{s}" for t in ("signed", "squared") for s in ("probability", "log_odds"))
 PAIR = ("pair.pearson", "pair.jaccard.improved", "pair.jaccard.degraded")
 DIFFERENCES = tuple(f"difference.{name}" for name in differences.FIGURES)
-SELECTABLE = LIGHT + RAW + PAIR + DIFFERENCES  # --figures: what can be computed without null experiments or splits
+ADJUSTED = tuple(WITHDRAWN)  # with the noise floor's null experiments, no splits
+SELECTABLE = LIGHT + RAW + PAIR + DIFFERENCES + ADJUSTED  # --figures: what can be computed without splits
 
 
 def selected_figures(p0, pa, pb, rng, params: pw.Parameters, names: tuple[str, ...]) -> dict[str, dict]:
@@ -143,8 +145,14 @@ def selected_figures(p0, pa, pb, rng, params: pw.Parameters, names: tuple[str, .
     so the interval measured is the one reported; the datasets drawn are the same as in every mode."""
     units = [unit("a", p0, pa, rng), unit("b", p0, pb, rng)]
     out: dict[str, dict] = {}
-    if any(n in LIGHT for n in names):
+    if any(n in LIGHT + ADJUSTED for n in names):
         out.update(light_figures(units[0], params))
+    adjusted = [n for n in names if n in ADJUSTED]
+    if adjusted:  # the floors from score_unit's null stream; the observed metric's interval and the floor beside each
+        _, _, delta, both = bootstrap_inputs(units[0], params)
+        ins, wtd = instability.weighted_ins(both, delta), instability.weighted_wtd(both, delta, params.k)
+        out.update(pw._noise_corrected(units[0], ins, wtd, params)[0])
+        names = names + tuple(part for n in adjusted for part in WITHDRAWN[n] if part not in names)
     if any(n in RAW for n in names):
         s_i0, s_ic, delta, both = bootstrap_inputs(units[0], params)
         u = units[0]
@@ -322,7 +330,7 @@ def main() -> int:
         "--figures",
         type=lambda text: tuple(name.strip() for name in text.split(",") if name.strip()),
         default=(),
-        help=f"only these figures, comma-separated (pseudowords; no null experiments or splits): any of {', '.join(SELECTABLE)}",
+        help=f"only these figures, comma-separated (pseudowords; no splits): any of {', '.join(SELECTABLE)}",
     )
     parser.add_argument("--checkpoint", type=int, default=0, help="print the coverage so far to stderr every this many datasets")
     parser.add_argument(

@@ -13,7 +13,7 @@ import math
 import numpy as np
 import scipy.sparse as sparse
 
-from ctxrobust.evaluation.pseudowords import instability
+from ctxrobust.evaluation.pseudowords import instability, rank_sums
 
 BLOCK_CELLS = 2_000_000  # split-sample correlates rank a block of splits at once, at most this many cells per array
 
@@ -389,40 +389,20 @@ def _feature_sums(group_weights, split_of, u_of, u_size, splits) -> tuple:
 
 def _dense_spearman(group_weights, split_of, u_of, u_size, t_of, t_size, splits, feature, product=np.float64) -> np.ndarray:
     """_joint_spearman with the feature's few levels as a dense axis: rows are the (split, target
-    level) pairs present, joint[row, a] the weight of the row's questions at feature level a. Works
-    in twice the midranks, integers, so every sum is exact (in int32 for counts, _exact_dtype)."""
+    level) pairs present, each row's cells its questions at each feature level. Works in twice the
+    midranks, integers, so every sum is exact (in int32 for counts, _exact_dtypes); the sums over
+    the cells are one compiled pass (rank_sums.target_level_sums)."""
     rows, row_of = np.unique(split_of * t_size + t_of, return_inverse=True)
-    row_split = rows // t_size
-    starts = np.searchsorted(row_split, np.arange(splits))
-    dtype = group_weights.dtype
-    joint = (_sum_matrix(row_of * u_size + u_of, rows.size * u_size, dtype) @ group_weights).reshape(rows.size, u_size, -1)
+    row_bounds = np.searchsorted(rows // t_size, np.arange(splits + 1))
+    cell = row_of * u_size + u_of
+    order = np.argsort(cell, kind="stable")
+    cell_bounds = np.searchsorted(cell[order], np.arange(rows.size * u_size + 1))
     rx2, sxx, n = feature
-    t_weights = joint.sum(axis=1, dtype=dtype)  # (rows, B)
-    ry2 = 2 * _running_sums(t_weights, starts) - t_weights + 1  # twice the midranks
-    # sums over each split's rows of weight x 2 ry (per feature level) and of weight x (2 ry)^2, one
-    # einsum a split (no (rows, levels, B) temporary)
-    half = np.empty(rx2.shape, dtype=product)
-    syy = np.empty(sxx.shape)
-    bounds = np.append(starts, rows.size)
-    wide = np.int64 if product != np.float64 else np.float64  # weight x (2 ry)^2 is below 2^53, beyond 2^31
-    for s in range(splits):
-        part = slice(bounds[s], bounds[s + 1])
-        np.einsum("rab,rb->ab", joint[part], ry2[part], out=half[s], dtype=product, casting="unsafe")
-        syy[s] = np.einsum("rb,rb,rb->b", t_weights[part], ry2[part], ry2[part], dtype=wide, casting="unsafe")
+    half = np.empty(rx2.shape, dtype=product)  # (splits, levels, B): sum of weight x 2 ry per feature level
+    syy = np.empty(sxx.shape, dtype=np.int64 if product != np.float64 else np.float64)  # weight x (2 ry)^2 is below 2^53, beyond 2^31
+    rank_sums.target_level_sums(group_weights, order, cell_bounds, row_bounds, u_size, half, syy)
     cross = (rx2 * half).sum(axis=1) / 4
-    syy /= 4
-    return _rho_from_sums(n, cross, sxx, syy)
-
-
-def _running_sums(values: np.ndarray, starts: np.ndarray) -> np.ndarray:
-    """Cumulative sums down the rows, restarting at every row in `starts` (row by row: numpy's cumsum
-    down the first axis is several times slower than these vectorised row additions)."""
-    out = values.copy()
-    restart = np.zeros(values.shape[0], dtype=bool)
-    restart[starts] = True
-    for r in np.flatnonzero(~restart):
-        np.add(out[r], out[r - 1], out=out[r])
-    return out
+    return _rho_from_sums(n, cross, sxx, syy / 4)
 
 
 def _rho_from_sums(n, cross, sxx, syy) -> np.ndarray:

@@ -72,7 +72,9 @@ def test_the_csv_report_loads_with_one_read_csv_call(dataset, tmp_path):
         assert got["unit"] == report["units"][metric]
     parquet = pd.read_parquet(tmp_path / "report.parquet")
     assert list(parquet.columns) == list(COLUMNS) and len(parquet) == len(frame)
-    pd.testing.assert_frame_equal(parquet.drop(columns=["n"]).fillna(""), frame.drop(columns=["n"]).fillna(""), check_dtype=False)
+    pd.testing.assert_frame_equal(
+        parquet.drop(columns=["n"]).astype(object).fillna(""), frame.drop(columns=["n"]).astype(object).fillna(""), check_dtype=False
+    )
     assert set(report["units"]) == figure_names(report)
 
 
