@@ -393,6 +393,80 @@ def check_distractor_relation(release) -> Iterable[Failure]:
             yield Failure(name, item["id"], message)
 
 
+def fred_january_problems(reader: _SourceReader, item: dict, recorded: set[int]) -> list[str]:
+    """A FRED item's G and S facts each state a rate the series shows in force on January 1
+    (builders.misleadqa.fred_items.january_rate_known: the paper leaves out changes within a year, A.1);
+    `recorded`: the years the snapshots' source table records (fred_items.recorded_years)."""
+    from ctxrobust.builders.misleadqa.fred_items import january_rate_known
+    from ctxrobust.sources.fred import january_facts
+
+    problems = []
+    for role in ("G", "S"):
+        prov = item["provenance"][role]
+        facts = {fact.scope.time: fact for fact in january_facts(reader.fred(prov["snapshot"], prov["sha256"]))}
+        if prov["date"] not in facts:
+            problems.append(f"{role}: {prov['snapshot']} has no January 1 observation on {prov['date']}")
+            continue
+        unknown = january_rate_known(facts, prov["date"], recorded)
+        if unknown:
+            problems.append(f"{role} ({prov['date']}): {unknown}")
+    return problems
+
+
+def fred_recorded_years(reader: _SourceReader) -> set[int]:
+    """fred_items.recorded_years over every pinned FRED snapshot holding a state's own series."""
+    from ctxrobust.builders.misleadqa.fred_items import recorded_years
+    from ctxrobust.sources.fred import january_facts
+
+    by_code = {}
+    for name in sorted(n for n in reader.store.lock if n.startswith("fred/")):
+        series = reader.fred(name, reader.store.lock[name].sha256)
+        if series.holds_own_series:
+            by_code[series.code] = {fact.scope.time: fact for fact in january_facts(series)}
+    return recorded_years(by_code)
+
+
+@check(DATASET, "fred_january_rate")
+def check_fred_january_rate(release) -> Iterable[Failure]:
+    if not release.config_as(MisleadQAConfig).fred_known_january:  # built with every year's value read as its January 1 rate
+        return
+    store = getattr(release, "store", None)
+    if store is None:
+        yield Failure(None, None, "fred_january_rate needs the FRED snapshots: set SOURCES_MIRROR and validate again")
+        return
+    reader = _SourceReader(store)
+    try:
+        store.require(sorted(n for n in store.lock if n.startswith("fred/")))
+        recorded = fred_recorded_years(reader)
+    except Exception as exc:  # a snapshot that cannot be read is a failure, named
+        yield Failure(None, None, f"fred_january_rate: the FRED snapshots could not be read ({type(exc).__name__}: {exc})")
+        return
+    for name, item in _pool_items(release):
+        if item["source"] != "fred":
+            continue
+        try:
+            problems = fred_january_problems(reader, item, recorded)
+        except Exception as exc:  # a snapshot that cannot be read is a failure, named
+            problems = [f"sources could not be re-read ({type(exc).__name__}: {exc})"]
+        for message in problems:
+            yield Failure(name, item["id"], message)
+
+
+@check(DATASET, "fred_review")
+def check_fred_review(release) -> Iterable[Failure]:
+    """No FRED G or S fact the project's review excludes (builders/misleadqa/review/fred_facts.jsonl)."""
+    from ctxrobust.builders.misleadqa.fred_items import reviewed_problem
+
+    for name, item in _pool_items(release):
+        if item["source"] != "fred":
+            continue
+        for role in ("G", "S"):
+            prov = item["provenance"][role]
+            problem = reviewed_problem(prov["series_id"], int(prov["date"][:4]))
+            if problem:
+                yield Failure(name, item["id"], f"{role} ({prov['date']}): {problem}")
+
+
 def _user_problems(release, readers: dict, source: str, role: str, prov: dict, value: str) -> list[str]:
     """Re-read an AmbigDocs / CondAmbigQA fact from the user file the build recorded."""
     if source not in readers:

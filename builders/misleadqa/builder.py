@@ -122,11 +122,13 @@ class MisleadQABuilder(Builder):
                         "detail": f"{s.snapshot} holds {why}; it yields no state minimum-wage facts",
                     }
                 )
-        ff = fred_items.FredFacts(series, cfg.fred_first_year, cfg.fred_last_year)
+        ff = fred_items.FredFacts(series, cfg.fred_first_year, cfg.fred_last_year, cfg.fred_known_january)
         notes["fred"] = {
             "jurisdictions": sorted(ff.by_code),
             "monthly_series_january_values": sorted(s.series_id for s in series if s.frequency == "monthly" and s.holds_own_series),
             "excluded_files": sorted(s.snapshot for s in series if not s.holds_own_series),
+            "known_january": cfg.fred_known_january,
+            "unrecorded_years": [y for y in range(cfg.fred_first_year, cfg.fred_last_year + 1) if y not in ff.recorded],
         }
         state = SelectionState()  # a target fact is used once across both scope dimensions
         return {
@@ -349,6 +351,17 @@ def departures(notes: dict) -> dict[str, str]:
         "fred_jurisdictions": f"{len(fred['jurisdictions'])} jurisdictions hold their own series in the pinned snapshot (the "
         f"{len(fred['excluded_files'])} files holding the federal series are left out{monthly}); the paper used 44 annual series "
         f"(43 states and DC), so FRED has up to {len(fred['jurisdictions'])} clusters, not 44.",
+        "fred_january": (
+            "a fact is used only where the annual series shows the rate in force on January 1 (the last year the source table "
+            "records before it and the first it records from that year on give the same value; fred_items.january_rate_known): "
+            "FRED gives no effective dates and repeats values for the years the table skips, so this is how the paper's "
+            "exclusion of changes within a year is applied here; it also leaves out true facts, among them the paper's own "
+            "Nebraska 1998 lure ($5.15)."
+            if fred.get("known_january", True)
+            else "every annual observation is read as the January 1 rate (fred_known_january=false), as the paper's template "
+            "does; after a change within a year FRED's value is the new rate, so some G or S contexts state a rate that "
+            "applied later in that year (Minnesota 2014: $8.00 from August 1)."
+        ),
         "situatedqa_answers": "answers are the qa_data annotations as given; the paper also checked each against archived passages; "
         "the project's review excludes as unverifiable a fact it cannot check offline.",
         "situatedqa_contexts": "G and S restate the fact by rule (phrasing.restate: the question turned into a statement, the scope "

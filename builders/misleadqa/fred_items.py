@@ -5,13 +5,19 @@
 - location: one date, two jurisdictions, distinct values; distractors from other
   jurisdictions on the target date;
 - only jurisdictions whose file holds their own state series; G and S facts from
-  the configured years (1990-2024); question, G and S from fixed templates.
+  the configured years (1990-2024); question, G and S from fixed templates;
+- a fact only where its January 1 rate is known from the series (january_rate_known; config
+  fred_known_january): the paper leaves out changes within a year (Appendix A.1, "Sources");
+- never a fact the project's review excludes (review/fred_facts.jsonl, reviewed_problem).
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import functools
+import json
 from decimal import Decimal
+from pathlib import Path
 from typing import Callable
 
 from ctxrobust.builders.misleadqa.candidate import Candidate, Distractor, Excluded, Spec, templates
@@ -41,6 +47,67 @@ def at_cents(value: str) -> bool:
     return number == number.quantize(Decimal("0.01"))
 
 
+def recorded_years(by_code: dict[str, dict[str, Fact]]) -> set[int]:
+    """The years the source table records: those in which some jurisdiction's January 1 value differs
+    from the year before's. The Department of Labor's table behind FRED's series covers selected
+    years (1988, 1991, 1992, 1994, 1996-1998, 2000 on), and FRED repeats the previous value for the
+    years between (1989, 1990, 1993, 1995, 1999), so in those no series changes."""
+    years: set[int] = set()
+    for facts in by_code.values():
+        values = {int(date[:4]): Decimal(fact.value) for date, fact in facts.items()}
+        years.update(year for year, value in values.items() if year - 1 in values and values[year - 1] != value)
+    return years
+
+
+def january_rate_known(facts: dict[str, Fact], date: str, recorded: set[int]) -> str | None:
+    """None when the series shows the rate in force on January 1 of `date`'s year, else why not.
+
+    A recorded year's value is the rate the table gives for that year, which after a change within
+    the year is the new rate (Minnesota 2014: $8.00, in force from August 1; $6.15 on January 1); the
+    paper's questions leave out changes within a year (A.1). Take the last recorded year before this
+    one and the first recorded year from this one on (this year, if it is recorded): when their values
+    are equal, the rate held from a day of the first to a day of the second, which January 1 lies
+    between, so it was the rate on January 1 (a minimum wage is not lowered and raised back between
+    two equal records). Otherwise the day of the change is not in the series, and the fact is not used."""
+    year = int(date[:4])
+    values = {int(day[:4]): Decimal(fact.value) for day, fact in facts.items()}
+    before = max((y for y in values if y < year and y in recorded), default=None)
+    after = min((y for y in values if y >= year and y in recorded), default=None)
+    if before is None or after is None:
+        side = f"before {year}" if before is None else f"from {year} on"
+        return f"the series records no year {side}, so whether the rate changed around January 1, {year} is unknown"
+    if values[before] == values[after]:
+        return None
+    if after == year:
+        return (
+            f"the {year} record ({usd(facts[date].value)}) differs from {before}'s ({usd(str(values[before]))}): the rate changed "
+            f"between the two records, and the series does not say on what day, so the rate on January 1, {year} is not known"
+        )
+    return (
+        f"the source table does not record {year} (FRED repeats {before}'s {usd(str(values[before]))}), and the rate changed before "
+        f"{after}'s record ({usd(str(values[after]))}) on a day the series does not give, so the rate on January 1, {year} is not known"
+    )
+
+
+FRED_REVIEW = Path(__file__).with_name("review") / "fred_facts.jsonl"
+
+
+@functools.cache
+def fred_review() -> tuple[dict, ...]:
+    """The project's review of FRED facts (review/fred_facts.jsonl, read by the maintainers against
+    criterion 1 of Appendix B.1): one row per series and span of years whose values are not the state's
+    basic minimum wage, with the reason."""
+    return tuple(json.loads(line) for line in FRED_REVIEW.read_text(encoding="utf-8").splitlines() if line.strip())
+
+
+def reviewed_problem(series_id: str, year: int) -> str | None:
+    """The review's reason to leave out `series_id`'s value for `year`, or None."""
+    for row in fred_review():
+        if row["series_id"] == series_id and row["first_year"] <= year <= (row["last_year"] or year):
+            return f"the project's review excludes {series_id} from {row['first_year']}: {row['reason']}"
+    return None
+
+
 def registered_forms(gold: str, lure: str) -> list[tuple[str, str]]:
     """Every format of the gold rate G may use, each with the lure in the same format."""
     g, l = usd(gold), usd(lure)
@@ -50,7 +117,7 @@ def registered_forms(gold: str, lure: str) -> list[tuple[str, str]]:
 class FredFacts:
     """January-1 facts of every jurisdiction holding its own state series."""
 
-    def __init__(self, series: list[FredSeries], first_year: int, last_year: int):
+    def __init__(self, series: list[FredSeries], first_year: int, last_year: int, known_january: bool = True):
         self.by_code: dict[str, dict[str, Fact]] = {}
         self.code: dict[str, str] = {}  # jurisdiction name -> code
         for s in sorted(series, key=lambda s: s.code):
@@ -59,6 +126,8 @@ class FredFacts:
                 self.by_code[s.code] = {f.scope.time: f for f in facts}
                 self.code[s.jurisdiction] = s.code
         self.first_year, self.last_year = first_year, last_year
+        self.known_january = known_january  # facts only where january_rate_known allows
+        self.recorded = recorded_years(self.by_code)
 
     def in_window(self, code: str) -> list[str]:
         return sorted(d for d in self.by_code[code] if self.first_year <= int(d[:4]) <= self.last_year)
@@ -87,6 +156,12 @@ def _spec(ff: FredFacts, seed: int, cid: str, dimension: str, gold: Fact, lure: 
                     "value_not_at_cents",
                     f"the {role} rate {fact.value} ({fact.provenance.snapshot} line {fact.provenance.line}) is not a rate in whole cents",
                 )
+            unknown = ff.known_january and january_rate_known(ff.by_code[ff.code[fact.subject]], fact.scope.time, ff.recorded)
+            if unknown:
+                raise Excluded("january_rate_unknown", f"{role} ({fact.subject}, {fact.scope.time}): {unknown}")
+            reviewed = reviewed_problem(fact.provenance.series_id, int(fact.scope.time[:4]))
+            if reviewed:
+                raise Excluded("review_fred_fact", f"{role} ({fact.subject}, {fact.scope.time}): {reviewed}")
         t = templates()["fred"]
         date = spoken_date(gold.scope.time)
         candidate = spec.candidate(

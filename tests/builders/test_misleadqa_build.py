@@ -10,6 +10,7 @@ import sys
 from collections import Counter
 from decimal import Decimal
 from fractions import Fraction
+from types import SimpleNamespace
 
 import pytest
 from paths import FIXTURES
@@ -17,7 +18,8 @@ from paths import FIXTURES
 from ctxrobust.build import build_release
 from ctxrobust.builders.misleadqa import MisleadQABuilder, MisleadQAConfig
 from ctxrobust.builders.misleadqa.answer_types import is_garbled, precision
-from ctxrobust.builders.misleadqa.fred_items import FredFacts, time_specs
+from ctxrobust.builders.misleadqa.candidate import Excluded
+from ctxrobust.builders.misleadqa.fred_items import FredFacts, january_rate_known, time_specs
 from ctxrobust.builders.misleadqa.item_rules import overlap
 from ctxrobust.builders.misleadqa.scopes import display_location, is_place
 from ctxrobust.canonical import sha256_file
@@ -65,7 +67,16 @@ def test_every_validator_passed_at_build_time(built):
     assert result.status == "built"
     validators = release.manifest["validators"]
     assert all(v["passed"] for v in validators.values()), validators
-    for name in ("span_replay", "answer_isolation", "distractor_leakage", "distinctness", "balance", "comparability", "provenance"):
+    for name in (
+        "span_replay",
+        "answer_isolation",
+        "distractor_leakage",
+        "distinctness",
+        "balance",
+        "comparability",
+        "provenance",
+        "fred_january_rate",
+    ):
         assert name in validators
 
 
@@ -77,6 +88,33 @@ def test_fred_has_200_time_and_200_location_items_with_true_values(main_items, f
             for context, scope in (("G", item["target_scope"]), ("S", item["alt_scope"])):
                 stated = Decimal(item["contexts"][context]["value"].lstrip("$"))
                 assert stated == fred_values[(scope["location"], scope["time"])], (item["id"], context)
+
+
+def test_fred_facts_state_only_rates_the_series_shows_on_january_1(main_items, fred_values, built):
+    # Appendix A.1 leaves out changes within a year: each G and S value equals the value of the last year the
+    # source table records before it and of the first it records from that year on
+    unrecorded = set(built[1].manifest["build_notes"]["fred"]["unrecorded_years"])
+    assert unrecorded == {1990, 1993, 1995, 1999}  # the years the Department of Labor's table leaves out, 1990-2024
+    for item in group(main_items, "fred", "time") + group(main_items, "fred", "location"):
+        for scope in (item["target_scope"], item["alt_scope"]):
+            year, state = int(scope["time"][:4]), scope["location"]
+            before = max(y for y in range(1980, year) if y not in unrecorded and (state, f"{y}-01-01") in fred_values)
+            after = min(y for y in range(year, 2025) if y not in unrecorded)
+            assert fred_values[(state, f"{before}-01-01")] == fred_values[(state, f"{after}-01-01")], item["id"]
+
+
+def test_january_rate_known_by_hand():
+    facts = {
+        f"{year}-01-01": SimpleNamespace(value=value)
+        for year, value in ((1992, "3.85"), (1993, "3.85"), (1994, "5.25"), (2012, "6.15"), (2013, "6.15"), (2014, "8"), (2015, "8.00"))
+    }
+    recorded = {1992, 1994, 2012, 2013, 2014, 2015}  # 1993 is not recorded: its value repeats 1992's
+    assert january_rate_known(facts, "2015-01-01", recorded) is None  # 8 and 8.00: the same rate, held through January 1, 2015
+    assert "the 2014 record ($8.00) differs from 2013's ($6.15)" in january_rate_known(facts, "2014-01-01", recorded)  # $8.00 from August 1
+    assert january_rate_known(facts, "2013-01-01", recorded) is None
+    # Hawaii: 1993 repeats 1992's $3.85, and 1994 records $5.25: the rate on January 1, 1993 is not known
+    assert "does not record 1993 (FRED repeats 1992's $3.85)" in january_rate_known(facts, "1993-01-01", recorded)
+    assert "records no year before 1992" in january_rate_known(facts, "1992-01-01", recorded)
 
 
 def test_fred_pairs_follow_the_construction_rules(main_items):
@@ -98,9 +136,18 @@ def test_fred_pairs_follow_the_construction_rules(main_items):
 
 
 def test_the_papers_nebraska_item_is_rebuilt_word_for_word(store):
-    """Appendix A.1, Table 5: the Nebraska time item from the FRED snapshot."""
-    series = [read_series(store.path(n), n, store.snapshot(n).sha256) for n in ("fred/STTMINWGNE.csv",)]
-    spec = next(s for s in time_specs(FredFacts(series, 1990, 2024), 0, 8) if s.id == "fred-time-NE-1997-01-01-1998-01-01")
+    """Appendix A.1, Table 5: the Nebraska time item from the FRED snapshot, built as the paper reads the series
+    (fred_known_january=false: every year's value is its January 1 rate). By default it is left out: the 1998
+    observation ($5.15) differs from 1997's ($4.25), so the series does not show the rate on January 1, 1998."""
+    # every series of the snapshot: the years the source table records are read from all of them
+    series = [read_series(store.path(n), n, store.snapshot(n).sha256) for n in store.names() if n.startswith("fred/")]
+    spec_id = "fred-time-NE-1997-01-01-1998-01-01"
+    by_default = next(s for s in time_specs(FredFacts(series, 1990, 2024), 0, 8) if s.id == spec_id)
+    with pytest.raises(Excluded) as excluded:
+        by_default.build()
+    assert excluded.value.reason == "january_rate_unknown"
+    assert "lure (Nebraska, 1998-01-01): the 1998 record ($5.15) differs from 1997's ($4.25)" in excluded.value.detail
+    spec = next(s for s in time_specs(FredFacts(series, 1990, 2024, known_january=False), 0, 8) if s.id == spec_id)
     candidate = spec.build()
     assert (
         candidate.question
@@ -187,6 +234,7 @@ def test_departures_from_the_paper_are_recorded(built):
     departures = built[1].manifest["build_notes"]["departures_from_paper"]
     assert set(departures) == {
         "fred_jurisdictions",
+        "fred_january",
         "situatedqa_answers",
         "situatedqa_contexts",
         "situatedqa_question_types",
@@ -198,6 +246,7 @@ def test_departures_from_the_paper_are_recorded(built):
         departures["fred_jurisdictions"].startswith("46 jurisdictions hold their own series")
         and "STTMINWGGAM is monthly" in departures["fred_jurisdictions"]
     )
+    assert departures["fred_january"].startswith("a fact is used only where the annual series shows the rate in force on January 1")
 
 
 def test_balance_holds_in_every_group_and_e_is_always_abstention(built, main_items):
@@ -268,6 +317,27 @@ def test_a_tampered_provenance_line_is_reported_by_item_and_file(built, tmp_path
     assert any(f.file == "main.jsonl" for f in results["hashes"])
 
 
+def test_fred_january_rate_rereads_the_year_before_from_the_snapshot(store):
+    from ctxrobust.validators.misleadqa import _SourceReader, fred_january_problems
+
+    sha = store.snapshot("fred/STTMINWGMN.csv").sha256
+
+    def provenance(date):
+        return {"snapshot": "fred/STTMINWGMN.csv", "sha256": sha, "date": date}
+
+    item = {"provenance": {"G": provenance("2014-01-01"), "S": provenance("2012-01-01")}}
+    # Minnesota: $6.15 in 2013, $8.00 in 2014 (in force from August 1, 2014); $6.16 in 2011 and 2012, as FRED records them
+    recorded = set(range(1991, 2025)) - {1993, 1995, 1999}
+    assert fred_january_problems(_SourceReader(store), item, recorded) == [
+        "G (2014-01-01): the 2014 record ($8.00) differs from 2013's ($6.15): the rate changed between the two "
+        "records, and the series does not say on what day, so the rate on January 1, 2014 is not known"
+    ]
+    item["provenance"]["G"] = provenance("2014-06-01")
+    assert fred_january_problems(_SourceReader(store), item, recorded) == [
+        "G: fred/STTMINWGMN.csv has no January 1 observation on 2014-06-01"
+    ]
+
+
 def test_missing_sources_or_user_files_are_one_line_errors(store, tmp_path):
     with pytest.raises(CtxRobustError, match="SOURCES_MIRROR"):
         MisleadQABuilder(MisleadQAConfig(), None).build()
@@ -315,3 +385,31 @@ def test_a_folder_given_for_a_user_file_is_called_a_folder(mirror, tmp_path, fie
         f"itself (the folder holds dev.json), or leave {field} unset\n"
     )
     assert "file not found" not in run.stderr
+
+
+def test_reading_every_annual_value_as_the_january_rate_is_recorded_as_a_departure():
+    from ctxrobust.builders.misleadqa.builder import departures
+
+    fred = {"jurisdictions": ["NE"], "monthly_series_january_values": [], "excluded_files": []}
+    default = departures({"fred": {**fred, "known_january": True}, "groups": {}})["fred_january"]
+    paper = departures({"fred": {**fred, "known_january": False}, "groups": {}})["fred_january"]
+    assert "Nebraska 1998 lure" in default
+    assert paper.startswith("every annual observation is read as the January 1 rate (fred_known_january=false)")
+
+
+def test_the_fred_review_is_the_maintainers_and_names_its_criterion_and_reason():
+    from ctxrobust.builders.misleadqa.fred_items import fred_review, reviewed_problem
+
+    rows = fred_review()
+    assert {r["series_id"] for r in rows} == {"STTMINWGWY", "STTMINWGGAM"}
+    assert all(r["reviewer"] == "maintainers" and r["criterion"] == 1 and r["decision"] == "exclude" and r["reason"] for r in rows)
+    assert reviewed_problem("STTMINWGWY", 2018) is None
+    assert reviewed_problem("STTMINWGWY", 2024).startswith("the project's review excludes STTMINWGWY from 2019: from 2019 the series")
+    assert reviewed_problem("STTMINWGNE", 2024) is None
+
+
+def test_no_released_fred_fact_is_one_the_review_excludes(main_items):
+    for item in group(main_items, "fred", "time") + group(main_items, "fred", "location"):
+        for role in ("G", "S"):
+            prov = item["provenance"][role]
+            assert not (prov["series_id"] in ("STTMINWGWY", "STTMINWGGAM") and prov["date"] >= "2019"), item["id"]

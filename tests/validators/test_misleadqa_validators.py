@@ -70,9 +70,10 @@ def nebraska(store):
 
 
 def fred_item(
-    facts, target="1997", alt="1998", extra=("2008", "2024"), item_id="fred-time-NE-test", letters=("C", "A", ("B", "D")), gold_value=None
+    facts, target="1997", alt="1999", extra=("2008", "2024"), item_id="fred-time-NE-test", letters=("C", "A", ("B", "D")), gold_value=None
 ):
-    """A FRED time item built with the builder's own Candidate (paper Table 5)."""
+    """A FRED time item built with the builder's own Candidate (paper Table 5, with the lure from 1999: the
+    paper's 1998 is not a January 1 rate the series shows, fred_items.january_rate_known)."""
     gold, lure = facts[target], facts[alt]
     value = gold_value or gold.value
     d = spoken_date(gold.scope.time)
@@ -131,9 +132,18 @@ def test_a_well_formed_item_passes_every_check(good, store):
         "scope_design",
         "repeated_targets",
         "provenance",
+        "fred_january_rate",
         "audit_sample",
         "exclusions",
     } <= set(results)
+
+
+def test_fred_january_rate_reports_a_rate_the_series_does_not_show_on_january_1(nebraska, store):
+    # the paper's own lure: $5.15 is Nebraska's 1998 record, $4.25 its 1997 one, and the day of the change is not in the series
+    bad = fred_item(nebraska, alt="1998")
+    assert_reported(StubRelease([bad], store=store), "fred_january_rate", bad["id"], "S (1998-01-01): the 1998 record ($5.15) differs")
+    assert failures(StubRelease([bad], store=store, config={"fred_known_january": False}), "fred_january_rate") == []
+    assert_reported(StubRelease([bad]), "fred_january_rate", "", "set SOURCES_MIRROR")
 
 
 def test_span_replay_reports_text_changed_outside_the_edits(good):
@@ -229,7 +239,7 @@ def test_repeated_targets_reports_a_second_item_on_the_same_target_fact(nebraska
 
 def test_repeated_targets_reports_a_reversed_pair(nebraska):
     first = fred_item(nebraska, item_id="fred-time-NE-a")
-    second = fred_item(nebraska, target="1998", alt="1997", item_id="fred-time-NE-b")
+    second = fred_item(nebraska, target="1999", alt="1997", item_id="fred-time-NE-b")
     assert_reported(StubRelease([first, second]), "repeated_targets", "fred-time-NE-b", "reverses the fact pair")
 
 
@@ -366,3 +376,11 @@ def test_repeated_targets_reports_one_time_fact_at_two_as_of_dates(situated):
     second["id"] += "-again"
     second["target_scope"] = {**second["target_scope"], "location": "Elsewhere"}
     assert_reported(StubRelease([first, second]), "repeated_targets", second["id"], "question and answer")
+
+
+def test_fred_review_reports_a_fact_the_review_excludes(good):
+    # Wyoming's series gives the federal $7.25 from 2019, while the state's law sets $5.15 (review/fred_facts.jsonl)
+    bad = copy.deepcopy(good)
+    bad["provenance"]["S"] = {**bad["provenance"]["S"], "series_id": "STTMINWGWY", "date": "2020-01-01"}
+    assert_reported(StubRelease([bad]), "fred_review", bad["id"], "S (2020-01-01): the project's review excludes STTMINWGWY from 2019")
+    assert failures(StubRelease([good]), "fred_review") == []
