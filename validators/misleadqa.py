@@ -462,9 +462,12 @@ def check_fred_review(release) -> Iterable[Failure]:
             continue
         for role in ("G", "S"):
             prov = item["provenance"][role]
-            problem = reviewed_problem(prov["series_id"], int(prov["date"][:4]))
+            try:
+                problem = reviewed_problem(prov["series_id"], int(prov["date"][:4]))
+            except (KeyError, TypeError, ValueError):
+                problem = "its provenance names no series_id and ISO date to check against the review"
             if problem:
-                yield Failure(name, item["id"], f"{role} ({prov['date']}): {problem}")
+                yield Failure(name, item["id"], f"{role} ({prov.get('date')}): {problem}")
 
 
 def _user_problems(release, readers: dict, source: str, role: str, prov: dict, value: str) -> list[str]:

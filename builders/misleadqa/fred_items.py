@@ -50,8 +50,8 @@ def at_cents(value: str) -> bool:
 def recorded_years(by_code: dict[str, dict[str, Fact]]) -> set[int]:
     """The years the source table records: those in which some jurisdiction's January 1 value differs
     from the year before's. The Department of Labor's table behind FRED's series covers selected
-    years (1988, 1991, 1992, 1994, 1996-1998, 2000 on), and FRED repeats the previous value for the
-    years between (1989, 1990, 1993, 1995, 1999), so in those no series changes."""
+    years (since 1988: 1988, 1991, 1992, 1994, 1996-1998, 2000 on), and FRED repeats the previous
+    value for the years between (1989, 1990, 1993, 1995, 1999), so in those no series changes."""
     years: set[int] = set()
     for facts in by_code.values():
         values = {int(date[:4]): Decimal(fact.value) for date, fact in facts.items()}

@@ -384,3 +384,6 @@ def test_fred_review_reports_a_fact_the_review_excludes(good):
     bad["provenance"]["S"] = {**bad["provenance"]["S"], "series_id": "STTMINWGWY", "date": "2020-01-01"}
     assert_reported(StubRelease([bad]), "fred_review", bad["id"], "S (2020-01-01): the project's review excludes STTMINWGWY from 2019")
     assert failures(StubRelease([good]), "fred_review") == []
+    broken = copy.deepcopy(good)
+    broken["provenance"]["G"] = {**broken["provenance"]["G"], "date": "not a date"}
+    assert_reported(StubRelease([broken]), "fred_review", broken["id"], "no series_id and ISO date")
