@@ -7,26 +7,18 @@ replicate already summed. The loop below walks each split's target levels in asc
 adds up each (target level, feature level) cell from its groups, and keeps the running weight of
 the lower levels, which gives twice the level's midrank: 2 ry = 2 (weight below) + (weight) + 1.
 Everything is integer arithmetic on integer weights, so the sums are exact and the same in any
-order; numba compiles the loop once (cached beside this file), one pass over the group weights
-instead of numpy's five.
+order; the loop is compiled (ctxrobust.evaluation.compiled), one pass over the group weights instead
+of numpy's five.
 """
 
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from ctxrobust.evaluation.compiled import compiled
 
 
-def _compiled(function):
-    """The function compiled with numba, the machine code cached beside this file (or in numba's user
-    cache folder); compiled anew in each process where no cache folder can be written."""
-    try:
-        return njit(cache=True, nogil=True)(function)
-    except RuntimeError:  # numba found no writable cache folder
-        return njit(nogil=True)(function)
-
-
-@_compiled
+@compiled
 def target_level_sums(group_weights, order, cell_bounds, row_bounds, levels, half, syy):
     """half[s, a, b] = sum over split s's questions at feature level a of w_b x 2 ry_b; syy[s, b] =
     sum over split s's questions of w_b x (2 ry_b)^2.

@@ -22,6 +22,7 @@ import numpy as np
 
 from ctxrobust.errors import CtxRobustError
 from ctxrobust.evaluation import question_bootstrap
+from ctxrobust.evaluation.compiled import compiled
 from ctxrobust.evaluation.pseudowords import instability, split_sample
 from ctxrobust.evaluation.pseudowords.cross_model import mean_defined, uncertainty
 from ctxrobust.evaluation.pseudowords.reliability_ceiling import NOT_FOLDABLE, half_changes, row_pearson
@@ -66,17 +67,24 @@ def row_midranks(x: np.ndarray) -> np.ndarray:
     """Midranks (1-based, ties to TIE_DECIMALS averaged) within each row of an (S, N) array."""
     x = np.round(np.atleast_2d(np.asarray(x, dtype=np.float64)), instability.TIE_DECIMALS)
     order = np.argsort(x, axis=1)  # any order of tied values gives the same midranks
-    ordered = np.take_along_axis(x, order, axis=1)
-    rows, n = ordered.shape
-    position = np.broadcast_to(np.arange(n), (rows, n))
-    differs = ordered[:, 1:] != ordered[:, :-1]
-    first = np.concatenate([np.ones((rows, 1), dtype=bool), differs], axis=1)
-    last = np.concatenate([differs, np.ones((rows, 1), dtype=bool)], axis=1)
-    start = np.maximum.accumulate(np.where(first, position, 0), axis=1)
-    end = np.minimum.accumulate(np.where(last, position, n - 1)[:, ::-1], axis=1)[:, ::-1]
-    out = np.empty((rows, n))
-    np.put_along_axis(out, order, (start + end) / 2 + 1, axis=1)
+    out = np.empty(x.shape)
+    _runs_midranks(x, order, out)
     return out
+
+
+@compiled
+def _runs_midranks(x, order, out):
+    """out[r, i]: the midrank of x[r, i] in row r, given each row's ascending order; a run of tied values
+    at sorted positions i..j (0-based) all get (i + j) / 2 + 1."""
+    for r in range(x.shape[0]):
+        i = 0
+        while i < x.shape[1]:
+            j = i
+            while j + 1 < x.shape[1] and x[r, order[r, j + 1]] == x[r, order[r, j]]:
+                j += 1
+            for k in range(i, j + 1):
+                out[r, order[r, k]] = (i + j) / 2 + 1
+            i = j + 1
 
 
 def row_spearman(x: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -103,9 +111,24 @@ def hypergeometric(rng: np.random.Generator, good: np.ndarray, total: np.ndarray
             _TABLES.clear()
         _TABLES[key] = _cdf_tables(total, size)
     cdf, start = _TABLES[key]
-    rows = cdf[start + good]  # (S, N, width)
     u = rng.random(good.shape)
-    return (u[..., None] >= rows[..., :-1]).sum(axis=-1)
+    out = np.empty(good.shape, dtype=np.int64)
+    _inverse_cdf(cdf, start, np.ascontiguousarray(good), u, out)
+    return out
+
+
+@compiled
+def _inverse_cdf(cdf, start, good, u, out):
+    """out[s, i]: how many entries of CDF row start[i] + good[s, i], its last (1) left out, are at or
+    below u[s, i], the inverse-CDF draw."""
+    for s in range(good.shape[0]):
+        for i in range(good.shape[1]):
+            row = start[i] + good[s, i]
+            count = 0
+            for j in range(cdf.shape[1] - 1):
+                if u[s, i] >= cdf[row, j]:
+                    count += 1
+            out[s, i] = count
 
 
 _TABLES: dict = {}

@@ -154,6 +154,12 @@ def test_null_folds_partition_the_trials_like_split_sample_folds():
     assert (drawn.f.k <= 6).all() and (drawn.b1.k <= 7).all() and (drawn.c1.k <= 10).all()
 
 
+def test_row_midranks_by_hand():
+    # ties (to 12 decimals) share the mean of their positions: 1, 2, then 3 and 4 for the two 3s
+    x = np.array([[3.0, 1.0, 3.0 + 1e-14, 2.0], [0.5, 0.5, 0.5, 0.5]])
+    assert shift_null.row_midranks(x).tolist() == [[3.5, 1.0, 3.5, 2.0], [2.5, 2.5, 2.5, 2.5]]
+
+
 def test_row_spearman_equals_the_scorers_spearman_with_ties():
     rng = np.random.default_rng(9)
     x, y = rng.integers(0, 4, (5, 40)).astype(float), rng.integers(0, 6, (5, 40)) / 3

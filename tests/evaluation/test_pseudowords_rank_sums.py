@@ -9,6 +9,7 @@ import numba
 import numpy as np
 import pytest
 
+from ctxrobust.evaluation import compiled
 from ctxrobust.evaluation.pseudowords import rank_sums
 
 
@@ -54,10 +55,12 @@ def test_without_a_cache_folder_the_sums_are_compiled_in_the_process(monkeypatch
 
     monkeypatch.setattr(numba, "njit", no_cache)
     try:
+        importlib.reload(compiled)
         importlib.reload(rank_sums)
         assert asked == [True, False]  # the cached compilation refused, then compiled without a cache
         half, syy = _sums(np.array([[1]], dtype=np.int16), np.array([0]), np.array([0, 1]), np.array([0, 1]), 1, np.int32, np.int64)
         assert half.tolist() == [[[2]]] and syy.tolist() == [[4]]
     finally:
         monkeypatch.setattr(numba, "njit", real)
+        importlib.reload(compiled)
         importlib.reload(rank_sums)
