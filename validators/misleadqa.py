@@ -414,14 +414,14 @@ def fred_january_problems(reader: _SourceReader, item: dict, recorded: set[int])
 
 
 def fred_recorded_years(reader: _SourceReader) -> set[int]:
-    """fred_items.recorded_years over every pinned FRED snapshot holding a state's own series."""
+    """fred_items.recorded_years over every pinned FRED snapshot holding a state's own annual series."""
     from ctxrobust.builders.misleadqa.fred_items import recorded_years
     from ctxrobust.sources.fred import january_facts
 
     by_code = {}
     for name in sorted(n for n in reader.store.lock if n.startswith("fred/")):
         series = reader.fred(name, reader.store.lock[name].sha256)
-        if series.holds_own_series:
+        if series.holds_own_series and series.frequency == "annual":  # as the builder reads them
             by_code[series.code] = {fact.scope.time: fact for fact in january_facts(series)}
     return recorded_years(by_code)
 
@@ -442,7 +442,7 @@ def check_fred_january_rate(release) -> Iterable[Failure]:
         yield Failure(None, None, f"fred_january_rate: the FRED snapshots could not be read ({type(exc).__name__}: {exc})")
         return
     for name, item in _pool_items(release):
-        if item["source"] != "fred":
+        if item.get("source") != "fred":
             continue
         try:
             problems = fred_january_problems(reader, item, recorded)
@@ -455,19 +455,26 @@ def check_fred_january_rate(release) -> Iterable[Failure]:
 @check(DATASET, "fred_review")
 def check_fred_review(release) -> Iterable[Failure]:
     """No FRED G or S fact the project's review excludes (builders/misleadqa/review/fred_facts.jsonl)."""
-    from ctxrobust.builders.misleadqa.fred_items import reviewed_problem
+    from ctxrobust.builders.misleadqa.fred_items import fred_review, reviewed_problem
 
+    try:
+        fred_review()  # a malformed review file is one error, not a failure of every item
+    except CtxRobustError as exc:
+        yield Failure(None, None, str(exc))
+        return
     for name, item in _pool_items(release):
-        if item["source"] != "fred":
+        if item.get("source") != "fred":
             continue
         for role in ("G", "S"):
-            prov = item["provenance"][role]
+            prov = (item.get("provenance") or {}).get(role) if isinstance(item.get("provenance"), dict) else None
             try:
-                problem = reviewed_problem(prov["series_id"], int(prov["date"][:4]))
+                series_id, year = prov["series_id"], int(prov["date"][:4])
             except (KeyError, TypeError, ValueError):
-                problem = "its provenance names no series_id and ISO date to check against the review"
+                yield Failure(name, item.get("id"), f"{role}: the provenance names no series_id and ISO date to check against the review")
+                continue
+            problem = reviewed_problem(series_id, year)
             if problem:
-                yield Failure(name, item["id"], f"{role} ({prov.get('date')}): {problem}")
+                yield Failure(name, item.get("id"), f"{role} ({prov['date']}): {problem}")
 
 
 def _user_problems(release, readers: dict, source: str, role: str, prov: dict, value: str) -> list[str]:

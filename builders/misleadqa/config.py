@@ -27,9 +27,10 @@ class MisleadQAConfig(BuildConfig):
     fred_max_gap_years: int = Field(8, ge=1)
     fred_first_year: int = 1990
     fred_last_year: int = 2024
-    # only facts whose January 1 rate the annual series shows (its value equals the year before's):
-    # the paper leaves out changes within a year; false states FRED's annual value as the January 1
-    # rate for every year, as the paper's template reads it
+    # only facts whose January 1 rate the series shows (the last year the source table records before
+    # it, the year itself and the first recorded year from it on give the same value;
+    # fred_items.january_rate_known): the paper leaves out changes within a year; false states FRED's
+    # annual value as the January 1 rate for every year, as the paper's template reads it
     fred_known_january: bool = True
     # context comparability (Appendix A.1)
     comparability_max_ratio: float = Field(1.35, ge=1.0)

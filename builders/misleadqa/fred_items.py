@@ -22,6 +22,7 @@ from typing import Callable
 
 from ctxrobust.builders.misleadqa.candidate import Candidate, Distractor, Excluded, Spec, templates
 from ctxrobust.builders.misleadqa.distractors import Pool, with_distractors
+from ctxrobust.errors import CtxRobustError
 from ctxrobust.sources.facts import Fact
 from ctxrobust.sources.fred import FredSeries, january_facts
 
@@ -51,7 +52,9 @@ def recorded_years(by_code: dict[str, dict[str, Fact]]) -> set[int]:
     """The years the source table records: those in which some jurisdiction's January 1 value differs
     from the year before's. The Department of Labor's table behind FRED's series covers selected
     years (since 1988: 1988, 1991, 1992, 1994, 1996-1998, 2000 on), and FRED repeats the previous
-    value for the years between (1989, 1990, 1993, 1995, 1999), so in those no series changes."""
+    value for the years between (1989, 1990, 1993, 1995, 1999), so in those no series changes. Give
+    the annual series only: a monthly one (Georgia's) is FRED's disaggregation of the annual values,
+    and is read through the same years."""
     years: set[int] = set()
     for facts in by_code.values():
         values = {int(date[:4]): Decimal(fact.value) for date, fact in facts.items()}
@@ -66,7 +69,7 @@ def january_rate_known(facts: dict[str, Fact], date: str, recorded: set[int]) ->
     the year is the new rate (Minnesota 2014: $8.00, in force from August 1; $6.15 on January 1); the
     paper's questions leave out changes within a year (A.1). Take the last recorded year before this
     one and the first recorded year from this one on (this year, if it is recorded): when their values
-    are equal, the rate held from a day of the first to a day of the second, which January 1 lies
+    and this year's are equal, the rate held from a day of the first to a day of the second, which January 1 lies
     between, so it was the rate on January 1 (a minimum wage is not lowered and raised back between
     two equal records). Otherwise the day of the change is not in the series, and the fact is not used."""
     year = int(date[:4])
@@ -76,9 +79,9 @@ def january_rate_known(facts: dict[str, Fact], date: str, recorded: set[int]) ->
     if before is None or after is None:
         side = f"before {year}" if before is None else f"from {year} on"
         return f"the series records no year {side}, so whether the rate changed around January 1, {year} is unknown"
-    if values[before] == values[after]:
+    if values[before] == values[year] == values[after]:
         return None
-    if after == year:
+    if after == year or values[year] != values[before]:
         return (
             f"the {year} record ({usd(facts[date].value)}) differs from {before}'s ({usd(str(values[before]))}): the rate changed "
             f"between the two records, and the series does not say on what day, so the rate on January 1, {year} is not known"
@@ -97,7 +100,20 @@ def fred_review() -> tuple[dict, ...]:
     """The project's review of FRED facts (review/fred_facts.jsonl, read by the maintainers against
     criterion 1 of Appendix B.1): one row per series and span of years whose values are not the state's
     basic minimum wage, with the reason."""
-    return tuple(json.loads(line) for line in FRED_REVIEW.read_text(encoding="utf-8").splitlines() if line.strip())
+    rows = []
+    for number, line in enumerate(FRED_REVIEW.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+            ok = isinstance(row["series_id"], str) and isinstance(row["first_year"], int) and isinstance(row["reason"], str)
+            ok = ok and (row["last_year"] is None or isinstance(row["last_year"], int))
+        except (ValueError, KeyError, TypeError):
+            ok = False
+        if not ok:
+            raise CtxRobustError(f"{FRED_REVIEW}:{number}: expected series_id, first_year, last_year (or null) and reason")
+        rows.append(row)
+    return tuple(rows)
 
 
 def reviewed_problem(series_id: str, year: int) -> str | None:
@@ -127,7 +143,8 @@ class FredFacts:
                 self.code[s.jurisdiction] = s.code
         self.first_year, self.last_year = first_year, last_year
         self.known_january = known_january  # facts only where january_rate_known allows
-        self.recorded = recorded_years(self.by_code)
+        annual = {s.code for s in series if s.frequency == "annual"}
+        self.recorded = recorded_years({code: facts for code, facts in self.by_code.items() if code in annual})
 
     def in_window(self, code: str) -> list[str]:
         return sorted(d for d in self.by_code[code] if self.first_year <= int(d[:4]) <= self.last_year)

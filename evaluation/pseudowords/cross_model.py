@@ -318,8 +318,9 @@ def split_correlates_all_splits(
     targets together; the replicates' weight of every group of a block of splits is one sparse
     product with the (N, B) weights, and each target's weights per (feature level, target level)
     follow from the groups' (_dense_spearman; _joint_spearman for a feature with many levels). The
-    sums are of integers (counts times twice the midranks), exact in the types _exact_dtypes picks,
-    so the figures do not depend on the order of summation."""
+    sums are of integers (counts times twice the midranks), exact in the types _exact_dtypes picks
+    (in float64 while below 2^53, about 130,000 questions), so the figures do not depend on the order
+    of summation."""
     f = folds.f
     splits, n = f.k.shape
     # the feature: uncertainty from fold F, or an annotation held constant across splits (Appendix F)
@@ -390,8 +391,9 @@ def _feature_sums(group_weights, split_of, u_of, u_size, splits) -> tuple:
 def _dense_spearman(group_weights, split_of, u_of, u_size, t_of, t_size, splits, feature, product=np.float64) -> np.ndarray:
     """_joint_spearman with the feature's few levels as a dense axis: rows are the (split, target
     level) pairs present, each row's cells its questions at each feature level. Works in twice the
-    midranks, integers, so every sum is exact (in int32 for counts, _exact_dtypes); the sums over
-    the cells are one compiled pass (rank_sums.target_level_sums)."""
+    midranks, integers, so every sum is exact in the types _exact_dtypes picks (int16 or int32 counts,
+    int32 products; float64 ones below 2^53); the sums over the cells are one compiled pass
+    (rank_sums.target_level_sums)."""
     rows, row_of = np.unique(split_of * t_size + t_of, return_inverse=True)
     row_bounds = np.searchsorted(rows // t_size, np.arange(splits + 1))
     cell = row_of * u_size + u_of

@@ -110,10 +110,13 @@ def hypergeometric(rng: np.random.Generator, good: np.ndarray, total: np.ndarray
         if len(_TABLES) >= 8:  # the folds of one design use three
             _TABLES.clear()
         _TABLES[key] = _cdf_tables(total, size)
+    if good.min(initial=0) < 0 or np.any(good > total):
+        raise ValueError("hypergeometric: every count of correct trials must lie in 0..total")
     cdf, start = _TABLES[key]
     u = rng.random(good.shape)
     out = np.empty(good.shape, dtype=np.int64)
-    _inverse_cdf(cdf, start, np.ascontiguousarray(good), u, out)
+    flat = (-1, good.shape[-1])  # the loop takes (rows, N)
+    _inverse_cdf(cdf, start, np.ascontiguousarray(good).reshape(flat), u.reshape(flat), out.reshape(flat))
     return out
 
 

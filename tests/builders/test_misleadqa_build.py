@@ -76,6 +76,7 @@ def test_every_validator_passed_at_build_time(built):
         "comparability",
         "provenance",
         "fred_january_rate",
+        "fred_review",
     ):
         assert name in validators
 
@@ -92,15 +93,26 @@ def test_fred_has_200_time_and_200_location_items_with_true_values(main_items, f
 
 def test_fred_facts_state_only_rates_the_series_shows_on_january_1(main_items, fred_values, built):
     # Appendix A.1 leaves out changes within a year: each G and S value equals the value of the last year the
-    # source table records before it and of the first it records from that year on
-    unrecorded = set(built[1].manifest["build_notes"]["fred"]["unrecorded_years"])
-    assert unrecorded == {1990, 1993, 1995, 1999}  # the years the Department of Labor's table leaves out, 1990-2024
+    # source table records before it and of the first it records from that year on; the recorded years found
+    # here from the values themselves (a year in which some annual series changes)
+    states = {state for state, _ in fred_values} - {"Georgia"}  # Georgia's series is monthly
+    recorded = {
+        int(date[:4])
+        for state, date in fred_values
+        if state in states
+        and (state, f"{int(date[:4]) - 1}-01-01") in fred_values
+        and fred_values[(state, date)] != fred_values[(state, f"{int(date[:4]) - 1}-01-01")]
+    }
+    assert (
+        set(built[1].manifest["build_notes"]["fred"]["unrecorded_years"]) == set(range(1990, 2025)) - recorded == {1990, 1993, 1995, 1999}
+    )
     for item in group(main_items, "fred", "time") + group(main_items, "fred", "location"):
         for scope in (item["target_scope"], item["alt_scope"]):
             year, state = int(scope["time"][:4]), scope["location"]
-            before = max(y for y in range(1980, year) if y not in unrecorded and (state, f"{y}-01-01") in fred_values)
-            after = min(y for y in range(year, 2025) if y not in unrecorded)
-            assert fred_values[(state, f"{before}-01-01")] == fred_values[(state, f"{after}-01-01")], item["id"]
+            before = max(y for y in recorded if y < year and (state, f"{y}-01-01") in fred_values)
+            after = min(y for y in recorded if y >= year)
+            values = {fred_values[(state, f"{y}-01-01")] for y in (before, year, after)}
+            assert len(values) == 1, item["id"]
 
 
 def test_january_rate_known_by_hand():
@@ -115,6 +127,9 @@ def test_january_rate_known_by_hand():
     # Hawaii: 1993 repeats 1992's $3.85, and 1994 records $5.25: the rate on January 1, 1993 is not known
     assert "does not record 1993 (FRED repeats 1992's $3.85)" in january_rate_known(facts, "1993-01-01", recorded)
     assert "records no year before 1992" in january_rate_known(facts, "1992-01-01", recorded)
+    # a year the table does not record whose own value differs from the records around it (a gap in the data)
+    gap = {**facts, "1993-01-01": SimpleNamespace(value="4.00"), "1994-01-01": SimpleNamespace(value="3.85")}
+    assert "the 1993 record ($4.00) differs from 1992's ($3.85)" in january_rate_known(gap, "1993-01-01", recorded)
 
 
 def test_fred_pairs_follow_the_construction_rules(main_items):
@@ -406,6 +421,20 @@ def test_the_fred_review_is_the_maintainers_and_names_its_criterion_and_reason()
     assert reviewed_problem("STTMINWGWY", 2018) is None
     assert reviewed_problem("STTMINWGWY", 2024).startswith("the project's review excludes STTMINWGWY from 2019: from 2019 the series")
     assert reviewed_problem("STTMINWGNE", 2024) is None
+
+
+def test_a_malformed_fred_review_file_is_one_line_naming_it(tmp_path, monkeypatch):
+    from ctxrobust.builders.misleadqa import fred_items
+
+    bad = tmp_path / "fred_facts.jsonl"
+    bad.write_text('{"series_id": "STTMINWGWY", "first_year": "2019"}\n', encoding="utf-8")
+    monkeypatch.setattr(fred_items, "FRED_REVIEW", bad)
+    fred_items.fred_review.cache_clear()
+    try:
+        with pytest.raises(CtxRobustError, match=r"fred_facts.jsonl:1: expected series_id, first_year, last_year"):
+            fred_items.fred_review()
+    finally:
+        fred_items.fred_review.cache_clear()
 
 
 def test_no_released_fred_fact_is_one_the_review_excludes(main_items):

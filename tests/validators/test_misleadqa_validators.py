@@ -133,6 +133,7 @@ def test_a_well_formed_item_passes_every_check(good, store):
         "repeated_targets",
         "provenance",
         "fred_january_rate",
+        "fred_review",
         "audit_sample",
         "exclusions",
     } <= set(results)
@@ -384,6 +385,10 @@ def test_fred_review_reports_a_fact_the_review_excludes(good):
     bad["provenance"]["S"] = {**bad["provenance"]["S"], "series_id": "STTMINWGWY", "date": "2020-01-01"}
     assert_reported(StubRelease([bad]), "fred_review", bad["id"], "S (2020-01-01): the project's review excludes STTMINWGWY from 2019")
     assert failures(StubRelease([good]), "fred_review") == []
+    for role, value in (("G", {**good["provenance"]["G"], "date": "not a date"}), ("S", "not a record")):
+        broken = copy.deepcopy(good)
+        broken["provenance"][role] = value
+        assert_reported(StubRelease([broken]), "fred_review", broken["id"], f"{role}: the provenance names no series_id and ISO date")
     broken = copy.deepcopy(good)
-    broken["provenance"]["G"] = {**broken["provenance"]["G"], "date": "not a date"}
-    assert_reported(StubRelease([broken]), "fred_review", broken["id"], "no series_id and ISO date")
+    del broken["provenance"]["S"]
+    assert_reported(StubRelease([broken]), "fred_review", broken["id"], "S: the provenance names no series_id")
