@@ -116,11 +116,12 @@ def bootstrap_inputs(u: pw.Unit, params: pw.Parameters) -> tuple[np.ndarray, np.
     return s_i0, s_ic, s_ic - s_i0, np.vstack([np.ones((1, n)), weights])
 
 
-def light_figures(u: pw.Unit, params: pw.Parameters) -> dict[str, dict]:
+def light_figures(u: pw.Unit, params: pw.Parameters, inputs: tuple | None = None) -> dict[str, dict]:
     """accuracy, delta, INS, WTD (BCa) and tail share of one unit, computed by the scorer's own functions
-    as score_unit does (same bootstrap stream), without the costly null experiments and trial splits."""
+    as score_unit does (same bootstrap stream), without the costly null experiments and trial splits.
+    `inputs`: bootstrap_inputs(u, params), when the caller has them."""
     n = len(u.ids)
-    s_i0, s_ic, delta, both = bootstrap_inputs(u, params)
+    s_i0, s_ic, delta, both = inputs or bootstrap_inputs(u, params)
     return {
         "accuracy.baseline": pw._figure(both @ s_i0 / n, n),
         "accuracy.context": pw._figure(both @ s_ic / n, n),
@@ -145,16 +146,17 @@ def selected_figures(p0, pa, pb, rng, params: pw.Parameters, names: tuple[str, .
     so the interval measured is the one reported; the datasets drawn are the same as in every mode."""
     units = [unit("a", p0, pa, rng), unit("b", p0, pb, rng)]
     out: dict[str, dict] = {}
+    inputs = bootstrap_inputs(units[0], params) if any(n in LIGHT + ADJUSTED + RAW for n in names) else None  # drawn once
     if any(n in LIGHT + ADJUSTED for n in names):
-        out.update(light_figures(units[0], params))
+        out.update(light_figures(units[0], params, inputs))
     adjusted = [n for n in names if n in ADJUSTED]
     if adjusted:  # the floors from score_unit's null stream; the observed metric's interval and the floor beside each
-        _, _, delta, both = bootstrap_inputs(units[0], params)
+        _, _, delta, both = inputs
         ins, wtd = instability.weighted_ins(both, delta), instability.weighted_wtd(both, delta, params.k)
         out.update(pw._noise_corrected(units[0], ins, wtd, params)[0])
         names = names + tuple(part for n in adjusted for part in WITHDRAWN[n] if part not in names)
     if any(n in RAW for n in names):
-        s_i0, s_ic, delta, both = bootstrap_inputs(units[0], params)
+        _, _, delta, both = inputs
         u = units[0]
         base_k, context_k = np.rint(u.base_total).astype(np.int64), np.rint(u.pooled_total).astype(np.int64)
         for name, values in pw.cross_model.raw_correlates(both, base_k, u.base_n, context_k, u.pooled_n, delta).items():

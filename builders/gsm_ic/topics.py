@@ -25,6 +25,7 @@ once, within one topic), kept because base.jsonl reports its evidence for review
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -95,13 +96,10 @@ def weighted_scores(question: str, templates: Templates, rule: TopicRule) -> tup
 
 
 def assign_topic(question: str, templates: Templates, rule: TopicRule) -> tuple[str | None, list[str]]:
-    """(topic, its keyword occurrences) by the keyword rule; (None, []) when no keyword occurs."""
-    totals, found = weighted_scores(question, templates, rule)
-    best, score = None, 0.0
-    for topic in templates.topics:  # listed order breaks ties
-        if round(totals.get(topic.name, 0.0), 9) > round(score, 9):
-            best, score = topic.name, totals[topic.name]
-    return best, found.get(best, []) if best else []
+    """(leading topic, its keyword occurrences) by the keyword rule, decided or not (decide_topic's
+    leader: ties go to the topic listed first); (None, []) when no keyword occurs."""
+    decision = decide_topic(question, templates, rule)
+    return decision.leader, decision.keywords
 
 
 def _singular(keyword: str) -> str:
@@ -168,9 +166,7 @@ def decide_topic(question: str, templates: Templates, rule: TopicRule) -> TopicD
             f"the leading topic {leader} ({decision.score:.2f}) leads {runner} ({decision.runner_up_score:.2f}) "
             f"by {decision.margin:.0%}, under {thresholds.min_margin:.0%}"
         )
-    if why is None:
-        return decision
-    return TopicDecision(None, leader, hits, decision.score, runner, decision.runner_up_score, decision.distinct, why)
+    return decision if why is None else dataclasses.replace(decision, topic=None, undecided=why)
 
 
 @dataclass(frozen=True)

@@ -91,19 +91,14 @@ def _block_levels(values: np.ndarray) -> tuple[np.ndarray, int]:
 
 
 def joint_counts(weights: np.ndarray, joint: np.ndarray, size: int, columns: np.ndarray | None = None) -> np.ndarray:
-    """(R, size): the weight of each joint level in each replicate, questions sorted by level and summed
-    in runs (two passes over the (R, N) weights). With `columns` (the weights as (N, R), C order) the
-    runs are one sparse product, summed in the same order (question order within a level)."""
-    if columns is not None:
-        n = joint.size
-        matrix = sparse.csr_matrix((np.ones(n), (joint, np.arange(n))), shape=(size, n))
-        return np.ascontiguousarray((matrix @ columns).T)
-    order = np.argsort(joint, kind="stable")
-    ordered = joint[order]
-    starts = np.flatnonzero(np.concatenate([[True], ordered[1:] != ordered[:-1]]))
-    out = np.zeros((weights.shape[0], size))
-    out[:, ordered[starts]] = np.add.reduceat(weights[:, order], starts, axis=1)
-    return out
+    """(R, size): the weight of each joint level in each replicate, one sparse product of a (levels, N)
+    0/1 matrix with the weights as (N, R) (`columns`, C order; made here when not given), each level's
+    questions summed in question order."""
+    if columns is None:
+        columns = np.ascontiguousarray(weights.T)
+    n = joint.size
+    matrix = sparse.csr_matrix((np.ones(n), (joint, np.arange(n))), shape=(size, n))
+    return np.ascontiguousarray((matrix @ columns).T)
 
 
 def spearman_from_joint(counts: np.ndarray) -> np.ndarray:

@@ -175,7 +175,7 @@ def noise_floor(
     question type (draw_by_type), or per question where a type's support is too large."""
     drawn = draw_by_type(base_k, base_n, context_n, experiments, rng)
     if drawn is None:
-        return _noise_floor_per_question(base_k, base_n, context_n, rng, experiments, k)
+        return _noise_floor_of(null_changes(base_k, base_n, context_n, experiments, rng), k)
     values, counts = drawn
     n = int(np.size(base_k))
     m = instability.tail_count(n, k)
@@ -192,16 +192,9 @@ def noise_floor(
     return NoiseFloor(float(ins.mean()), float(wtd.mean()), bins(descending), bins(ascending), experiments)
 
 
-def _noise_floor_per_question(
-    base_k: np.ndarray,
-    base_n: np.ndarray,
-    context_n: np.ndarray,
-    rng: np.random.Generator,
-    experiments: int = NULL_EXPERIMENTS,
-    k: int = instability.K_DEFAULT,
-) -> NoiseFloor:
-    """noise_floor from per-question draws (null_changes), for designs too varied to draw by type."""
-    deltas = null_changes(base_k, base_n, context_n, experiments, rng)
+def _noise_floor_of(deltas: np.ndarray, k: int) -> NoiseFloor:
+    """noise_floor from per-question draws ((R, N) Delta*, null_changes), for designs too varied to draw by type."""
+    experiments = deltas.shape[0]
     # per-experiment statistics, a batch of experiments at a time (bounds the temporaries)
     ins, wtd, improved, degraded = [], [], [], []
     for lo in range(0, experiments, EXPERIMENTS_PER_BATCH):

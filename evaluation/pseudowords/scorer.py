@@ -836,8 +836,7 @@ def export_examples(path: Path, units: list[Unit], results: dict[str, UnitResult
 
 def _release_reader_memory() -> None:
     """Return to the system the memory the reader freed but the allocators keep (pyarrow's pool, and the C
-    heap through glibc's malloc_trim where there is one): at 10 million rows the scoring process goes from
-    about 650 MB to 250 MB before the workers fork."""
+    heap through glibc's malloc_trim where there is one), so that the workers forked next do not hold it."""
     import ctypes
     import sys
 
