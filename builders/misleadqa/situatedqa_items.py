@@ -186,14 +186,19 @@ GUARD_WORDS = frozenset(
     "women womens woman men mens man female male girls boys nba nfl mlb nhl wnba ncaa college world series cup "
     "super bowl olympics olympic winter summer season game career all time ever first last most least "
     "football hurling camogie basketball baseball soccer hockey rugby cricket tennis golf volleyball softball "
-    "air army navy defence defense deputy vice assistant junior senior".split()
+    "air army navy defence defense deputy vice assistant junior senior "
+    # hosting or winning an event is not taking part in it, nor a final the tournament; NEGATED stands for every negation
+    "host hosts hosted hosting won win wins winning final finals semifinal semifinals quarterfinal quarterfinals NEGATED".split()
 )
+# negations, one word in `relation_words`: a negated relation ("did not qualify") is not the relation
+NEGATIONS = frozenset("not no never didn't didnt don't doesn't isn't wasn't weren't hasn't haven't hadn't won't can't cannot".split())
 
 
 @functools.cache
 def relation_words(question: str) -> frozenset[str]:
     """The scope-free text's content words, possessives folded ('town's' -> 'town')."""
     words = {w.removesuffix("'s").removesuffix("’s") for w in relation_text(question)}
+    words = {"NEGATED" if w.replace("’", "'") in NEGATIONS else w for w in words}
     return frozenset(w for w in words if w not in STOP_WORDS or w in GUARD_WORDS)
 
 
@@ -201,7 +206,7 @@ def same_relation(question: str, other: str) -> bool:
     """Two upstream questions ask one relation (Appendix A.1 "Distractors": other questions only when
     they ask the same relation): the same scope-free text (`relation_text`), or content words that
     overlap by RELATION_MIN_SIMILARITY where no word of one side only is a guard word (football /
-    hurling, air / defence staff, women's). A swapped subject (Auburn / Radford in March Madness,
+    hurling, air / defence staff, women's, hosted / played in, a final, a negation). A swapped subject (Auburn / Radford in March Madness,
     England / Brazil in the World Cup) keeps the relation, except in a record question, where the
     content words must be the same; reviewers judge what it lets through (criterion 6)."""
     if relation_text(question) == relation_text(other):

@@ -416,8 +416,10 @@ def test_the_fred_review_is_the_maintainers_and_names_its_criterion_and_reason()
     from ctxrobust.builders.misleadqa.fred_items import fred_review, reviewed_problem
 
     rows = fred_review()
-    assert {r["series_id"] for r in rows} == {"STTMINWGWY", "STTMINWGGAM"}
-    assert all(r["reviewer"] == "maintainers" and r["criterion"] == 1 and r["decision"] == "exclude" and r["reason"] for r in rows)
+    assert {r["series_id"]: r["criterion"] for r in rows} == {"STTMINWGWY": 1, "STTMINWGGAM": 1, "STTMINWGNV": 4, "STTMINWGCA": 4}
+    assert all(r["reviewer"] == "maintainers" and r["decision"] == "exclude" and r["reason"] for r in rows)
+    assert reviewed_problem("STTMINWGNV", 2017).startswith("the project's review excludes STTMINWGNV from 2007")
+    assert reviewed_problem("STTMINWGNV", 2006) is None and reviewed_problem("STTMINWGCA", 2023) is None
     assert reviewed_problem("STTMINWGWY", 2018) is None
     assert reviewed_problem("STTMINWGWY", 2024).startswith("the project's review excludes STTMINWGWY from 2019: from 2019 the series")
     assert reviewed_problem("STTMINWGNE", 2024) is None
@@ -442,3 +444,5 @@ def test_no_released_fred_fact_is_one_the_review_excludes(main_items):
         for role in ("G", "S"):
             prov = item["provenance"][role]
             assert not (prov["series_id"] in ("STTMINWGWY", "STTMINWGGAM") and prov["date"] >= "2019"), item["id"]
+            assert not (prov["series_id"] == "STTMINWGNV" and "2007" <= prov["date"] < "2025"), item["id"]
+            assert not (prov["series_id"] == "STTMINWGCA" and "2017" <= prov["date"] < "2023"), item["id"]

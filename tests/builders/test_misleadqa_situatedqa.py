@@ -98,3 +98,19 @@ def test_reworded_questions_share_target_facts_and_link_their_clusters(tmp_path)
     candidate = by_id["situatedqa-time-21-dev1-dev2"].build()
     assert candidate.question == "Who chairs the harbour board as of December 31, 2001?"  # a year re-anchored to its last day
     assert "situatedqa-22" in candidate.linked_clusters  # one dependency group with the rewording
+
+
+def test_a_negated_hosted_won_or_final_relation_is_another_relation():
+    from ctxrobust.builders.misleadqa.situatedqa_items import same_relation
+
+    made = "when was the last time the us didn't make the world cup"
+    assert same_relation(made, "when was the last time italy did not qualify for the world cup")  # both negated
+    for other in (
+        "when was the last time norway was in the world cup",  # the relation itself, not its negation
+        "when was the last time the us hosted the world cup",
+    ):
+        assert not same_relation(made, other), other
+    played = "last time croatia played in the world cup"
+    assert same_relation(played, "when was the last time norway was in the world cup")
+    for other in ("when was the last time england were in a world cup final", "when was the last time brazil won the world cup"):
+        assert not same_relation(played, other), other
