@@ -25,7 +25,9 @@ from ctxrobust.sources import fred_csv
 from ctxrobust.sources.lock import DEFAULT_LOCK_PATH, Lock, Snapshot, dump_lock, load_lock
 
 FRED_LICENCE = "Public domain (U.S. Department of Labor data, distributed by FRED, Federal Reserve Bank of St. Louis)"
-SITUATEDQA_COMMIT = "e49dadba396217b65185c4ae2b16208f0f4baeee"
+# the commit that published the test-split annotations; the train and dev files are unchanged since e49dadb
+SITUATEDQA_COMMIT = "1ef854512fe0f692ca55f92ff2feedf3d7612eda"
+CONDAMBIGQA_COMMIT = "0880cef6d9c0bd7ca63c8ca29517bb092c5c7f4e"
 GSM_IC_COMMIT = "0c1da13552afcc5d995d6f1ad5288417cb110246"
 
 # folder -> (licence, URL template for {file}, note or None). FRED is handled apart.
@@ -35,6 +37,23 @@ HTTPS_CATALOGUE: dict[str, tuple[str, str, str | None]] = {
         f"https://raw.githubusercontent.com/mikejqzhang/SituatedQA/{SITUATEDQA_COMMIT}/data/qa_data/{{file}}",
         "The MisleadQA paper notes that SituatedQA specifies no licence, and the repository names none; check it before "
         "redistributing. URL pinned to the commit whose qa_data file matches these bytes.",
+    ),
+    "situatedqa_raw": (
+        "Not stated: SituatedQA (Zhang and Choi, 2021) specifies no licence; its questions come from Natural Questions (CC BY-SA 3.0)",
+        f"https://raw.githubusercontent.com/mikejqzhang/SituatedQA/{SITUATEDQA_COMMIT}/data/raw_data/{{file}}",
+        "SituatedQA's annotation records (answer timelines); no licence named, as for qa_data. URL pinned to the commit whose "
+        "raw_data file matches these bytes.",
+    ),
+    "condambigqa": (
+        "Not stated: the innovation64/CondAmbigQA repository names no licence; the MisleadQA paper calls CondAmbigQA MIT",
+        f"https://raw.githubusercontent.com/innovation64/CondAmbigQA/{CONDAMBIGQA_COMMIT}/{{file}}",
+        "The 200-question release kept at the repository root from 2024-10-29 until its deletion on 2025-08-15; URL pinned to "
+        "the commit that wrote these bytes.",
+    ),
+    "ramdocs": (
+        "MIT (Copyright (c) 2025 Han Wang; see ramdocs/LICENSE)",
+        "https://raw.githubusercontent.com/HanNight/RAMDocs/main/{file}",
+        "RAMDocs (Wang et al., 2025), questions sampled from AmbigDocs; URL follows the main branch; the sha256 pins the bytes.",
     ),
     "gsm_ic": (
         "Not stated: the google-research-datasets/GSM-IC README names no licence; the problems are drawn from GSM8K (MIT)",

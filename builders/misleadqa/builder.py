@@ -36,7 +36,14 @@ class MisleadQABuilder(Builder):
         from ctxrobust.sources.lock import load_lock
 
         names = self.store.names() if self.store is not None else list(load_lock())
-        return sorted(n for n in names if n.startswith(FRED_PREFIX) or n.startswith(SITUATEDQA_PREFIX))
+        return sorted(n for n in names if n.startswith(FRED_PREFIX) or self._situatedqa_split_read(n))
+
+    def _situatedqa_split_read(self, name: str) -> bool:
+        """A pinned SituatedQA qa_data file (temp.<split>.jsonl, geo.<split>.jsonl) of a split the config names."""
+        if not name.startswith(SITUATEDQA_PREFIX):
+            return False
+        split = name.removeprefix(SITUATEDQA_PREFIX).split(".")[1:-1]
+        return split != [] and split[0] in self.config.situatedqa_splits
 
     # --- sources ---------------------------------------------------------------
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import Field
 
 from ctxrobust.builders.base import BuildConfig
@@ -43,6 +45,9 @@ class MisleadQAConfig(BuildConfig):
     # human adjudication of the screened candidates (Appendix B.1): "default" is the project's review
     # file beside the builder (review/adjudication.jsonl), "none" builds without review, else a path
     adjudication: str = "default"
+    # the SituatedQA splits read from the pinned snapshots: the project's review covers candidates of
+    # train and dev; the lock also pins test, which a build reads only when it is named here
+    situatedqa_splits: tuple[Literal["train", "dev", "test"], ...] = Field(("train", "dev"), min_length=1)
     # another SituatedQA qa_data folder (temp.*.jsonl, geo.*.jsonl) instead of the pinned snapshots
     situatedqa_dir: str | None = None
     condambigqa_path: str | None = None

@@ -446,3 +446,15 @@ def test_no_released_fred_fact_is_one_the_review_excludes(main_items):
             assert not (prov["series_id"] in ("STTMINWGWY", "STTMINWGGAM") and prov["date"] >= "2019"), item["id"]
             assert not (prov["series_id"] == "STTMINWGNV" and "2007" <= prov["date"] < "2025"), item["id"]
             assert not (prov["series_id"] == "STTMINWGCA" and "2017" <= prov["date"] < "2023"), item["id"]
+
+
+def test_the_situatedqa_splits_read_are_the_configured_ones():
+    """The lock pins every SituatedQA split; a build reads the ones `situatedqa_splits` names (train and dev by default)."""
+    default = MisleadQABuilder(MisleadQAConfig()).required_snapshots()
+    every = MisleadQABuilder(MisleadQAConfig(situatedqa_splits=("train", "dev", "test"))).required_snapshots()
+    read = lambda names: sorted(n for n in names if n.startswith("situatedqa"))
+    assert read(default) == [f"situatedqa/{k}.{s}.jsonl" for k in ("geo", "temp") for s in ("dev", "train")]
+    assert read(every) == [f"situatedqa/{k}.{s}.jsonl" for k in ("geo", "temp") for s in ("dev", "test", "train")]
+    assert any(n.startswith("fred/") for n in default)
+    with pytest.raises(ValueError, match="situatedqa_splits"):
+        MisleadQAConfig(situatedqa_splits=("validation",))

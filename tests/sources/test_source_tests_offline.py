@@ -66,7 +66,7 @@ def test_a_mirror_that_lacks_pinned_files_is_named(tmp_path):
     (tmp_path / "half-mirror").mkdir()
     run = _run(_suite(tmp_path), tmp_path, SOURCES_MIRROR=str(tmp_path / "half-mirror"))
     assert run.returncode == 0, run.stdout + run.stderr
-    assert "lacks 58 of 58 pinned files (first: fred/STTMINWGAK.csv)" in run.stdout
+    assert "lacks 69 of 69 pinned files (first: condambigqa/mcaqa.json)" in run.stdout
 
 
 def test_required_sources_turn_every_skipped_source_test_into_a_failure(tmp_path):

@@ -48,7 +48,7 @@ def test_lock_pins_every_mirror_file_with_its_hash(real_mirror):
     mirror = real_mirror
     lock = load_lock()
     assert {name: s.raw_sha256 or s.sha256 for name, s in lock.items()} == _mirror_names(mirror)
-    assert len(lock) == 58
+    assert len(lock) == 69
     for name, snap in lock.items():
         assert (snap.raw_bytes if snap.canonical_form else snap.bytes) == (mirror / name).stat().st_size, name
         if snap.canonical_form:
@@ -64,10 +64,18 @@ def test_lock_groups_licences_and_upstreams(mirror):
     assert len(fred) == 51
     assert sorted(n for n in lock if n.startswith("situatedqa/")) == [
         "situatedqa/geo.dev.jsonl",
+        "situatedqa/geo.test.jsonl",
         "situatedqa/geo.train.jsonl",
         "situatedqa/temp.dev.jsonl",
+        "situatedqa/temp.test.jsonl",
         "situatedqa/temp.train.jsonl",
     ]
+    assert sorted(n for n in lock if n.startswith("situatedqa_raw/")) == [
+        f"situatedqa_raw/{kind}.{split}.jsonl" for kind in ("geo", "temp") for split in ("dev", "test", "train")
+    ]
+    assert lock["situatedqa_raw/temp.test.jsonl"].upstream.url.endswith("/data/raw_data/temp.test.jsonl")
+    assert lock["ramdocs/RAMDocs_test.jsonl"].licence.startswith("MIT")
+    assert "innovation64/CondAmbigQA" in lock["condambigqa/mcaqa.json"].upstream.url
     assert {"gsm_ic/gsm8k_validation.jsonl", "gsm8k/train.jsonl", "gsm8k/LICENSE"} <= set(lock)
     assert {snap.upstream.vintage for snap in fred.values()} == {dt.date(2026, 11, 29)}
     assert sum(snap.raw_sha256 != snap.sha256 for snap in fred.values()) == 49  # 2 mirror files are already canonical
