@@ -14,7 +14,7 @@ export SOURCES_MIRROR CTXROBUST_CACHE CTXROBUST_REQUIRE_SOURCES
 # exporting a command-line value would expand it (a $(shell ...) in it would run): only the checked copies below are exported
 unexport VERSION DATASETS OUT VERBOSE
 
-.PHONY: install release sources test lint bench clean
+.PHONY: install release sources test lint bench docs clean
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -65,6 +65,11 @@ lint: install
 # every bench script; BENCH_QUICK=1 runs each in its quick mode (small sizes, what CI runs)
 bench: install
 	@for script in bench/*.py; do echo "== $$script"; $(BIN)/python $$script || exit 1; done
+
+# the documentation site (docs/, mkdocs.yml) into build/site; --strict: a broken link or a page left out of the nav fails
+docs: install
+	$(BIN)/python -m pip install --quiet -e '.[docs]'
+	$(BIN)/mkdocs build --strict --quiet
 
 clean:
 	rm -rf $(VENV) build *.egg-info

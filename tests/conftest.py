@@ -25,7 +25,7 @@ for _folder in ("core", "sources", "builders", "validators", "evaluation", "publ
         sys.path.append(str(REPO / "tests" / _folder))
 SOURCE_FIXTURES = {"mirror", "real_mirror", "store"}
 REQUIRE_ENV = "CTXROBUST_REQUIRE_SOURCES"
-ENABLE_HINT = "set SOURCES_MIRROR=DIR to a source mirror, or fill the cache with `ctxrobust sources` (README: Testing)"
+ENABLE_HINT = "set SOURCES_MIRROR=DIR to a source mirror, or fill the cache with `ctxrobust sources` (docs/sources.md: Testing)"
 
 
 def _missing(folder: Path, names) -> list[str]:

@@ -391,8 +391,8 @@ def test_missing_scope_rows_are_reported_and_scored_invalid(release, tmp_path):
 
 # --------------------------------------------------------------------------------------- end to end
 def readme_tables() -> list[str]:
-    """The tables the README says `score` gives for misleadqa."""
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    """The tables the scoring docs say `score` gives for misleadqa."""
+    readme = (REPO / "docs" / "scoring.md").read_text(encoding="utf-8")
     line = next(line for line in readme.splitlines() if "ctxrobust score releases/misleadqa/1.0.0 predictions.jsonl --format md" in line)
     listed = line.split("# Tables ", 1)[1]
     out = []
