@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
+from ctxrobust import jsontext
 from ctxrobust.errors import CtxRobustError
 
 
@@ -65,9 +66,9 @@ def parse_jsonl(lines: Iterable[tuple[int, bytes]], path: Path) -> Iterator[tupl
         if not line.strip():
             continue
         try:
-            yield number, json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise CtxRobustError(f"{path}:{number}: not valid JSON ({exc.msg}); fix or remove the line") from None
+            yield number, jsontext.loads(line)
+        except ValueError as exc:  # not JSON, or nested deeper than any record (a nesting bomb)
+            raise CtxRobustError(f"{path}:{number}: not valid JSON ({getattr(exc, 'msg', exc)}); fix or remove the line") from None
 
 
 def read_jsonl(path: Path) -> list[Any]:

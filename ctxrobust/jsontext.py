@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-MAX_DEPTH = 100  # far above any file the project reads or writes (its deepest is 6 levels)
+MAX_DEPTH = 200  # the limit of the parser pydantic reads predictions with; far above any file the project writes (6 levels)
 
 
 class TooDeep(ValueError):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from pathlib import Path
@@ -17,6 +16,7 @@ from ctxrobust.manifest import MANIFEST, Manifest, read_manifest
 
 SUMS = "SHA256SUMS"
 CARD = "README.md"
+MANIFEST_LIMIT = 64 << 20  # bytes: a manifest is some kilobytes (GSM-IC's, the largest, about 160 KB)
 ConfigT = TypeVar("ConfigT", bound=BaseModel)
 
 
@@ -33,10 +33,7 @@ class Release:
             manifest_path = self.path / MANIFEST
             if not os.path.lexists(manifest_path):
                 raise CtxRobustError(f"{manifest_path}: missing; {self.path} is not a release folder (build one with `ctxrobust build`)")
-            try:
-                manifest = json.loads(release_files.read_text(self.path, MANIFEST))
-            except ValueError as exc:
-                raise CtxRobustError(f"{manifest_path}: not valid JSON ({exc}); the release is corrupted, rebuild it") from None
+            manifest = release_files.read_json(self.path, MANIFEST, MANIFEST_LIMIT)  # bounded: a bomb is this release's failure
             if not isinstance(manifest, dict) or not all(isinstance(manifest.get(k), str) for k in ("dataset", "version")):
                 raise CtxRobustError(f"{manifest_path}: names no dataset and version; the release is corrupted, rebuild it")
         self.manifest = manifest
@@ -112,7 +109,7 @@ class Release:
         path = self.file_path(name)
         if not self.has(name):
             raise CtxRobustError(f"{path}: missing from the release; rebuild it")
-        for _, row in parse_jsonl(release_files.iter_lines(self.path, name), path):
+        for _, row in parse_jsonl(release_files.iter_lines(self.path, name), path):  # a nesting bomb: one line naming file and line
             yield row
 
     def json(self, name: str) -> Any:
@@ -161,17 +158,40 @@ def find_folders_without_manifest(root: Path) -> list[Path]:
     ]
 
 
+MAX_FOLDER_DEPTH = 32  # levels below a releases root the search goes: a releases tree is <dataset>/<version>/, 2 deep
+
+
 def find_releases(root: Path) -> list[Path]:
     """Every release folder at or below root (a folder holding manifest.json, of any kind), sorted; links
-    to folders are not followed and hidden folders are skipped."""
+    to folders are not followed and hidden folders are skipped. The walk is iterative and bounded: folders
+    nested more than MAX_FOLDER_DEPTH levels below root are one clear error, or, inside a release (whose
+    `contents` check reports its folders), not searched further."""
     root = Path(root)
     if os.path.lexists(root / MANIFEST):
         return [root]
     found = []
-    for folder, subfolders, files in os.walk(root, followlinks=False):
-        subfolders[:] = sorted(d for d in subfolders if not d.startswith("."))
-        if MANIFEST in files or MANIFEST in subfolders:
-            found.append(Path(folder))
+    pending = [(root, 0, False)]  # (folder, levels below root, inside a release)
+    while pending:
+        folder, depth, inside = pending.pop()
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue  # unreadable or vanished: as os.walk, skipped
+        is_release = any(e.name == MANIFEST for e in entries)
+        if is_release:
+            found.append(folder)
+        subfolders = sorted(e.name for e in entries if not e.name.startswith(".") and e.is_dir(follow_symlinks=False))
+        if not subfolders:
+            continue
+        if depth >= MAX_FOLDER_DEPTH:
+            if inside or is_release:
+                continue
+            raise CtxRobustError(
+                f"{root}: folders nest more than {MAX_FOLDER_DEPTH} levels deep below it "
+                f"(at {release_files.shown(str(folder.relative_to(root)), 120)}); a releases folder holds "
+                "<dataset>/<version>/ release folders: give a release folder, or a folder of them"
+            )
+        pending.extend((folder / name, depth + 1, inside or is_release) for name in subfolders)
     return sorted(found)
 
 

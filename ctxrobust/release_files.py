@@ -115,30 +115,41 @@ def open_binary(folder: Path, name: str) -> BinaryIO:
         raise
 
 
-def read_bytes(folder: Path, name: str) -> bytes:
+def read_bytes(folder: Path, name: str, limit: int | None = None) -> bytes:
+    """A release file's bytes; with `limit`, a file longer than that is refused before it fills memory."""
     with open_binary(folder, name) as handle:
-        return handle.read()
+        if limit is None:
+            return handle.read()
+        data = handle.read(limit + 1)
+    if len(data) > limit:
+        raise CtxRobustError(
+            f"{path_of(folder, name)}: more than {limit} bytes, far more than a release's {name} holds; the release is corrupted, rebuild it"
+        )
+    return data
 
 
-def read_text(folder: Path, name: str) -> str:
+def read_text(folder: Path, name: str, limit: int | None = None) -> str:
     path = path_of(folder, name)
     try:
-        return read_bytes(folder, name).decode("utf-8")
+        return read_bytes(folder, name, limit).decode("utf-8")
     except UnicodeDecodeError as exc:
         raise CtxRobustError(f"{path}: not UTF-8 (byte {exc.start}); the release is corrupted, rebuild it") from None
 
 
-def read_json(folder: Path, name: str):
-    """A release's JSON file parsed (through the checked opener); one line naming the file otherwise."""
-    import json
+def read_json(folder: Path, name: str, limit: int | None = None):
+    """A release's JSON file parsed (through the checked opener, with a depth limit and optionally a size
+    limit); one line naming the file otherwise: a nesting bomb is refused like any other malformed file,
+    never a RecursionError."""
+    from ctxrobust.jsontext import MAX_DEPTH, TooDeep, loads
 
     path = path_of(folder, name)
+    text = read_text(folder, name, limit)
     try:
-        return json.loads(read_text(folder, name))
+        return loads(text)
+    except TooDeep:
+        raise CtxRobustError(f"{path}: JSON nested more than {MAX_DEPTH} levels deep; the release is corrupted, rebuild it") from None
     except ValueError as exc:
         raise CtxRobustError(f"{path}: not valid JSON ({exc}); the release is corrupted, rebuild it") from None
-    except RecursionError:
-        raise CtxRobustError(f"{path}: nested too deeply to be read; the release is corrupted, rebuild it") from None
 
 
 def sha256(folder: Path, name: str) -> str:

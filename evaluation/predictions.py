@@ -1,7 +1,14 @@
-"""Streaming predictions reader: every bad line reported by number, nothing silently dropped."""
+"""Streaming predictions reader: every bad line reported by number, nothing silently dropped.
+
+A line is read by pydantic's JSON parser (`parse_line` is the same parser for a caller that must judge a
+line before the reader does): a document nested deeper than it reads (a nesting bomb) is one problem of
+its line, never a RecursionError. File names in messages are written with `plain` (no terminal escape
+reaches stderr)."""
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import hashlib
 import json
 import os
@@ -10,12 +17,13 @@ import stat
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Generic, Hashable, Iterator, TypeVar
+from typing import BinaryIO, Callable, Collection, Generic, Hashable, Iterator, TypeVar
 
 from pydantic import BaseModel, ValidationError
+from pydantic_core import from_json
 
 from ctxrobust.errors import PredictionsError
-from ctxrobust.evaluation.report import MAX_SHOWN, has_control, plain
+from ctxrobust.evaluation.report import MAX_SHOWN, has_control, path_text, plain
 
 Row = TypeVar("Row", bound=BaseModel)
 MAX_LISTED = 200
@@ -23,6 +31,15 @@ MAX_MESSAGE = 400  # characters of one problem message; a long value in it is cu
 MAX_MODEL_NAME = MAX_SHOWN
 _KEY = re.compile(rb'"\s*:')
 _SNIFF = 4096
+SNIFF = _SNIFF  # bytes of a file's head that tell another encoding or a compressed file
+NOT_JSON = "not valid JSON"
+TOO_DEEP = "JSON nested more than 200 levels deep; not read"  # the parser's limit (a nesting bomb is one problem of its line)
+NOT_UTF8 = "not UTF-8 text (convert the file to UTF-8)"
+NOT_OBJECT = "not a JSON object (expected one predictions row per line)"
+NOT_REGULAR = "is not a regular file (a FIFO, device or standard input cannot be scored); give the predictions JSON Lines file"
+# model names a caller vouches for (the submissions layer's "<name> [<file>]"): made from a name that passed
+# model_name_problem, they may be longer than MAX_MODEL_NAME
+_VOUCHED: contextvars.ContextVar[Collection[str]] = contextvars.ContextVar("vouched_model_names", default=frozenset())
 
 
 class _DuplicateKey(ValueError):
@@ -47,9 +64,61 @@ def duplicate_key(raw: bytes, distinct: int) -> str | None:
         json.loads(raw, object_pairs_hook=_no_duplicates)
     except _DuplicateKey as exc:
         return str(exc)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     return None
+
+
+def duplicate_message(key: str) -> str:
+    return f"key {plain(key, 60)!r} occurs twice in the object; which value is meant is ambiguous, keep one"
+
+
+def json_problem(message: str, raw: bytes) -> str:
+    """The line's problem for a JSON parser's error `message` (pydantic's, which the readers use)."""
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return NOT_UTF8
+    return TOO_DEEP if "recursion limit" in message else NOT_JSON
+
+
+def parse_line(raw: bytes) -> tuple[object, str | None]:
+    """(value, None) of one JSON line, read by the parser the row models use (so a line is JSON here exactly
+    when it is for them), or (None, the line's problem): not UTF-8, not JSON, or nested too deep (a
+    nesting bomb is one problem of its line, never a RecursionError)."""
+    try:
+        return from_json(raw), None
+    except ValueError as exc:
+        return None, json_problem(str(exc), raw)
+
+
+@contextlib.contextmanager
+def vouched_model_names(names: Collection[str]):
+    """Within the block, readers accept these model names whatever their length (each was made from a
+    name that passed model_name_problem, with a suffix that tells submissions apart)."""
+    token = _VOUCHED.set(names)
+    try:
+        yield
+    finally:
+        _VOUCHED.reset(token)
+
+
+def open_regular(path: Path) -> BinaryIO:
+    """A predictions file opened for binary reading, if it is a regular file: the open never waits
+    (O_NONBLOCK: a FIFO without a writer does not block it) and a FIFO or device is refused before
+    anything is read, with one PredictionsError naming it."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        raise PredictionsError(f"{plain(path)}: cannot read ({exc.strerror or exc})") from None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise PredictionsError(f"{plain(path)}: {NOT_REGULAR}")
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
 
 
 def encoding_problem(head: bytes) -> str | None:
@@ -83,20 +152,17 @@ class Problem:
         object.__setattr__(self, "message", plain(self.message, MAX_MESSAGE))
 
     def render(self, path: Path) -> str:
-        return f"{path}:{self.line}: {self.message}" if self.line is not None else f"{path}: {self.message}"
+        shown = plain(path)
+        return f"{shown}:{self.line}: {self.message}" if self.line is not None else f"{shown}: {self.message}"
 
 
 def _describe(error: ValidationError, raw: bytes) -> str:
     first = error.errors()[0]
     where = ".".join(str(p) for p in first["loc"])
     if first["type"] == "json_invalid":
-        try:
-            raw.decode("utf-8")
-        except UnicodeDecodeError:
-            return "not UTF-8 text (convert the file to UTF-8)"
-        return "not valid JSON"
+        return json_problem(str(first.get("msg", "")), raw)
     if not first["loc"]:
-        return "not a JSON object (expected one predictions row per line)"
+        return NOT_OBJECT
     if first["type"] == "missing":
         return f"missing field {where!r}"
     if first["type"] == "extra_forbidden":
@@ -125,11 +191,12 @@ class PredictionsReader(Generic[Row]):
         digest = hashlib.sha256()
         seen: dict[Hashable, int] = {}
         validate = self.model.model_validate_json
-        handle = self._open()
+        handle = open_regular(self.path)
+        vouched = _VOUCHED.get()
         with handle:
             problem = encoding_problem(handle.peek(_SNIFF)[:_SNIFF])
             if problem:
-                raise PredictionsError(f"{self.path}: {problem}")
+                raise PredictionsError(f"{plain(self.path)}: {problem}")
             for number, raw in enumerate(handle, start=1):
                 digest.update(raw)
                 if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
@@ -144,14 +211,10 @@ class PredictionsReader(Generic[Row]):
                     continue
                 repeated = duplicate_key(raw, len(row.model_fields_set))
                 if repeated is not None:
-                    self.problems.append(
-                        Problem(
-                            number, f"key {plain(repeated, 60)!r} occurs twice in the object; which value is meant is ambiguous, keep one"
-                        )
-                    )
+                    self.problems.append(Problem(number, duplicate_message(repeated)))
                     continue
                 name = getattr(row, "model", None)
-                odd = model_name_problem(name) if isinstance(name, str) else None
+                odd = model_name_problem(name) if isinstance(name, str) and name not in vouched else None
                 if odd:
                     self.problems.append(Problem(number, odd))
                     continue
@@ -169,20 +232,6 @@ class PredictionsReader(Generic[Row]):
                 yield row
         self.sha256 = digest.hexdigest()
 
-    def _open(self):
-        """The file opened for reading: a regular file only (a FIFO or device would block or never end)."""
-        try:
-            fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
-        except OSError as exc:
-            raise PredictionsError(f"{self.path}: cannot read ({exc.strerror})") from None
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            os.close(fd)
-            raise PredictionsError(
-                f"{self.path}: is not a regular file (a FIFO, device or standard input cannot be scored); give the predictions JSON Lines file"
-            )
-        os.set_blocking(fd, True)
-        return os.fdopen(fd, "rb")
-
     @property
     def excluded(self) -> int:
         return self.rows - self.valid
@@ -190,28 +239,31 @@ class PredictionsReader(Generic[Row]):
     def finish(self, strict: bool, extra: list[Problem] | None = None) -> dict:
         """Report problems on stderr; under `strict`, refuse to go on if there are any. Returns the report's
         "predictions" block."""
+        shown = plain(self.path)
         if self.rows == 0:
-            raise PredictionsError(f"{self.path}: no prediction rows (the file is empty); write one JSON object per line")
+            raise PredictionsError(f"{shown}: no prediction rows (the file is empty); write one JSON object per line")
         problems = self.problems + list(extra or [])
         if self.valid == 0:
             for problem in problems[:MAX_LISTED]:
                 print(problem.render(self.path), file=sys.stderr)
-            raise PredictionsError(
-                f"{self.path}: none of its {self.rows} row(s) is a valid prediction (problems listed above); nothing to score"
+            error = PredictionsError(
+                f"{shown}: none of its {self.rows} row(s) is a valid prediction (problems listed above); nothing to score"
             )
+            error.problems = [{"line": p.line, "message": p.message} for p in problems]  # for a caller that places them
+            raise error
         listed = [p.render(self.path) for p in problems[:MAX_LISTED]]
         if len(problems) > MAX_LISTED:
-            listed.append(f"{self.path}: ... and {len(problems) - MAX_LISTED} more problem(s)")
+            listed.append(f"{shown}: ... and {len(problems) - MAX_LISTED} more problem(s)")
         for line in listed:
             print(line, file=sys.stderr)
         if strict and problems:
             raise PredictionsError(
-                f"{self.path}: {len(problems)} problem(s) listed above; --strict refuses to score it (fix the rows, or drop --strict to score the valid ones)"
+                f"{shown}: {len(problems)} problem(s) listed above; --strict refuses to score it (fix the rows, or drop --strict to score the valid ones)"
             )
         if problems:
-            print(f"{self.path}: scored {self.valid} valid row(s); {self.excluded} excluded, see 'problems' in the report", file=sys.stderr)
+            print(f"{shown}: scored {self.valid} valid row(s); {self.excluded} excluded, see 'problems' in the report", file=sys.stderr)
         return {
-            "path": str(self.path),
+            "path": path_text(self.path),
             "sha256": self.sha256,
             "rows": self.rows,
             "excluded": self.excluded,

@@ -6,6 +6,8 @@ import base64
 import html
 import io
 import math
+import numbers
+import os
 import re
 import unicodedata
 from typing import Any, Iterable, Sequence
@@ -20,7 +22,18 @@ _MD_SPECIAL = re.compile("|".join(re.escape(k) for k in _MD_ESCAPES))
 
 def _escaped(char: str) -> str:
     code = ord(char)
+    if 0xDC80 <= code <= 0xDCFF:  # a byte of a file name that is not UTF-8 (os.fsdecode's surrogateescape)
+        return f"\\x{code - 0xDC00:02x}"
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def path_text(path: Any) -> str:
+    """A file name as text that any UTF-8 output can hold: bytes that are not UTF-8 written as \\xNN (a JSON
+    report would otherwise fail on the lone surrogates Python reads them as); nothing else changed."""
+    try:
+        return os.fsencode(path).decode("utf-8", "backslashreplace")
+    except (TypeError, ValueError):
+        return str(path).encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def plain(value: Any, limit: int | None = MAX_SHOWN) -> str:
@@ -35,8 +48,9 @@ def plain(value: Any, limit: int | None = MAX_SHOWN) -> str:
 
 
 def has_control(text: str) -> bool:
-    """Whether text holds control or format characters (escape sequences, line breaks, bidi overrides)."""
-    return any(unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp") for c in text)
+    """Whether text holds control or format characters (escape sequences, line breaks, bidi overrides) or lone
+    surrogates (not text at all: no UTF-8 output can hold them)."""
+    return any(unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp", "Cs") for c in text)
 
 
 def md_text(value: Any, limit: int | None = MAX_SHOWN) -> str:
@@ -46,7 +60,22 @@ def md_text(value: Any, limit: int | None = MAX_SHOWN) -> str:
 
 
 def csv_cell(value: Any) -> str:
-    """A user-supplied string as a CSV cell a spreadsheet shows as text, never runs as a formula."""
+    """One CSV cell that a spreadsheet shows as it is and never runs as a formula: the one place every CSV
+    the project writes passes its cells through (reports, leaderboards, exports, review sheets).
+
+    None is an empty cell (a missing value); a number is written as itself (a float as the shortest text
+    that reads back as the same float), so a negative figure stays a number; any other value is text, with
+    control characters written as escapes, and prefixed with a single quote when it starts with a
+    character a spreadsheet reads as the start of a formula (= + - @, a tab or carriage return, or their
+    full-width forms: OWASP's guidance on CSV injection)."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return str(value)
+    if isinstance(value, numbers.Integral):
+        return str(int(value))
+    if isinstance(value, numbers.Real):
+        return repr(float(value))  # numpy's float64 too, as the plain float it is
     text = plain(value, None)
     return "'" + text if text.startswith(CSV_FORMULA_PREFIXES) else text
 
@@ -100,6 +129,52 @@ def fmt_metric(m: dict | None, percent: bool = True, digits: int = 1) -> str:
     if m.get("ci"):
         text += f" [{fmt(m['ci'][0], percent, digits)}, {fmt(m['ci'][1], percent, digits)}]"
     return text
+
+
+def with_interval(m: dict | None, digits: int = 1, ci_digits: int | None = None, mark: str = "", percent: bool = True) -> str:
+    """A model's figure as `estimate [lo, hi]` for a headline table cell: "n/a" when undefined, and the
+    estimate followed by `mark` (a footnote saying why) when it has no interval."""
+    if not m or m.get("estimate") is None:
+        return "n/a"
+    text = fmt(m["estimate"], percent, digits)
+    if not m.get("ci"):
+        return f"{text} {mark}" if mark else text
+    low, high = (fmt(v, percent, digits if ci_digits is None else ci_digits) for v in m["ci"])
+    return f"{text} [{low}, {high}]"
+
+
+_TABLE_NUMBER = re.compile(r"\bTable (\d+)\b")
+
+
+def in_paper_order(tables: list[tuple]) -> list[tuple]:
+    """Tables (title first) in the order of the paper's table number in their title; tables of equal number
+    keep their order, and tables without one follow the numbered ones."""
+
+    def key(table: tuple) -> float:
+        found = _TABLE_NUMBER.search(table[0])
+        return int(found.group(1)) if found else math.inf
+
+    return sorted(tables, key=key)
+
+
+def warnings_once(lines: Iterable[str], kinds: Sequence[tuple[re.Pattern, Any]]) -> list[str]:
+    """Each warning once. `kinds` are (pattern, merge) pairs for warnings written once per model: the lines a
+    pattern matches become one line, `merge(matches)`, where the first of them was, naming every model;
+    a kind that matches one line only, and every other line, is kept as it is (repeats dropped)."""
+    out: list[Any] = []
+    slot: dict[int, int] = {}
+    for line in dict.fromkeys(lines):
+        kind = next((k for k, (pattern, _) in enumerate(kinds) if pattern.match(line)), None)
+        if kind is None:
+            out.append(line)
+            continue
+        if kind not in slot:
+            slot[kind] = len(out)
+            out.append((kind, []))
+        out[slot[kind]][1].append(kinds[kind][0].match(line))
+    return [
+        entry if isinstance(entry, str) else entry[1][0].string if len(entry[1]) == 1 else kinds[entry[0]][1](entry[1]) for entry in out
+    ]
 
 
 def _md_cell(value: Any) -> str:

@@ -3,49 +3,111 @@ own scorer, so every model shares the same bootstrap draws, with each file's pro
 its name, clashing model names kept apart, `--strict` applied per file, and a leaderboard.
 
 Generic over datasets: the scorer sees one predictions file; this layer only relabels and maps back.
-A model name found in more than one file is renamed "<name> [<file label>]" in every file that has
-it, and the report says so. A file with no valid row, or under `--strict` with any problem, is refused
-and the others are scored without it. Each dataset's leaderboard spec (its registry entry) names the
-headline figures, whether higher or lower is better, its invalid-response rate and, where its scorer
-shares draws across models, the paired differences between models.
+
+Submissions are told apart by their file, never by a name a submitter writes. Every line given to the
+scorer carries, as its model, a name this layer wrote there for that file's model: a name found in one
+file only is kept as it is, unless it holds a bracket (so it could pass for another file's model:
+`m1 [a.jsonl]`); a name found in several files, or holding a bracket, is reported as
+"<name> [<file label>]" in every file that has it, and the report says so. Labels are unique and
+printable, so no two submissions' models share a reported name. A line whose model this layer cannot
+establish exactly as the scorer would read it (not JSON, nested too deep, not an object, no string
+`model`, `model` twice, a name the reader refuses) is a problem of its line and is not given to the
+scorer at all.
+
+Each file is read twice and never held whole: once to find its rows, model names and problems, once to
+write the stream (its hash checked again, so a file changed in between is refused). The stream is
+written once and scored once; only when a file is refused (no valid row, or any problem under
+`--strict`) is it written and scored once more without it. A file's problems do not depend on the other
+files (its models are its own), so that second pass refuses no one else. A file in another encoding,
+compressed, empty, or not a regular file is refused with one line. Where the dataset has paired
+differences between models, they are computed for up to MAX_PAIRED_MODELS models (their number grows
+with the square of the models).
+
+Each dataset's leaderboard spec (its registry entry) names the headline figures, whether higher or lower
+is better, its invalid-response rate and, where its scorer shares draws across models, the paired
+differences between models.
 """
 
 from __future__ import annotations
 
+import array
 import contextlib
 import hashlib
+import html
+import importlib
 import inspect
 import io
 import json
+import os
 import re
+import stat
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
 from ctxrobust.errors import CtxRobustError, PredictionsError
-from ctxrobust.evaluation.report import DIFFERENCE, fmt_metric, markdown_table
+from ctxrobust.evaluation.predictions import (
+    NOT_OBJECT,
+    SNIFF,
+    duplicate_message,
+    encoding_problem,
+    model_name_problem,
+    open_regular,
+    parse_line,
+    vouched_model_names,
+)
+from ctxrobust.evaluation.report import DIFFERENCE, csv_cell, fmt_metric, html_table, markdown_table, md_text, path_text, plain
 
-SUFFIXES = (".jsonl", ".json", ".ndjson")
+SUFFIXES = (".jsonl", ".json", ".ndjson", ".csv", ".parquet")
+MAX_PAIRED_MODELS = 50  # paired differences for at most this many models (1,225 pairs); their number grows as n^2
+MAX_LOGGED = 200  # problem lines of one file on stderr
+MAX_LOGGED_TOTAL = 2_000  # problem lines of all files on stderr (every one is in the JSON report)
+MAX_SHOWN_PER_FILE = 50  # problem lines of one file in the Markdown and HTML reports
+MAX_SHOWN_TOTAL = 1_000
+MAX_NAMED = 10  # file labels named in one line
+BRACKETS = "[]\uff3b\uff3d"  # a name holding one of these could pass for another file's "<name> [<file>]"
+BOM = b"\xef\xbb\xbf"
+MISSING_MODEL = "missing field 'model'"
+MODEL_NOT_TEXT = "field 'model': Input should be a valid string"
+_STRING = rb'"[^"\\]*(?:\\.[^"\\]*)*"'
+_TOKENS = re.compile(_STRING + rb"|[\[\]{}]", re.DOTALL)
+_STRING_AT = re.compile(_STRING, re.DOTALL)
+_COLON = re.compile(rb"[ \t\r\n]*:[ \t\r\n]*")
+_MODEL_REPR = re.compile(r"model ('(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\")")
+_SAME_KEY = re.compile(r"\(same key as line (\d+)\)")
 
 
 @dataclass
 class Submission:
     path: Path
-    label: str  # unique among the submissions: the file name, with folders prepended where names repeat
-    rows: int = 0  # non-blank lines
+    label: str  # unique and printable among the submissions: the file name, with folders prepended where names repeat
+    rows: int = 0  # non-blank lines (records, for a runner's file)
     sha256: str = ""
     models: dict[str, str] = field(default_factory=dict)  # model name in the file -> name in the report
     problems: list[dict] = field(default_factory=list)  # {"line", "message"}; line None: about the file
     status: str = "scored"
     reason: str = ""
+    input_format: str = "native"
+    own: list[dict] = field(default_factory=list, repr=False)  # problems found here (lines withheld, conversion)
+    withheld: set = field(default_factory=set, repr=False)  # native: line numbers; converted: row indexes
+    converted: object = field(default=None, repr=False)  # formats.convert.Converted of a runner's file
+    dropped: int = 0  # records of a runner's file that gave no row
+
+    def refuse(self, reason: str) -> None:
+        self.status, self.reason = "refused", reason
+
+    @property
+    def shown(self) -> str:
+        return plain(self.path)
 
     def as_dict(self) -> dict:
         return {
-            "file": str(self.path),
+            "file": path_text(self.path),
             "label": self.label,
             "sha256": self.sha256,
             "rows": self.rows,
+            "input_format": self.input_format,
             "status": self.status,
             "reason": self.reason,
             "models": dict(sorted(self.models.items())),
@@ -53,203 +115,547 @@ class Submission:
         }
 
 
+# -- which files ---------------------------------------------------------------------------------------
+
+
 def expand(paths: list[Path]) -> list[Path]:
-    """The prediction files named: files as given, folders as their *.jsonl files (sorted); each once."""
+    """The prediction files named: files as given, folders as their *.jsonl / *.json / *.ndjson entries
+    (sorted by name; hidden ones and subfolders left out); each file once (by device and inode, so a
+    file named twice or through a link is one submission). Linear in the number of files: one stat each."""
     found: list[Path] = []
-    for path in paths:
-        path = Path(path)
-        if path.is_dir():
-            inside = sorted(p for p in path.iterdir() if p.is_file() and p.suffix.lower() in SUFFIXES and not p.name.startswith("."))
-            if not inside:
-                raise CtxRobustError(f"{path}: a folder with no predictions file (*.jsonl) in it")
-            found += inside
-        elif path.is_file():
+    seen: set = set()
+
+    def add(path: Path, info: os.stat_result | None) -> None:
+        key = (info.st_dev, info.st_ino) if info is not None else ("unreadable", os.path.abspath(path))
+        if key not in seen:
+            seen.add(key)
             found.append(path)
-        else:
-            raise CtxRobustError(f"{path}: no such predictions file or folder")
-    unique = list(dict.fromkeys(p.resolve() for p in found))
-    return [next(p for p in found if p.resolve() == r) for r in unique]
+
+    for path in map(Path, paths):
+        try:
+            info = os.stat(path)
+        except OSError:
+            if not os.path.lexists(path):
+                raise CtxRobustError(f"{plain(path)}: no such predictions file or folder") from None
+            add(path, None)  # a dangling link: refused when read, with its reason
+            continue
+        if not stat.S_ISDIR(info.st_mode):
+            add(path, info)
+            continue
+        inside = []
+        try:
+            with os.scandir(path) as entries:
+                for entry in entries:
+                    if entry.name.startswith(".") or not entry.name.lower().endswith(SUFFIXES):
+                        continue
+                    try:
+                        target = entry.stat()  # through a link: a link to a file is that file
+                    except OSError:
+                        target = None  # a dangling link: refused when read, with its reason
+                    if target is None or not stat.S_ISDIR(target.st_mode):
+                        inside.append((entry.name, Path(entry.path), target))
+        except OSError as exc:
+            raise CtxRobustError(f"{plain(path)}: cannot list the folder ({exc.strerror or exc})") from None
+        if not inside:
+            raise CtxRobustError(f"{plain(path)}: a folder with no predictions file (*.jsonl) in it")
+        for _, entry_path, target in sorted(inside, key=lambda t: t[0]):
+            add(entry_path, target)
+    return found
 
 
 def labels(paths: list[Path]) -> list[str]:
-    """Short unique names: the file name, or as many parent folders as make it unique."""
-    depth = 1
+    """Short unique printable names: the file name, or as many parent folders as make it unique (only for
+    the files whose names repeat); control characters written as escapes; a last resort " #<n>"."""
+    parts = [Path(os.path.abspath(p)).parts for p in paths]
+    depth = [1] * len(paths)
+    shown = [plain(part[-1], None) for part in parts]
     while True:
-        names = ["/".join(p.resolve().parts[-depth:]) for p in paths]
-        if len(set(names)) == len(names) or depth > 64:
-            return names
-        depth += 1
+        groups: dict[str, list[int]] = {}
+        for i, text in enumerate(shown):
+            groups.setdefault(text, []).append(i)
+        clashing = [i for members in groups.values() if len(members) > 1 for i in members]
+        if not clashing:
+            return shown
+        grown = False
+        for i in clashing:
+            if depth[i] < len(parts[i]):
+                depth[i] += 1
+                shown[i] = plain(os.path.join(*parts[i][-depth[i] :]), None)
+                grown = True
+        if not grown:  # the same text for different files (escapes that read alike): number them
+            for i in clashing:
+                shown[i] = f"{shown[i]} #{i + 1}"
+            return shown
 
 
-def _lines(path: Path) -> list[bytes]:
-    data = path.read_bytes()
-    if data.startswith(b"\xef\xbb\xbf"):
-        data = data[3:]
-    return data.split(b"\n") if not data.endswith(b"\n") else data[:-1].split(b"\n")
+# -- reading each file once to find its rows and names ---------------------------------------------------
 
 
-def _model_of(raw: bytes) -> str | None:
+def _model_keys(raw: bytes) -> list[int]:
+    """Where the value of each top-level "model" key of a JSON object line starts (after its colon)."""
+    depth, found = 0, []
+    for match in _TOKENS.finditer(raw):
+        first = raw[match.start()]
+        if first == 0x22:  # a string
+            if depth == 1:
+                colon = _COLON.match(raw, match.end())
+                if colon is not None:
+                    key = match.group()
+                    if key == b'"model"' or (b"\\" in key and _decoded(key) == "model"):
+                        found.append(colon.end())
+        elif first in (0x7B, 0x5B):  # { [
+            depth += 1
+        else:
+            depth -= 1
+    return found
+
+
+def _decoded(token: bytes) -> str | None:
     try:
-        row = json.loads(raw)
+        value = json.loads(token)
     except ValueError:
         return None
-    return row.get("model") if isinstance(row, dict) and isinstance(row.get("model"), str) else None
+    return value if isinstance(value, str) else None
 
 
-def read(paths: list[Path]) -> tuple[list[Submission], dict[int, list[bytes]]]:
-    """Each submission with its model names (clashes renamed) and its lines."""
-    subs = [Submission(path, label) for path, label in zip(paths, labels(paths))]
-    contents: dict[int, list[bytes]] = {}
-    owners: dict[str, list[int]] = {}
-    for k, sub in enumerate(subs):
-        lines = _lines(sub.path)
-        contents[k] = lines
-        sub.sha256 = hashlib.sha256(sub.path.read_bytes()).hexdigest()
-        sub.rows = sum(1 for line in lines if line.strip())
-        for name in dict.fromkeys(m for m in map(_model_of, lines) if m is not None):
-            owners.setdefault(name, []).append(k)
-    for name, holders in owners.items():
-        for k in holders:
-            subs[k].models[name] = name if len(holders) == 1 else f"{name} [{subs[k].label}]"
-    return subs, contents
+def _model_span(raw: bytes) -> tuple[int, int, str] | None:
+    """(start, end, name) of the one top-level "model" string value of a line, or None."""
+    keys = _model_keys(raw)
+    if len(keys) != 1:
+        return None
+    token = _STRING_AT.match(raw, keys[0])
+    if token is None:
+        return None
+    name = _decoded(token.group())
+    return None if name is None else (token.start(), token.end(), name)
 
 
-def _combined(subs: list[Submission], contents: dict[int, list[bytes]], keep: list[int], target: Path) -> list[tuple[int, int]]:
-    """Write the kept submissions as one stream; returns, per combined line, (submission index, its own line number)."""
-    where: list[tuple[int, int]] = []
-    with open(target, "wb") as out:
-        for k in keep:
-            renames = {a: b for a, b in subs[k].models.items() if a != b}
-            for number, raw in enumerate(contents[k], start=1):
-                if renames and raw.strip():
-                    try:
-                        row = json.loads(raw)
-                    except ValueError:
-                        row = None
-                    if isinstance(row, dict) and row.get("model") in renames:
-                        row["model"] = renames[row["model"]]
-                        raw = json.dumps(row, ensure_ascii=False, sort_keys=True).encode("utf-8")
-                out.write(raw.replace(b"\n", b" ") + b"\n")
-                where.append((k, number))
-    return where
+def _row_model(raw: bytes) -> tuple[str | None, str | None]:
+    """(model name, None) of a line the scorer may be given, or (None, the line's problem)."""
+    value, problem = parse_line(raw)
+    if problem is not None:
+        return None, problem
+    if not isinstance(value, dict):
+        return None, NOT_OBJECT
+    keys = _model_keys(raw)
+    if len(keys) > 1:
+        return None, duplicate_message("model")
+    if not keys or "model" not in value:
+        return None, MISSING_MODEL
+    name = value["model"]
+    if not isinstance(name, str):
+        return None, MODEL_NOT_TEXT
+    span = _model_span(raw)
+    if span is None or span[2] != name:  # cannot happen for a JSON object with one "model" key; never guess
+        return None, MODEL_NOT_TEXT
+    odd = model_name_problem(name)
+    return (None, odd) if odd else (name, None)
 
 
-def _attribute(report: dict, subs: list[Submission], where: list[tuple[int, int]]) -> list[str]:
-    """Move the scorer's problems to the submissions they come from; returns problems of no one file."""
-    general = []
-    for problem in report["predictions"]["problems"]:
-        line, message = problem["line"], problem["message"]
-        if line is not None and 1 <= line <= len(where):
-            k, own = where[line - 1]
-            subs[k].problems.append({"line": own, "message": message})
+def _survey_native(sub: Submission) -> list[str]:
+    """Read a native file once: its hash, rows, model names (in order of first use) and the problems of the
+    lines that will not be given to the scorer. Refuses the file (one line) when it cannot be read as
+    UTF-8 JSON Lines at all."""
+    digest, names = hashlib.sha256(), {}
+    try:
+        handle = open_regular(sub.path)
+    except PredictionsError as exc:
+        sub.refuse(str(exc).removeprefix(f"{sub.shown}: "))
+        return []
+    with handle:
+        problem = encoding_problem(handle.peek(SNIFF)[:SNIFF])
+        if problem:
+            sub.refuse(problem)
+            return []
+        for number, raw in enumerate(handle, start=1):
+            digest.update(raw)
+            if number == 1 and raw.startswith(BOM):
+                raw = raw[len(BOM) :]
+            if not raw.strip():
+                continue
+            sub.rows += 1
+            name, problem = _row_model(raw)
+            if problem is not None:
+                sub.withheld.add(number)
+                sub.own.append({"line": number, "message": problem})
+            else:
+                names.setdefault(name, None)
+    sub.sha256 = digest.hexdigest()
+    return list(names)
+
+
+def _survey_converted(sub: Submission, dataset, options, form: str, log: Callable[[str], None]) -> list[str]:
+    """A runner's file (OpenAI Batch, vLLM, lm-eval, Inspect) read as the dataset's native rows, in memory."""
+    from ctxrobust.evaluation.formats.convert import convert
+
+    module = dataset.load("prompts")
+    aliases = module.item_aliases(options) if hasattr(module, "item_aliases") else {}
+    try:
+        converted = convert(sub.path, form, module.prediction, aliases)
+        sub.sha256 = _file_sha256(sub.path)
+    except PredictionsError as exc:
+        sub.refuse(str(exc).removeprefix(f"{sub.shown}: ").removeprefix(f"{sub.path}: "))
+        return []
+    log(f"{sub.shown}: read as {form} ({len(converted.rows)} response(s), {converted.failed} failed request(s))")
+    sub.converted, sub.dropped = converted, converted.dropped
+    sub.rows = len(converted.rows) + converted.dropped
+    sub.own += [_origin_problem(origin, message) for origin, message in converted.problems]
+    names = {}
+    for index, row in enumerate(converted.rows):
+        name = row.get("model") if isinstance(row, dict) else None
+        problem = MODEL_NOT_TEXT if not isinstance(name, str) else model_name_problem(name)
+        if problem:
+            sub.withheld.add(index)
+            sub.own.append(_origin_problem(converted.origins[index], problem))
+        else:
+            names.setdefault(name, None)
+    return list(names)
+
+
+def _file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open_regular(path) as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _origin_problem(origin, message: str) -> dict:
+    if isinstance(origin, int) and not isinstance(origin, bool):
+        return {"line": origin, "message": message}
+    return {"line": None, "message": f"{plain(origin, 120)}: {message}" if origin is not None else message}
+
+
+def _format_of(sub: Submission, given: str | None) -> str | None:
+    """The file's format (given, else detected), or None with the file refused in one line: not a regular
+    file, unreadable, or in another encoding or compressed (a zip is an Inspect log, not refused here)."""
+    try:
+        with open_regular(sub.path) as handle:
+            head = handle.read(SNIFF)
+    except PredictionsError as exc:
+        sub.refuse(str(exc).removeprefix(f"{sub.shown}: "))
+        return None
+    problem = None if head.startswith((b"PK\x03\x04", b"PAR1")) else encoding_problem(head)
+    if problem:
+        sub.refuse(problem)
+        return None
+    if given:
+        return given
+    from ctxrobust.evaluation.formats.convert import detect
+
+    try:
+        return detect(sub.path)
+    except (CtxRobustError, OSError, ValueError, RecursionError):
+        return "native"  # the reader judges the file, with its own line
+
+
+def _bracketed(name: str) -> bool:
+    return any(mark in name for mark in BRACKETS)
+
+
+def name_models(subs: list[Submission], names: list[list[str]]) -> dict[str, int]:
+    """Each submission's reported model names (sub.models), unique across submissions by construction;
+    returns reported name -> submission index. A name in one file only and without brackets is kept; any
+    other is "<name> [<label>]"; should two of those still read alike (labels with brackets in them), each
+    gets " #<n>", n the submission's number."""
+    holders: dict[str, int] = {}
+    for found in names:
+        for name in found:
+            holders[name] = holders.get(name, 0) + 1
+    owner: dict[str, list[tuple[int, str]]] = {}
+    for k, found in enumerate(names):
+        for name in found:
+            reported = name if holders[name] == 1 and not _bracketed(name) else f"{name} [{subs[k].label}]"
+            owner.setdefault(reported, []).append((k, name))
+    result: dict[str, int] = {}
+    for reported, pairs in owner.items():
+        for k, name in pairs:
+            final = reported if len(pairs) == 1 else f"{reported} #{k + 1}"
+            subs[k].models[name] = final
+            result[final] = k
+    return result
+
+
+def _log_renames(subs: list[Submission], log: Callable[[str], None]) -> None:
+    by_name: dict[str, list[Submission]] = {}
+    for sub in subs:
+        for name, reported in sub.models.items():
+            if name != reported:
+                by_name.setdefault(name, []).append(sub)
+    lines = []
+    for name in sorted(by_name):
+        holders = by_name[name]
+        if len(holders) == 1 and _bracketed(name):
+            lines.append(
+                f"model name {plain(repr(name))} (in {holders[0].label}) has brackets, so it could pass for another file's model: "
+                f"reported as {plain(repr(holders[0].models[name]))}"
+            )
             continue
-        named = [k for k, sub in enumerate(subs) if any(repr(name) in message for name in sub.models.values())]
-        for k in named:
-            subs[k].problems.append({"line": None, "message": message})
-        if not named:
+        shown = [s.label for s in holders[:MAX_NAMED]] + ([f"and {len(holders) - MAX_NAMED} more"] if len(holders) > MAX_NAMED else [])
+        kept = ", ".join(plain(repr(s.models[name])) for s in holders[:MAX_NAMED]) + (", ..." if len(holders) > MAX_NAMED else "")
+        lines.append(f"model name {plain(repr(name))} is in {len(holders)} submissions ({', '.join(shown)}): kept apart as {kept}")
+    for line in lines[:MAX_LOGGED]:
+        log(line)
+    if len(lines) > MAX_LOGGED:
+        log(f"... and {len(lines) - MAX_LOGGED} more model name(s) kept apart by file; see 'submissions' in the report")
+
+
+# -- the stream given to the scorer ------------------------------------------------------------------------
+
+
+@dataclass
+class Stream:
+    """Per line of the stream: its submission and its own line number (a native file) or row index (a
+    runner's file); per submission, the lines written."""
+
+    sub: array.array = field(default_factory=lambda: array.array("i"))
+    own: array.array = field(default_factory=lambda: array.array("q"))
+    written: dict[int, int] = field(default_factory=dict)
+    sha256: str = ""
+
+
+def _write_stream(subs: list[Submission], keep: list[int], target: Path) -> Stream:
+    """The kept submissions as one native predictions file, each line's model the name reported for it."""
+    stream, digest = Stream(), hashlib.sha256()
+    with open(target, "xb") as out:
+        for k in keep:
+            sub = subs[k]
+            encoded = {name: json.dumps(reported).encode("ascii") for name, reported in sub.models.items()}
+            lines = _converted_lines(sub, encoded) if sub.converted is not None else _native_lines(sub, encoded)
+            count = 0
+            for own, line in lines:
+                out.write(line)
+                digest.update(line)
+                stream.sub.append(k)
+                stream.own.append(own)
+                count += 1
+            stream.written[k] = count
+    stream.sha256 = digest.hexdigest()
+    return stream
+
+
+def _native_lines(sub: Submission, encoded: dict[str, bytes]):
+    """(line number, line for the stream) of a native file's lines the scorer is given, read again; a file
+    changed since it was first read is refused (its hash), and a line whose model is not the one found
+    then is left out."""
+    digest = hashlib.sha256()
+    try:
+        handle = open_regular(sub.path)
+    except PredictionsError as exc:
+        sub.refuse(str(exc).removeprefix(f"{sub.shown}: "))
+        return
+    with handle:
+        for number, raw in enumerate(handle, start=1):
+            digest.update(raw)
+            if number == 1 and raw.startswith(BOM):
+                raw = raw[len(BOM) :]
+            if number in sub.withheld or not raw.strip():
+                continue
+            span = _model_span(raw)
+            name = encoded.get(span[2]) if span is not None else None
+            if name is None:
+                sub.refuse("the file changed while it was being scored; score it again")
+                continue
+            start, end, _ = span
+            line = raw[:start] + name + raw[end:]
+            yield number, line if line.endswith(b"\n") else line + b"\n"
+    if digest.hexdigest() != sub.sha256:
+        sub.refuse("the file changed while it was being scored; score it again")
+
+
+def _converted_lines(sub: Submission, encoded: dict[str, bytes]):
+    for index, row in enumerate(sub.converted.rows):
+        if index in sub.withheld:
+            continue
+        name = encoded[row["model"]]
+        rest = {key: value for key, value in row.items() if key != "model"}
+        body = json.dumps(rest, sort_keys=True, ensure_ascii=True, separators=(",", ":")).encode("ascii")
+        yield index, b'{"model":' + name + (b"," + body[1:] if body != b"{}" else b"}") + b"\n"
+
+
+# -- scoring and placing the scorer's problems ---------------------------------------------------------------
+
+
+def _own_line(sub: Submission, own: int) -> int | None:
+    """The line number a problem of the stream is placed at in its submission (None: a runner's record
+    named by a sample id)."""
+    if sub.converted is None:
+        return own
+    origin = sub.converted.origins[own]
+    return origin if isinstance(origin, int) and not isinstance(origin, bool) else None
+
+
+def _attribute(problems: list[dict], subs: list[Submission], stream: Stream, owner: dict[str, int]) -> tuple[list[str], dict[int, set]]:
+    """Move the scorer's problems to the submissions they come from; returns the problems of no one file,
+    and per submission the stream lines the scorer refused."""
+    general: list[str] = []
+    rejected: dict[int, set] = {}
+    by_repr = {repr(name): k for name, k in owner.items()}
+    long_names = [name for name in owner if len(repr(name)) > 300]  # a message cut short may not show the whole name
+    for problem in problems:
+        line, message = problem.get("line"), str(problem.get("message", ""))
+        if isinstance(line, int) and 1 <= line <= len(stream.sub):
+            k = stream.sub[line - 1]
+            sub = subs[k]
+            rejected.setdefault(k, set()).add(line)
+            message = _SAME_KEY.sub(lambda m, k=k: _same_key(m, subs, stream, k), message)
+            own = _own_line(sub, stream.own[line - 1])
+            if own is None:
+                origin = sub.converted.origins[stream.own[line - 1]]
+                sub.problems.append({"line": None, "message": f"{plain(origin, 120)}: {message}"})
+            else:
+                sub.problems.append({"line": own, "message": message})
+            continue
+        k = _named_model(message, owner, by_repr, long_names)
+        if k is None:
             general.append(message)
-    return general
+        else:
+            subs[k].problems.append({"line": None, "message": message})
+    return general, rejected
 
 
-def _quiet_score(scorer: Callable, release, path: Path, options) -> tuple[dict | None, str]:
-    """Score with the reader's stderr lines held back (they name the combined stream, not the files)."""
+def _same_key(match: re.Match, subs: list[Submission], stream: Stream, k: int) -> str:
+    """In "(same key as line N)", N of the stream is a line of the same submission (its models are its own)."""
+    line = int(match.group(1))
+    if 1 <= line <= len(stream.sub) and stream.sub[line - 1] == k:
+        own = _own_line(subs[k], stream.own[line - 1])
+        if own is not None:
+            return f"(same key as line {own})"
+    return "(same key as another row)"
+
+
+def _named_model(message: str, owner: dict[str, int], by_repr: dict[str, int], long_names: list[str]) -> int | None:
+    """The submission a file-level message is about: the one whose model it names first ("model '<name>'..."),
+    the name as the scorer writes it (its repr)."""
+    match = _MODEL_REPR.match(message)
+    if match is not None and match.group(1) in by_repr:
+        return by_repr[match.group(1)]
+    if message.startswith("model "):  # a message cut short (Problem keeps its first 400 characters)
+        found = [name for name in long_names if message.startswith("model " + plain(repr(name))[:300])]
+        if len(found) == 1:
+            return owner[found[0]]
+    return None
+
+
+def _quiet_score(scorer: Callable, release, path: Path, options, vouched) -> tuple[dict, str]:
+    """Score with the reader's stderr lines held back (they name the stream, not the files)."""
     held = io.StringIO()
-    with contextlib.redirect_stderr(held):
+    with contextlib.redirect_stderr(held), vouched_model_names(vouched):
         report = scorer(release, path, options)
     return report, held.getvalue()
 
 
-def _notices(held: str, combined: Path, report: dict) -> list[str]:
+def _notices(held: str, stream_path: Path, messages: set[str]) -> list[str]:
     """The scorer's own stderr lines other than its problem lines (each file's problems are logged by file),
-    naming the submissions instead of the combined stream."""
-    messages = {p["message"] for p in report["predictions"]["problems"]}
-    prefix = f"{combined}:"
+    naming the submissions instead of the stream."""
     out = []
+    for prefix in {f"{stream_path}:", f"{plain(stream_path)}:"}:
+        held = held.replace(prefix, "\0")
     for line in held.splitlines():
-        rest = line[len(prefix) :].strip() if line.startswith(prefix) else None
-        if rest is not None and (re.match(r"\d+:", rest) or rest in messages or rest.startswith("scored ") or rest.startswith("...")):
-            continue
-        out.append(line.replace(str(combined), "submissions"))
+        if line.startswith("\0"):
+            rest = line[1:].strip()
+            if re.match(r"\d+:", rest) or rest in messages or rest.startswith(("scored ", "...")):
+                continue
+        out.append(plain(line.replace("\0", "submissions:").replace(str(stream_path), "submissions")))
     return out
 
 
-def _bad_lines(sub: Submission) -> int:
-    return len({p["line"] for p in sub.problems if p["line"] is not None})
+def _named(subs: list[Submission]) -> str:
+    shown = [s.label for s in subs[:MAX_NAMED]]
+    more = f" and {len(subs) - MAX_NAMED} more" if len(subs) > MAX_NAMED else ""
+    return ", ".join(shown) + more
 
 
-def score_submissions(release, dataset, paths: list[Path], options, strict: bool, log: Callable[[str], None]) -> dict:
+def score_submissions(
+    release, dataset, paths: list[Path], options, strict: bool, log: Callable[[str], None], input_format: str | None = None
+) -> dict:
     """The dataset's report over every accepted submission, with `submissions`, `leaderboard` and, where the
     dataset has them, `differences` added. `options` is the dataset's ScoreOptions (its `strict` is ignored:
-    `strict` here applies to each file)."""
+    `strict` here applies to each file). `paths`: files or folders; a runner's file (OpenAI Batch, vLLM,
+    lm-eval, Inspect; `input_format`, else detected) is converted in memory."""
     scorer = dataset.load("scorer")
     if "strict" in type(options).model_fields:
         options = options.model_copy(update={"strict": False})
-    subs, contents = read(expand(paths))
-    for name in sorted({n for s in subs for n, r in s.models.items() if n != r}):
-        holders = [s.label for s in subs if name in s.models]
-        log(
-            f"model name {name!r} is in {len(holders)} submissions ({', '.join(holders)}): kept apart as "
-            + ", ".join(repr(f"{name} [{h}]") for h in holders)
-        )
+    files = expand(paths)
+    subs = [Submission(path, label) for path, label in zip(files, labels(files))]
+    names: list[list[str]] = []
+    for sub in subs:
+        form = _format_of(sub, input_format)
+        sub.input_format = form or input_format or "native"
+        if form is None:
+            found = []
+        elif form == "native":
+            found = _survey_native(sub)
+        else:
+            found = _survey_converted(sub, dataset, options, form, log)
+        if sub.status == "scored" and not sub.rows:
+            sub.refuse("no prediction rows (the file is empty)")
+        names.append(found if sub.status == "scored" else [])
+    owner = name_models(subs, names)
+    _log_renames(subs, log)
+    vouched = frozenset(owner)
+    report, held, general, stream = None, "", [], None
     with tempfile.TemporaryDirectory(prefix="ctxrobust-submissions-") as tmp:
-        combined = Path(tmp) / "submissions.jsonl"
-        keep = [k for k, s in enumerate(subs) if s.rows]
-        for s in subs:
-            if not s.rows:
-                s.status, s.reason = "refused", "no prediction rows (the file is empty)"
-        report, general = None, []
-        for _ in range(len(subs) + 1):  # each pass finds every file's problems; a refused file leaves the next pass
-            if not keep:
-                raise PredictionsError(
-                    f"none of the {len(subs)} submission(s) can be scored: " + "; ".join(f"{s.label}: {s.reason}" for s in subs)
-                )
+        stream_path = Path(tmp) / "submissions.jsonl"
+        for attempt in range(len(subs) + 1):  # a refusal is found in the first pass; the second scores without it
+            keep = [k for k, s in enumerate(subs) if s.status == "scored"]
             for k in keep:
                 subs[k].problems = []
-            where = _combined(subs, contents, keep, combined)
+            if attempt:
+                stream_path.unlink(missing_ok=True)
+            stream = _write_stream(subs, keep, stream_path) if keep else Stream()
+            for k in keep:
+                if subs[k].status == "scored" and not stream.written.get(k):  # every row a problem found here
+                    subs[k].refuse(f"none of its {subs[k].rows} row(s) is a valid prediction")
+                    subs[k].problems = sorted(subs[k].own, key=_order)
+            keep = [k for k in keep if subs[k].status == "scored"]
+            if not keep:
+                break
+            if any(subs[k].status != "scored" and stream.written.get(k) for k in stream.written):
+                continue  # a file changed since it was first read: its lines are in the stream
+            rejected: dict[int, set] = {}
             try:
-                report, held = _quiet_score(scorer, release, combined, options)
+                report, held = _quiet_score(scorer, release, stream_path, options, vouched)
+                problems = report["predictions"]["problems"]
+            except PredictionsError as exc:
+                if not hasattr(exc, "problems"):
+                    raise PredictionsError(_about_submissions(str(exc), stream_path, [subs[k] for k in keep])) from None
+                report, problems = None, exc.problems  # no valid row in any file: each is refused below
             except CtxRobustError as exc:
-                named = "the submissions (" + ", ".join(subs[k].label for k in keep) + ")"
-                raise PredictionsError(str(exc).replace(str(combined), named)) from None
-            general = _attribute(report, subs, where)
-            refused = []
+                raise PredictionsError(_about_submissions(str(exc), stream_path, [subs[k] for k in keep])) from None
+            general, rejected = _attribute(problems, subs, stream, owner)
+            refused = False
             for k in keep:
                 sub = subs[k]
-                if _bad_lines(sub) >= sub.rows:
-                    sub.status, sub.reason = "refused", f"none of its {sub.rows} row(s) is a valid prediction"
+                sub.problems = sorted(sub.own + sub.problems, key=_order)
+                if stream.written.get(k, 0) - len(rejected.get(k, ())) <= 0:
+                    sub.refuse(f"none of its {sub.rows} row(s) is a valid prediction")
                 elif strict and sub.problems:
-                    sub.status, sub.reason = "refused", f"{len(sub.problems)} problem(s) and --strict"
-                if sub.status == "refused":
-                    refused.append(k)
-            if not refused:
+                    sub.refuse(f"{len(sub.problems)} problem(s) and --strict")
+                refused |= sub.status == "refused"
+            if not refused and report is not None:
                 break
-            keep = [k for k in keep if k not in refused]
-        for line in _notices(held, combined, report):
-            log(line)
         for sub in subs:
-            for problem in sub.problems[:200]:
-                where_text = f"{sub.path}:{problem['line']}" if problem["line"] is not None else f"{sub.path}"
-                log(f"{where_text}: {problem['message']}")
-            if sub.status == "refused":
-                log(f"{sub.path}: refused: {sub.reason}; the other submissions are scored without it")
-        differences = None
+            if sub.status == "refused" and not sub.problems:
+                sub.problems = sorted(sub.own, key=_order)
+        _log_problems(subs, log)
+        if report is None or not any(s.status == "scored" for s in subs):
+            raise PredictionsError(
+                f"none of the {len(subs)} submission(s) can be scored: "
+                + "; ".join(f"{s.label}: {s.reason}" for s in subs[:MAX_NAMED])
+                + (f"; and {len(subs) - MAX_NAMED} more" if len(subs) > MAX_NAMED else "")
+            )
+        for line in _notices(held, stream_path, {p["message"] for p in report["predictions"]["problems"]}):
+            log(line)
         spec = dataset.load("leaderboard") if dataset.leaderboard else {}
-        if spec.get("differences"):
-            module, _, attribute = spec["differences"].partition(":")
-            import importlib
-
-            function = getattr(importlib.import_module(module), attribute)
-            with contextlib.redirect_stderr(io.StringIO()):
-                takes_report = "report" in inspect.signature(function).parameters
-                differences = function(release, combined, options, report=report) if takes_report else function(release, combined, options)
-        combined_sha = hashlib.sha256(combined.read_bytes()).hexdigest()
+        differences = _differences(spec, release, stream_path, options, report, vouched, log)
     scored = [s for s in subs if s.status == "scored"]
     block = report["predictions"]
     report["predictions"] = {
-        "path": f"{len(scored)} submission(s): " + ", ".join(s.label for s in scored),
-        "sha256": combined_sha,
+        "path": f"{len(scored)} submission(s): " + _named(scored),
+        "sha256": stream.sha256,
         "rows": sum(s.rows for s in scored),
-        "excluded": block["excluded"],
+        "excluded": block["excluded"] + sum(len(s.withheld) + s.dropped for s in scored),
         "problems": [
             {"line": None, "message": f"{s.label}" + (f" line {p['line']}" if p["line"] is not None else "") + f": {p['message']}"}
             for s in subs
@@ -275,6 +681,67 @@ def score_submissions(release, dataset, paths: list[Path], options, strict: bool
     return report
 
 
+def _order(problem: dict) -> tuple:
+    """Problems of a line by line number, then those of the file."""
+    return (problem["line"] is None, problem["line"] or 0)
+
+
+def _about_submissions(message: str, stream_path: Path, kept: list[Submission]) -> str:
+    named = f"the submissions ({_named(kept)})"
+    return message.replace(plain(stream_path), named).replace(str(stream_path), named)
+
+
+def _log_problems(subs: list[Submission], log: Callable[[str], None]) -> None:
+    logged = 0
+    for sub in subs:
+        for problem in sub.problems[:MAX_LOGGED]:
+            if logged >= MAX_LOGGED_TOTAL:
+                break
+            where = f"{sub.shown}:{problem['line']}" if problem["line"] is not None else sub.shown
+            log(f"{where}: {plain(problem['message'], None)}")
+            logged += 1
+        if sub.status == "refused":
+            log(f"{sub.shown}: refused: {plain(sub.reason, None)}; the other submissions are scored without it")
+    total = sum(len(s.problems) for s in subs)
+    if total > logged:
+        log(f"... {total - logged} more problem(s) not listed here; every one is under 'submissions' in the report")
+
+
+def _differences(spec: dict, release, stream_path: Path, options, report: dict, vouched, log: Callable[[str], None]) -> dict | None:
+    """The dataset's paired differences over the stream scored, for up to MAX_PAIRED_MODELS models."""
+    if not spec.get("differences"):
+        return None
+    models = len(report.get("models", {}))
+    if models > MAX_PAIRED_MODELS:
+        note = (
+            f"paired differences not computed: {models} models make {models * (models - 1) // 2:,} pairs; "
+            f"they are computed for up to {MAX_PAIRED_MODELS} models (score fewer submissions together to get them)"
+        )
+        log(note)
+        return {"by_pair": {}, "skipped": note}
+    module, _, attribute = spec["differences"].partition(":")
+    function = getattr(importlib.import_module(module), attribute)
+    with contextlib.redirect_stderr(io.StringIO()), vouched_model_names(vouched):
+        takes_report = "report" in inspect.signature(function).parameters
+        return function(release, stream_path, options, report=report) if takes_report else function(release, stream_path, options)
+
+
+# -- the leaderboard -------------------------------------------------------------------------------------
+
+
+def _owner_label(name: str, owner: dict[str, str]) -> str:
+    """The submission of a reported model: exact, else the longest reported name it extends with " [...]"
+    (a scorer may split a model by a group of its own, e.g. "<model> [<group>]")."""
+    if name in owner:
+        return owner[name]
+    cut = name.rfind(" [")
+    while cut > 0:
+        if name[:cut] in owner:
+            return owner[name[:cut]]
+        cut = name.rfind(" [", 0, cut)
+    return ""
+
+
 def leaderboard(report: dict, spec: dict, subs: list[Submission]) -> dict:
     """Models ranked by the first headline figure any of them has (direction from the spec); ties by name."""
     models = report["models"]
@@ -288,7 +755,7 @@ def leaderboard(report: dict, spec: dict, subs: list[Submission]) -> dict:
         rows.append(
             {
                 "model": name,
-                "submission": owner.get(name, ""),
+                "submission": _owner_label(name, owner),
                 "metrics": {m: metrics[m] for m, _ in headline if m in metrics},
                 "invalid": invalid,
             }
@@ -318,21 +785,21 @@ def leaderboard(report: dict, spec: dict, subs: list[Submission]) -> dict:
     }
 
 
-# -- renderings --------------------------------------------------------------------------------------
+# -- renderings: every user string escaped for its format ------------------------------------------------
 
 
 def _percent(units: dict, name: str) -> bool:
     return units.get(name, "fraction") in ("fraction", "difference of fractions")
 
 
-def leaderboard_markdown(report: dict) -> str:
+def _leaderboard_table(report: dict) -> tuple[list[str], list[list], str]:
     board, units = report["leaderboard"], report.get("units", {})
     headers = (
         ["Rank", "Model", "Submission"] + [f"{m} [95% CI]" for m in board["columns"]] + (["Invalid"] if board["invalid_metric"] else [])
     )
     rows = []
     for row in board["rows"]:
-        cells = [row["rank"], row["model"].replace("|", "\\|"), row["submission"].replace("|", "\\|")]
+        cells = [row["rank"], row["model"], row["submission"]]
         cells += [fmt_metric(row["metrics"].get(m), _percent(units, m), 1 if _percent(units, m) else 3) for m in board["columns"]]
         if board["invalid_metric"]:
             cells.append(fmt_metric(row["invalid"], True, 1) if row["invalid"] else "n/a")
@@ -348,10 +815,16 @@ def leaderboard_markdown(report: dict) -> str:
         if board["ranked_by"]
         else "No headline figure to rank by."
     )
-    return markdown_table(headers, rows) + "\n" + note + "\n"
+    return headers, rows, note
+
+
+def leaderboard_markdown(report: dict) -> str:
+    headers, rows, note = _leaderboard_table(report)
+    return markdown_table(headers, rows) + "\n" + md_text(note, None) + "\n"
 
 
 def leaderboard_csv(report: dict) -> str:
+    """The leaderboard as CSV; every cell through `csv_cell` (a model named `=HYPERLINK(...)` is text)."""
     import csv
 
     board = report["leaderboard"]
@@ -362,70 +835,113 @@ def leaderboard_csv(report: dict) -> str:
         header += [m, f"{m}.ci_low", f"{m}.ci_high", f"{m}.n"]
     if board["invalid_metric"]:
         header.append("invalid_rate")
-    writer.writerow(header)
-    cell = lambda v: "" if v is None else (repr(v) if isinstance(v, float) else str(v))  # noqa: E731
+    writer.writerow([csv_cell(h) for h in header])
     for row in board["rows"]:
         line = [row["rank"], row["model"], row["submission"]]
         for m in board["columns"]:
             figure = row["metrics"].get(m) or {"estimate": None, "ci": None, "n": None}
             ci = figure["ci"] or [None, None]
-            line += [cell(figure["estimate"]), cell(ci[0]), cell(ci[1]), cell(figure["n"])]
+            line += [figure["estimate"], ci[0], ci[1], figure["n"]]
         if board["invalid_metric"]:
-            line.append(cell(row["invalid"]["estimate"]) if row["invalid"] else "")
-        writer.writerow(line)
+            line.append(row["invalid"]["estimate"] if row["invalid"] else None)
+        writer.writerow([csv_cell(cell) for cell in line])
     return buffer.getvalue()
+
+
+def _sections(report: dict) -> list[tuple[int, str, list[tuple]]]:
+    """(heading level, heading, blocks) of the submissions part of a report; a block is ("table", headers,
+    rows), ("text", str) or ("list", [str]). Values are raw here; each rendering escapes them."""
+    headers, rows, note = _leaderboard_table(report)
+    parts = [(2, "Leaderboard", [("table", headers, rows), ("text", note)])]
+    differences = report.get("differences")
+    if differences and differences.get("by_pair"):
+        table = []
+        for a, pairs in sorted(differences["by_pair"].items()):
+            for b, figures in sorted(pairs.items()):
+                for name, figure in sorted(figures.items()):
+                    table.append([f"{a} − {b}", name.removeprefix(differences.get("metric_prefix", "")), fmt_metric(figure)])
+        parts.append(
+            (
+                2,
+                "Differences between models",
+                [
+                    ("table", ["Pair (A − B)", "Metric", "Difference ×100 [95% CI]"], table),
+                    ("text", f"Paired: {differences['resampled']}."),
+                ],
+            )
+        )
+    elif differences and differences.get("skipped"):
+        parts.append((2, "Differences between models", [("text", differences["skipped"][:1].upper() + differences["skipped"][1:] + ".")]))
+    table, problems, hidden = [], [], 0
+    for sub in report["submissions"]:
+        renamed = [f"{a} → {b}" for a, b in sub["models"].items() if a != b]
+        table.append(
+            [
+                sub["label"],
+                sub["status"] + (f" ({sub['reason']})" if sub["reason"] else ""),
+                sub["rows"],
+                len(sub["problems"]),
+                ", ".join(sub["models"].values()),
+                "; ".join(renamed) or "none",
+            ]
+        )
+        for p in sub["problems"][:MAX_SHOWN_PER_FILE]:
+            if len(problems) >= MAX_SHOWN_TOTAL:
+                break
+            problems.append(f"{sub['label']}" + (f" line {p['line']}" if p["line"] is not None else "") + f": {p['message']}")
+        hidden += len(sub["problems"])
+    hidden -= len(problems)
+    parts.append(
+        (
+            2,
+            "Submissions",
+            [("table", ["File", "Status", "Rows", "Problems", "Models", "Renamed (name in several files, or with brackets)"], table)],
+        )
+    )
+    if problems:
+        blocks = [("list", problems)]
+        if hidden:
+            blocks.append(("text", f"... and {hidden} more problem(s); every one is under 'submissions' in the JSON report."))
+        parts.append((3, "Problems by file", blocks))
+    return parts
 
 
 def submissions_markdown(report: dict) -> str:
     """The leaderboard, the paired differences and each submission's status and problems, as Markdown sections."""
-    parts = ["## Leaderboard\n\n" + leaderboard_markdown(report)]
-    differences = report.get("differences")
-    if differences and differences["by_pair"]:
-        rows = []
-        for a, pairs in sorted(differences["by_pair"].items()):
-            for b, figures in sorted(pairs.items()):
-                for name, figure in sorted(figures.items()):
-                    rows.append(
-                        [f"{a} − {b}".replace("|", "\\|"), name.removeprefix(differences.get("metric_prefix", "")), fmt_metric(figure)]
-                    )
-        parts.append(
-            "## Differences between models\n\n"
-            + markdown_table(["Pair (A − B)", "Metric", "Difference ×100 [95% CI]"], rows)
-            + f"\nPaired: {differences['resampled']}.\n"
-        )
-    rows, problems = [], []
-    for sub in report["submissions"]:
-        renamed = [f"{a} → {b}" for a, b in sub["models"].items() if a != b]
-        rows.append(
-            [
-                sub["label"].replace("|", "\\|"),
-                sub["status"] + (f" ({sub['reason']})" if sub["reason"] else ""),
-                sub["rows"],
-                len(sub["problems"]),
-                ", ".join(sub["models"].values()).replace("|", "\\|"),
-                "; ".join(renamed).replace("|", "\\|") or "none",
-            ]
-        )
-        problems += [
-            f"- {sub['label']}" + (f" line {p['line']}" if p["line"] is not None else "") + f": {p['message']}"
-            for p in sub["problems"][:50]
-        ]
-    parts.append(
-        "## Submissions\n\n" + markdown_table(["File", "Status", "Rows", "Problems", "Models", "Renamed (name in several files)"], rows)
-    )
-    if problems:
-        parts.append("### Problems by file\n\n" + "\n".join(problems) + "\n")
-    return "\n".join(parts)
+    out = []
+    for level, heading, blocks in _sections(report):
+        text = "#" * level + " " + heading + "\n\n"
+        for block in blocks:
+            if block[0] == "table":
+                text += markdown_table(block[1], block[2])
+            elif block[0] == "list":
+                text += "\n".join(f"- {md_text(item, None)}" for item in block[1]) + "\n"
+            else:
+                text += ("\n" if text.endswith("|\n") else "") + md_text(block[1], None) + "\n"
+        out.append(text)
+    return "\n".join(out)
+
+
+def submissions_html(report: dict) -> str:
+    """The same sections as HTML, every value escaped."""
+    out = []
+    for level, heading, blocks in _sections(report):
+        out.append(f"<h{level}>{html.escape(heading)}</h{level}>")
+        for block in blocks:
+            if block[0] == "table":
+                out.append(html_table(block[1], [[plain(c, None) for c in row] for row in block[2]]))
+            elif block[0] == "list":
+                out.append("<ul>" + "".join(f"<li>{html.escape(plain(item, None))}</li>" for item in block[1]) + "</ul>")
+            else:
+                out.append(f"<p>{html.escape(plain(block[1], None))}</p>")
+    return "".join(out)
 
 
 def with_submissions(text: str, report: dict, form: str) -> str:
     """A dataset's Markdown or HTML report with the submissions sections added."""
     if "submissions" not in report:
         return text
-    sections = submissions_markdown(report)
     if form == "md":
-        return text.rstrip("\n") + "\n\n" + sections
-    import html
-
-    block = "<h2>Submissions</h2><pre>" + html.escape(sections) + "</pre>"
+        return text.rstrip("\n") + "\n\n" + submissions_markdown(report)
+    block = submissions_html(report)
     return re.sub(r"</body>", lambda _: block + "</body>", text, count=1) if "</body>" in text else text + block

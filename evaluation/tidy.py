@@ -14,6 +14,8 @@ import tempfile
 from pathlib import Path
 from typing import Iterator
 
+from ctxrobust.evaluation.report import csv_cell
+
 COLUMNS = ("dataset", "section", "model", "metric", "estimate", "ci_low", "ci_high", "n", "unit")
 MEAN = "(mean over models)"
 ALL_PAIRS = "(all pairs)"
@@ -75,21 +77,14 @@ def tidy_rows(report: dict) -> list[dict]:
     return rows
 
 
-def _cell(value: object) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, float):
-        return repr(value)  # shortest text that reads back as the same float
-    return str(value)
-
-
 def csv_text(report: dict) -> str:
-    """The tidy rows as CSV (RFC 4180 quoting, '\\n' line ends); empty cells are missing values."""
+    """The tidy rows as CSV (RFC 4180 quoting, '\\n' line ends); empty cells are missing values. Every cell
+    goes through `csv_cell`: a model name such as `=HYPERLINK(...)` is text, never a formula."""
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(COLUMNS)
     for row in tidy_rows(report):
-        writer.writerow([_cell(row[c]) for c in COLUMNS])
+        writer.writerow([csv_cell(row[c]) for c in COLUMNS])
     return buffer.getvalue()
 
 

@@ -11,11 +11,11 @@ line naming the file and the record.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
+from ctxrobust import jsontext
 from ctxrobust.canonical import sha256_file
 from ctxrobust.errors import CtxRobustError
 from ctxrobust.sources.facts import Provenance
@@ -69,8 +69,10 @@ def read_records(
     out = []
     if text.lstrip().startswith("["):
         try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
+            data = jsontext.loads(text)
+        except jsontext.TooDeep as exc:
+            raise CtxRobustError(f"{snapshot}: not valid JSON ({exc.msg}); fix the file or supply it as JSON Lines") from None
+        except ValueError as exc:
             raise CtxRobustError(f"{snapshot}:{exc.lineno}: not valid JSON ({exc.msg}); fix the file or supply it as JSON Lines") from None
         for index, obj in enumerate(data):
             where = f"{snapshot} record {index}"
@@ -83,9 +85,9 @@ def read_records(
             continue
         where = f"{snapshot}:{number}"
         try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise CtxRobustError(f"{where}: not valid JSON ({exc.msg}); fix or remove the line") from None
+            obj = jsontext.loads(line)
+        except ValueError as exc:  # not JSON, or nested deeper than any record
+            raise CtxRobustError(f"{where}: not valid JSON ({getattr(exc, 'msg', exc)}); fix or remove the line") from None
         if not isinstance(obj, dict):
             raise CtxRobustError(f"{where}: not a JSON object")
         out.append((Located(snapshot=snapshot, sha256=sha256, line=number, index=None), where, obj))

@@ -12,9 +12,21 @@ from ctxrobust.validators.checks import Failure, check
 MAX_REPORTED_PER_FILE = 50
 
 
+def _schema_name_problem(name) -> str | None:
+    """Why a manifest's schema name is no schema stem (a plain name: never a path to a file elsewhere), or None."""
+    if isinstance(name, str) and not release_files.name_problem(name):
+        return None
+    return (
+        f"schema {release_files.shown(name)} is not the name of a JSON Schema (a plain stem such as pseudowords.contexts); nothing was read"
+    )
+
+
 @check("*", "schema")
 def items_match_schema(release) -> Iterable[Failure]:
     for entry in release.files:
+        if _schema_name_problem(entry.get("schema")):
+            yield Failure(entry.get("name"), None, _schema_name_problem(entry.get("schema")))
+            continue
         fast = fast_validator_for(entry["schema"])
         reported = 0
         for row in release.iter_rows(entry["name"]):
@@ -35,6 +47,9 @@ def extra_records_match_schema(release) -> Iterable[Failure]:
     records need carry no id)."""
     for entry in release.extra_files:
         if not isinstance(entry, dict) or not entry.get("schema") or release_files.name_problem(entry.get("name")):
+            continue
+        if _schema_name_problem(entry["schema"]):
+            yield Failure(entry["name"], None, _schema_name_problem(entry["schema"]))
             continue
         if release_files.entry_problem(release.path, entry["name"]):
             continue  # missing or not a regular file: reported by hashes and contents

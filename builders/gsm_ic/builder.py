@@ -25,6 +25,7 @@ SELECTION_STREAM, QUOTA_STREAM, VARIANT_STREAM = 1, 2, 3
 
 MAX_BASE = 10_000  # bounds on the work of one build (the paper's: 100 base problems, 58,052 variants)
 MAX_VARIANTS = 1_000_000
+MAX_BASE_FILE_BYTES = 256 << 20  # a user's base_file: GSM8K's whole training split is 4 MB
 # the paper's relations and names for the {role} slot [app. A]
 PAPER_RELATIONS = ["father", "mother", "brother", "sister", "neighbor"]
 PAPER_NAMES = ["Ada", "David", "Emma", "Jack", "John", "Mary", "Max", "Tom"]
@@ -141,6 +142,11 @@ class GsmIcBuilder(Builder):
             if not path.is_file():
                 raise CtxRobustError(
                     f"gsm-ic: base_file {path} is not a file; give a GSM8K-format JSONL file (question, answer ending in '#### N')"
+                )
+            size = path.stat().st_size
+            if size > MAX_BASE_FILE_BYTES:
+                raise CtxRobustError(
+                    f"gsm-ic: base_file {path} holds {size} bytes, more than the {MAX_BASE_FILE_BYTES} a file of base problems may hold"
                 )
             pool = gsm8k.read_user_file(path)
             check_given_topics(pool, path, load_templates())

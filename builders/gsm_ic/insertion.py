@@ -13,7 +13,7 @@ from dataclasses import dataclass
 # a sentence ends at . ! ? (optionally followed by closing quotes/brackets) and whitespace
 _END = re.compile(r"[.!?]+[\"'”’)\]]*(?=\s+\S)")
 _ABBREVIATIONS = {"mr", "mrs", "ms", "dr", "st", "jr", "sr", "prof", "mt", "no", "vs", "etc", "approx", "e.g", "i.e"}
-_WORD_BEFORE = re.compile(r"([A-Za-z.]+)$")
+_WORD_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz.")
 
 PRONOUNS = {"he": "m", "him": "m", "his": "m", "she": "f", "her": "f"}
 _PRONOUN = re.compile(r"\b(he|him|his|she|her)\b", re.IGNORECASE)
@@ -85,13 +85,20 @@ class Edit:
         return {"start": self.start, "end": self.end, "old": self.old, "new": self.new}
 
 
+def _word_before(text: str, end: int) -> str:
+    """The run of ASCII letters and dots that ends at `end` (read backwards, so each sentence costs its own length)."""
+    start = end
+    while start > 0 and text[start - 1] in _WORD_CHARS:
+        start -= 1
+    return text[start:end]
+
+
 def sentence_starts(text: str) -> list[int]:
     """Character offsets where sentences begin (the first is the first non-space character)."""
     first = len(text) - len(text.lstrip())
     starts = [first] if text.strip() else []
     for match in _END.finditer(text):
-        word = _WORD_BEFORE.search(text[: match.start()])
-        if match.group().startswith(".") and word and word.group(1).lower().rstrip(".") in _ABBREVIATIONS:
+        if match.group().startswith(".") and _word_before(text, match.start()).lower().rstrip(".") in _ABBREVIATIONS:
             continue
         nxt = match.end()
         while nxt < len(text) and text[nxt].isspace():

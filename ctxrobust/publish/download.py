@@ -3,13 +3,17 @@ local folder, which `validate`, `prompts` and `score` then read like any release
 
 The folder is `<cache>/hub/datasets--ORG--NAME/<revision>/` (the cache is $CTXROBUST_CACHE, else the source
 cache), written by `snapshot_download(local_dir=...)`: regular files, no links into a blob store.
-A tag pins the files; `validate` checks them against the SHA256SUMS they carry.
+A tag pins the files; `validate` checks them against the SHA256SUMS they carry. A file the Hub lists
+under a name that would land outside the folder (absolute, with a `..` part, a backslash or a control
+character) is not downloaded: one warning line names it, and the other files are fetched as usual.
 """
 
 from __future__ import annotations
 
+import glob
 import os
 import re
+import sys
 from pathlib import Path
 
 from ctxrobust.errors import CtxRobustError
@@ -17,6 +21,7 @@ from ctxrobust.errors import CtxRobustError
 SCHEME = "hf://"
 _PART = r"[A-Za-z0-9](?:[A-Za-z0-9._-]{0,94}[A-Za-z0-9])?"
 HUB_URL = re.compile(rf"^hf://datasets/(?P<repo>{_PART}/{_PART})@(?P<revision>[A-Za-z0-9][A-Za-z0-9._+-]{{0,127}})$")
+MALFORMED = (KeyError, TypeError, AttributeError, IndexError, ValueError, RecursionError)  # an answer of the wrong shape or depth
 ETAG_TIMEOUT = 10.0  # seconds per metadata request; huggingface_hub bounds the file transfers itself
 
 
@@ -70,13 +75,18 @@ def fetch_release(text: str) -> Path:
     token = _token()
 
     def fail(message: str) -> CtxRobustError:
-        return CtxRobustError(message.replace(token, "***") if token else message)
+        return CtxRobustError(_clean(message, token))
 
     try:
+        commit, names = _listing(repo_id, revision, endpoint, token)
+        for problem in names.values():
+            if problem is not None:
+                print(_clean(f"warning: {text}: {problem}; not downloaded, the other files are", token), file=sys.stderr)
         snapshot_download(
             repo_id,
             repo_type="dataset",
-            revision=revision,
+            revision=commit,
+            allow_patterns=[glob.escape(name) for name, problem in names.items() if problem is None] or ["\0"],
             local_dir=str(folder),
             endpoint=endpoint,
             token=token or False,
@@ -100,8 +110,31 @@ def fetch_release(text: str) -> Path:
             raise fail(
                 f"{text}: cannot reach the Hub at {endpoint} ({type(exc).__name__}: {_first_line(exc)}); check the network and HF_ENDPOINT"
             ) from None
+        if isinstance(exc, MALFORMED):
+            raise fail(
+                f"{text}: the Hub's answer could not be read ({type(exc).__name__}: {_first_line(exc)}); "
+                "check HF_ENDPOINT points at a Hugging Face Hub"
+            ) from None
         raise
     return folder
+
+
+def _clean(message: str, token: str | None) -> str:
+    return message.replace(token, "***") if token else message
+
+
+def _listing(repo_id: str, revision: str, endpoint: str, token: str | None) -> tuple[str, dict[str, str | None]]:
+    """(the commit `revision` names, file name -> why it cannot be downloaded or None) from one Hub answer."""
+    from huggingface_hub import HfApi
+
+    from ctxrobust.publish.hub import hub_name_problem
+
+    info = HfApi(endpoint=endpoint, token=token or False).dataset_info(repo_id, revision=revision)
+    commit = info.sha
+    if not isinstance(commit, str) or not re.fullmatch(r"[0-9a-f]{40}", commit):
+        raise TypeError(f"the Hub named no commit for {revision}")
+    names = [getattr(sibling, "rfilename", None) for sibling in info.siblings or []]
+    return commit, {name: hub_name_problem(name) for name in names}
 
 
 def release_path(text: str) -> Path:

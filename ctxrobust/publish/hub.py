@@ -54,6 +54,22 @@ REPO_ID = re.compile(rf"^{_PART}/{_PART}$")
 # -- names, endpoint, token -------------------------------------------------------------------
 
 
+def hub_name_problem(name: object) -> str | None:
+    """Why a file name the Hub lists cannot be written inside the download folder, or None if it can."""
+    shown = release_files.shown
+    if not isinstance(name, str) or not name:
+        return f"file name {shown(name)} is not a string"
+    if name.startswith("/") or re.match(r"[A-Za-z]:", name):
+        return f"file name {shown(name)} is an absolute path, not a name inside the release folder"
+    if "\\" in name:
+        return f"file name {shown(name)} holds a backslash (a folder separator on Windows), not a name inside the release folder"
+    if any(part in ("", ".", "..") for part in name.split("/")):
+        return f"file name {shown(name)} leads outside the release folder (a '..', '.' or empty part)"
+    if not name.isprintable():
+        return f"file name {shown(name)} holds control characters"
+    return None
+
+
 def check_repo_id(repo: str) -> str:
     """ORG/NAME as the Hub accepts it: letters, digits, '-', '_', '.', no '--' or '..', at most 96 characters each."""
     if not REPO_ID.match(repo or "") or "--" in repo or ".." in repo:
@@ -130,7 +146,7 @@ def _check_loadable(release: Release, entry: ParquetEntry) -> None:
 
 
 # the checks that read every file of a release; the dataset checks that replay sources are `validate`'s
-PUSH_CHECKS = ("contents", "hashes", "row_counts", "parquet_copies")
+PUSH_CHECKS = ("contents", "hashes", "schema", "row_counts", "parquet_copies")
 
 
 def publish_names(release: Release, manifest: Manifest) -> list[str]:
@@ -354,7 +370,7 @@ def hub_errors(endpoint: str, repo_id: str, token: str, progress: Progress | Non
                 f"cannot reach the Hub at {endpoint} ({type(exc).__name__}: {_first_line(exc)}); "
                 "check the network and HF_ENDPOINT, or stage the upload with --dry-run DIR"
             ) from None
-        if isinstance(exc, (KeyError, TypeError, AttributeError, IndexError, json.JSONDecodeError)):
+        if isinstance(exc, (KeyError, TypeError, AttributeError, IndexError, json.JSONDecodeError, RecursionError)):
             raise fail(
                 f"{dataset_url(repo_id, endpoint)}: the Hub's answer could not be read ({type(exc).__name__}: {_first_line(exc)}); "
                 "check HF_ENDPOINT points at a Hugging Face Hub"
@@ -457,6 +473,12 @@ def upload(staged: Path, manifest: Manifest, repo_id: str, token: str, endpoint:
                     for entry in tree
                     if isinstance(entry, RepoFile) and entry.path not in HUB_MANAGED and entry.path not in names
                 )
+                unsafe = [(path, problem) for path in leftover if (problem := hub_name_problem(path)) is not None]
+                if unsafe:
+                    raise CtxRobustError(
+                        f"{url}: main holds a file the Hub client cannot delete ({unsafe[0][1]}); "
+                        "remove or rename it on the Hub, then push again"
+                    )
                 operations += [CommitOperationDelete(path_in_repo=path) for path in leftover]
             manifest_sha = sha256_file(staged / MANIFEST)
             progress.step = f"committing {len(names)} files to main"

@@ -9,19 +9,29 @@ candidate when a model marks any criterion fail, and writes the review sheet (fl
 flags.csv: the item, each model's flags and reasons) and the Table 9 counts (flags.table9.md and the
 JSON summary on standard output). An answer that cannot be parsed is reported with its file and
 line, counted, and listed in the sheet; it is never dropped.
+
+A judgments file is read as a regular file only (a FIFO or device is refused before it is opened for
+good), of at most MAX_FILE_BYTES, a line at a time (a line over MAX_LINE_BYTES is one problem), and
+each line and each answer is JSON of bounded depth. Every user string reaches the Markdown table as
+literal text and the CSV sheet as a cell a spreadsheet shows, never runs.
 """
 
 from __future__ import annotations
 
 import csv
 import io
+import itertools
 import json
+import os
 import re
+import stat
 from collections import Counter
 from pathlib import Path
-from typing import Iterator
+from typing import BinaryIO, Iterator
 
+from ctxrobust import jsontext
 from ctxrobust.errors import CtxRobustError
+from ctxrobust.evaluation.report import csv_cell, md_text, plain
 from ctxrobust.output import write_text
 from ctxrobust.release import Release
 
@@ -53,6 +63,9 @@ CRITERIA = {  # App. B.1, criteria 1-6
     ),
 }
 JUDGMENTS = ("pass", "fail", "uncertain")
+MAX_FILE_BYTES = 1 << 30  # one judgments file: a few thousand answers of a few kilobytes each, with room to spare
+MAX_LINE_BYTES = 1 << 20  # one judgment line: six short reasons
+TABLE_COLUMNS = ("source", "items", "either")  # Table 9's own columns, beside one per model
 ANSWER_FORMAT = '{"1": {"judgment": "pass", "reason": "..."}, "2": {...}, "3": {...}, "4": {...}, "5": {...}, "6": {...}}'
 SCREEN_INSTRUCTION = (
     "You are screening a candidate item for a multiple-choice benchmark about misleading context. Each item has a "
@@ -114,9 +127,9 @@ def parse_answer(response: str) -> dict[str, tuple[str, str]]:
     if fenced:
         text = fenced.group(1)
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"the answer is not JSON ({exc.msg})") from None
+        data = jsontext.loads(text)
+    except ValueError as exc:  # not JSON, or nested deeper than any answer in the stated format
+        raise ValueError(f"the answer is not JSON ({getattr(exc, 'msg', exc)})") from None
     if not isinstance(data, dict):
         raise ValueError("the answer is not a JSON object")
     out = {}
@@ -128,36 +141,91 @@ def parse_answer(response: str) -> dict[str, tuple[str, str]]:
     return out
 
 
+def open_judgments(path: Path) -> BinaryIO:
+    """A judgments file opened for reading: a regular file of at most MAX_FILE_BYTES, checked before any wait
+    (a FIFO, device or standard input would block or never end)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        raise CtxRobustError(f"{path}: cannot read ({exc.strerror or exc}); give one JSON Lines file per screening model") from None
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):
+        os.close(fd)
+        raise CtxRobustError(
+            f"{path}: is not a regular file (a FIFO, device or standard input cannot be read as judgments); "
+            "give one JSON Lines file per screening model"
+        )
+    if info.st_size > MAX_FILE_BYTES:
+        os.close(fd)
+        raise CtxRobustError(
+            f"{path}: {info.st_size} bytes, more than the {MAX_FILE_BYTES} a judgments file may hold; "
+            "give one JSON Lines file per screening model, one answer a line"
+        )
+    os.set_blocking(fd, True)
+    return os.fdopen(fd, "rb")
+
+
+def judgment_lines(path: Path) -> Iterator[tuple[int, str | None, str | None]]:
+    """(line number, text, problem) of each non-empty line: the text, or why the line cannot be read (longer
+    than MAX_LINE_BYTES, or not UTF-8). Reads at most MAX_FILE_BYTES, one bounded line at a time."""
+    read = 0
+    with open_judgments(path) as handle:
+        for number in itertools.count(1):
+            raw = handle.readline(MAX_LINE_BYTES + 1)
+            if not raw:
+                return
+            read += len(raw)
+            if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
+                while raw and not raw.endswith(b"\n") and read <= MAX_FILE_BYTES:  # skip the rest of the line
+                    raw = handle.readline(MAX_LINE_BYTES)
+                    read += len(raw)
+                yield number, None, f"longer than {MAX_LINE_BYTES} bytes; one judgment a line, six short reasons"
+            else:
+                try:
+                    text = raw.decode("utf-8")
+                except UnicodeDecodeError:
+                    yield number, None, "not UTF-8; write the judgments as UTF-8 JSON Lines"
+                else:
+                    if text.strip():
+                        yield number, text, None
+            if read > MAX_FILE_BYTES:
+                raise CtxRobustError(f"{path}: grew past the {MAX_FILE_BYTES} bytes a judgments file may hold while it was read")
+
+
 def read_judgments(path: Path, known: set[str]) -> tuple[str, dict[str, dict], list[str]]:
     """(model, candidate id -> criterion judgments, problems 'file:line: ...'); one judgments file per model."""
     model, judged, problems = None, {}, []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
+    for number, line, problem in judgment_lines(path):
+        where = f"{plain(path, None)}:{number}"  # a file name never writes control characters to the terminal
+        if problem is not None:
+            problems.append(f"{where}: {problem}")
             continue
-        where = f"{path}:{number}"
         try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            problems.append(f"{where}: not JSON ({exc.msg})")
+            row = jsontext.loads(line)
+        except ValueError as exc:  # not JSON, or nested too deep
+            problems.append(f"{where}: not JSON ({getattr(exc, 'msg', exc)})")
             continue
         if not isinstance(row, dict) or not isinstance(row.get("id"), str) or not isinstance(row.get("response"), str):
             problems.append(f"{where}: a judgment needs a string id and a string response")
             continue
         model = model or str(row.get("model") or path.stem)
         if row.get("model") not in (None, model):
-            problems.append(f"{where}: model {row['model']!r} differs from {model!r}; give one file per screening model")
+            problems.append(
+                f"{where}: model {plain(repr(row['model']))} differs from {plain(repr(model))}; give one file per screening model"
+            )
             continue
+        shown = plain(row["id"])
         if row["id"] not in known:
-            problems.append(f"{where}: {row['id']} is not a candidate of this release")
+            problems.append(f"{where}: {shown} is not a candidate of this release")
             continue
         if row["id"] in judged:
-            problems.append(f"{where}: {row['id']} is judged twice by {model}; the first answer is kept")
+            problems.append(f"{where}: {shown} is judged twice by {plain(model)}; the first answer is kept")
             continue
         try:
             judged[row["id"]] = parse_answer(row["response"])
         except ValueError as exc:
             judged[row["id"]] = None  # unparseable: reported, counted and listed, never dropped
-            problems.append(f"{where}: {row['id']}: {exc}")
+            problems.append(f"{where}: {shown}: {exc}")
     if model is None:
         raise CtxRobustError(f"{path}: holds no judgments; give one JSON Lines file per screening model")
     return model, judged, problems
@@ -171,6 +239,10 @@ def screen(release: Release, paths: list[Path], output: Path) -> dict:
     problems: list[str] = []
     for path in paths:
         model, judged, found = read_judgments(path, set(by_id))
+        if model in TABLE_COLUMNS:
+            raise CtxRobustError(
+                f"{path}: model {model!r} is the name of a Table 9 column ({', '.join(TABLE_COLUMNS)}); give the model another name"
+            )
         if model in models:
             raise CtxRobustError(f"{path}: model {model} already read from another file; give one file per screening model")
         models[model] = judged
@@ -234,10 +306,12 @@ def _table9(rows: list[dict], models: dict, sheet: list[dict]) -> dict:
 
 
 def _markdown(table: dict, models: list[str]) -> str:
-    head = ["source", "items", *models, "either"]
+    """The Table 9 counts as a Markdown table; every model and source name literal text in its cell."""
+    head = ["source", "items", *(md_text(m) for m in models), "either"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for source, counts in table.items():
-        lines.append("| " + " | ".join([source, str(counts["items"]), *(str(counts[m]) for m in models), str(counts["either"])]) + " |")
+        cells = [md_text(source), str(counts["items"]), *(str(counts[m]) for m in models), str(counts["either"])]
+        lines.append("| " + " | ".join(cells) + " |")
     return (
         "Screening flags by source (an item is flagged if a model marks at least one criterion fail; paper Table 9)\n\n"
         + "\n".join(lines)
@@ -256,20 +330,19 @@ def _csv(sheet: list[dict]) -> str:
         for model in models:
             failed = row["flags"].get(model, [])
             reasons = "; ".join(f"{n}: {row['reasons'][model][n]}" for n in failed) if model else ""
-            writer.writerow(
-                [
-                    row["id"],
-                    row["source"],
-                    row["scope_dimension"],
-                    row["question"],
-                    row["flagged"],
-                    model,
-                    " ".join(failed),
-                    reasons,
-                    " ".join(row["unparseable"]),
-                    " ".join(row["not_judged"]),
-                ]
-            )
+            cells = [
+                row["id"],
+                row["source"],
+                row["scope_dimension"],
+                row["question"],
+                row["flagged"],
+                model,
+                " ".join(failed),
+                reasons,
+                " ".join(row["unparseable"]),
+                " ".join(row["not_judged"]),
+            ]
+            writer.writerow([csv_cell(cell) for cell in cells])  # a model name or reason never runs as a formula
     return buffer.getvalue()
 
 
