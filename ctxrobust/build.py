@@ -14,7 +14,7 @@ import re
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -26,6 +26,8 @@ from ctxrobust.builders.base import EXTRA_FORMATS, Builder, BuildOutput, ExtraFi
 from ctxrobust.canonical import dumps, dumps_pretty, iter_jsonl, sha256_file, write_json, write_jsonl
 from ctxrobust.errors import CtxRobustError, ValidationFailed
 from ctxrobust.manifest import read_manifest
+from ctxrobust.output import release_folder_above
+from ctxrobust.progress import SILENT, Progress
 from ctxrobust.release import CARD, MANIFEST, SUMS, Release
 
 # a version names a folder and the git tag v<version>: letters, digits and . _ + -, starting and ending with a
@@ -180,13 +182,27 @@ def write_sums(folder: Path) -> None:
     (folder / SUMS).write_text("".join(lines), encoding="utf-8", newline="\n")
 
 
-def build_release(dataset: str, version: str, overrides: dict, out_root: Path, store: Any = None) -> BuildResult:
-    """Build `dataset` at `version` under out_root/<dataset>/<version>/, frozen once written."""
+def check_out_root(out_root: Path) -> None:
+    """A releases folder outside every release: a release folder is frozen once built, so no new release is nested
+    in one (links resolved, so a link into a release is that release)."""
+    frozen = release_folder_above(out_root.resolve()) or release_folder_above(out_root.absolute())
+    if frozen is not None:
+        raise CtxRobustError(
+            f"--out {out_root}: is inside the release folder {frozen}, which is frozen; give a releases folder outside it (e.g. releases)"
+        )
+
+
+def build_release(
+    dataset: str, version: str, overrides: dict, out_root: Path, store: Any = None, progress: Progress | None = None
+) -> BuildResult:
+    """Build `dataset` at `version` under out_root/<dataset>/<version>/, frozen once written; `progress`
+    shows its stages (reading sources, building items, writing files, checks)."""
     from ctxrobust.publish.card import render_card
     from ctxrobust.validators.checks import run_checks
     from ctxrobust.validators.integrity import FROZEN_ONLY
 
     check_version(version)
+    check_out_root(Path(out_root))
     declared = registry.get(dataset)
     builder_cls = declared.builder_cls
     config = make_config(builder_cls, overrides)
@@ -204,13 +220,16 @@ def build_release(dataset: str, version: str, overrides: dict, out_root: Path, s
                 f"{target} already exists with a different build configuration ({', '.join(changed)}); "
                 "releases are frozen: choose a new version"
             )
+    progress = progress or SILENT
     builder = builder_cls(config, store)
     needed = builder.required_snapshots()
     if needed:
         if store is None:
             raise CtxRobustError(f"{dataset} needs source snapshots but no source store was given")
-        store.require(needed)
-    output: BuildOutput = builder.build()
+        with progress.stage(f"{dataset}: reading sources"):
+            store.require(needed)
+    with progress.stage(f"{dataset}: building items"):
+        output: BuildOutput = builder.build()
 
     target.parent.mkdir(parents=True, exist_ok=True)
     removed = remove_interrupted_builds(target.parent)
@@ -219,9 +238,10 @@ def build_release(dataset: str, version: str, overrides: dict, out_root: Path, s
         shutil.rmtree(tmp)
     tmp.mkdir()
     try:
-        manifest = _write_files(tmp, declared, version, config_json, needed, store, output)
+        with progress.stage(f"{dataset}: writing files", total=len(output.files) + len(output.extra_files)) as stage:
+            manifest = _write_files(tmp, declared, version, config_json, needed, store, output, stage.advance)
         release = Release(tmp, store=store, manifest=manifest)
-        results = run_checks(release, skip=FROZEN_ONLY)  # not yet hashed, not yet in place
+        results = run_checks(release, skip=FROZEN_ONLY, progress=progress, label=f"{dataset}: checks")  # not yet hashed, not yet in place
         failures = [f for found in results.values() for f in found]
         manifest["validators"] = {name: {"passed": not found, "failures": len(found)} for name, found in results.items()}
         if failures:
@@ -266,8 +286,17 @@ def _differing_files(new: Path, old: Path) -> list[str]:
 
 
 def _write_files(
-    tmp: Path, declared: registry.Dataset, version: str, config_json: dict, needed: list[str], store, output: BuildOutput
+    tmp: Path,
+    declared: registry.Dataset,
+    version: str,
+    config_json: dict,
+    needed: list[str],
+    store,
+    output: BuildOutput,
+    written: Callable[[], None] = lambda: None,
 ) -> dict:
+    """Write the data files (JSON Lines and Parquet) and the extra files into `tmp`, calling `written`
+    after each; the manifest that records them."""
     dataset = declared.name
     files, parquet = [], []
     names = [f.name for f in output.files]
@@ -286,8 +315,12 @@ def _write_files(
         parquet.append(
             {"name": pq_path.name, "sha256": sha256_file(pq_path), "bytes": pq_path.stat().st_size, "rows": count, "from": data_file.name}
         )
+        written()
     taken = {f["name"] for f in files} | {f["name"] for f in parquet} | {MANIFEST, CARD, SUMS}
-    extra = [_write_extra(tmp, dataset, extra_file, taken, {f["name"] for f in files}) for extra_file in output.extra_files]
+    extra = []
+    for extra_file in output.extra_files:
+        extra.append(_write_extra(tmp, dataset, extra_file, taken, {f["name"] for f in files}))
+        written()
     sources = [{"name": name, "sha256": store.snapshot(name).sha256} for name in sorted(needed)] if needed else []
     # round-trip the notes through canonical JSON so only JSON values reach the manifest
     notes = json.loads(dumps(output.notes))

@@ -50,6 +50,13 @@ def _report_error(dataset: str, exc: CtxRobustError, store, verbose: bool) -> No
     print(f"error: {dataset}: {exc}; {where}", file=sys.stderr)
 
 
+def _progress(args, quiet: bool = False):
+    """The command's progress reporter on standard error: silent off a terminal, under -q, or when `quiet`."""
+    from ctxrobust.progress import Progress
+
+    return Progress(sys.stderr, quiet=quiet or bool(getattr(args, "quiet", False)))
+
+
 def _overrides(args) -> dict:
     overrides = {}
     for pair in args.set or []:
@@ -71,7 +78,7 @@ def cmd_build(args) -> int:
     started = time.perf_counter()
     store = _store(args)
     try:
-        result = build_release(args.dataset, args.version, _overrides(args), Path(args.out), store)
+        result = build_release(args.dataset, args.version, _overrides(args), Path(args.out), store, _progress(args))
     except ValidationFailed as exc:
         _print_failures(exc.failures, args.dataset, args.version)
         raise
@@ -87,15 +94,16 @@ def cmd_build(args) -> int:
 
 def cmd_release(args) -> int:
     """Build several datasets; a dataset whose build fails does not stop the others."""
-    from ctxrobust.build import build_release, check_version
+    from ctxrobust.build import build_release, check_out_root, check_version
 
     check_version(args.version)
+    check_out_root(Path(args.out))
     names = registry.names() if not args.datasets else [n for chunk in args.datasets for n in chunk.replace(",", " ").split()]
-    store, failed = _store(args), []
+    store, failed, progress = _store(args), [], _progress(args)
     for name in names:
         started = time.perf_counter()
         try:
-            result = build_release(name, args.version, {}, Path(args.out), store)
+            result = build_release(name, args.version, {}, Path(args.out), store, progress)
         except ValidationFailed as exc:
             _print_failures(exc.failures, name, args.version)
             print(f"error: {exc}", file=sys.stderr)
@@ -137,9 +145,9 @@ def _print_failures(failures, dataset: str, version: str) -> None:
         print(printable(f"FAIL {dataset} {version} {f.file or '-'} {f.item or '-'} {f.check}: {f.message}"))
 
 
-def _check_release(folder: Path, store) -> tuple[str, str, list, int]:
+def _check_release(folder: Path, store, progress=None) -> tuple[str, str, list, int]:
     """(dataset, version, failures, checks run) of one release folder; whatever is wrong with it is its
-    own failure, so the run goes on to the next release."""
+    own failure, so the run goes on to the next release. `progress` shows the checks as they run."""
     from ctxrobust.release import Release
     from ctxrobust.release_files import shown
     from ctxrobust.validators.checks import Failure, run_checks
@@ -155,9 +163,12 @@ def _check_release(folder: Path, store) -> tuple[str, str, list, int]:
             )
         if folder.parent.name not in registry.names():  # a downloaded folder, under any name: named by its manifest
             dataset, version = (str(v) if str(v).isprintable() else shown(v) for v in (release.dataset, release.version))
-        results = run_checks(release)
+        results = run_checks(release, progress=progress, label=f"validating {dataset} {version}")
     except (CtxRobustError, OSError) as exc:
         message = str(exc) if isinstance(exc, CtxRobustError) else f"{exc.filename or folder}: cannot be read ({exc.strerror})"
+        return dataset, version, [Failure("manifest.json", None, message, "load")], 0
+    except (ValueError, RecursionError) as exc:  # a hostile release no check foresaw: its own failure, the others still judged
+        message = f"{folder}: cannot be validated ({type(exc).__name__}: {shown(str(exc))})"
         return dataset, version, [Failure("manifest.json", None, message, "load")], 0
     return dataset, version, [f for found in results.values() for f in found], len(results)
 
@@ -179,10 +190,10 @@ def cmd_validate(args) -> int:
         print(
             f"FAIL {folder.parent.name} {folder.name} manifest.json - load: {folder} holds no manifest.json; the release is incomplete, rebuild it"
         )
-    store = _store(args)
+    store, progress = _store(args), _progress(args)
     total_failures = len(partial)
     for folder in folders:
-        dataset, version, failures, checks = _check_release(folder, store)
+        dataset, version, failures, checks = _check_release(folder, store, progress)
         _print_failures(failures, dataset, version)
         total_failures += len(failures)
         state = "ok" if not failures else f"{len(failures)} failure(s)"
@@ -206,14 +217,51 @@ def _option_fields(command: str) -> dict[str, list[tuple[str, typing.Any]]]:
     return fields
 
 
+def _literal_values(annotation: typing.Any) -> list | None:
+    """The values a Literal annotation allows (inside Optional[...] too), else None."""
+    if typing.get_origin(annotation) is typing.Literal:
+        return list(typing.get_args(annotation))
+    for arg in typing.get_args(annotation):
+        if typing.get_origin(arg) is typing.Literal:
+            return list(typing.get_args(arg))
+    return None
+
+
+def _field_help(info) -> str:
+    """A field's description with what it lacks of its values, its default and whether it is required:
+    "(one of a, b)", "(default: X)", "(required)"; a description that already names them stays as it is."""
+    import re
+
+    text, notes = info.description or "", []
+    values = _literal_values(info.annotation)
+    if values and not all(re.search(rf"(?<![\w-]){re.escape(str(v))}(?![\w-])", text) for v in values):
+        notes.append(f"one of {', '.join(map(str, values))}")
+    if info.is_required():
+        notes.append("required")
+    elif info.default is not None and info.default is not False and "default" not in text:
+        default = info.default
+        notes.append(f"default: {', '.join(map(str, default)) if isinstance(default, (list, tuple)) else default}")
+    return f"{text} ({'; '.join(notes)})" if notes else text
+
+
+def _option_help(owners: list[tuple[str, typing.Any]]) -> str:
+    """One flag's help over the datasets that take it: each text once, after the datasets it holds for
+    ("gsm-ic, misleadqa: refuse ..."), not once per dataset."""
+    texts: dict[str, list[str]] = {}
+    for dataset, info in owners:
+        texts.setdefault(_field_help(info), []).append(dataset)
+    return "; ".join(f"{', '.join(datasets)}: {text}" for text, datasets in texts.items())
+
+
 def _add_option_flags(parser: argparse.ArgumentParser, command: str) -> None:
-    """One flag per options field; its type from the annotation, its help from each dataset's description."""
+    """One flag per options field; its type from the annotation, its help from each dataset's description
+    (with its default and values), each text once."""
     for name, owners in sorted(_option_fields(command).items()):
         info = owners[0][1]
         annotation = info.annotation
         args = [a for a in typing.get_args(annotation) if a is not type(None)] or [annotation]
         kind = args[0]
-        helps = "; ".join(f"{ds}: {i.description}" for ds, i in owners if i.description)
+        helps = _option_help(owners)
         if kind is bool:
             parser.add_argument(flag(name), dest=name, action="store_true", default=None, help=helps)
             continue
@@ -224,7 +272,7 @@ def _add_option_flags(parser: argparse.ArgumentParser, command: str) -> None:
         choices = list(typing.get_args(element)) if typing.get_origin(element) is typing.Literal else None
         if choices and len(owners) > 1:
             choices = None  # datasets differ: each model checks its own values
-            helps = "; ".join(f"{ds}: {i.description}" for ds, i in owners)
+        shown = _literal_values(annotation) if len(owners) == 1 else None  # the values, shown (the model checks them)
         parser.add_argument(
             flag(name),
             dest=name,
@@ -232,7 +280,7 @@ def _add_option_flags(parser: argparse.ArgumentParser, command: str) -> None:
             nargs=nargs,
             default=None,
             help=helps,
-            metavar=name.upper() if not choices else None,
+            metavar=("{" + ",".join(map(str, shown)) + "}" if shown else name.upper()) if not choices else None,
             choices=choices,
         )
 
@@ -287,13 +335,27 @@ def _release_path(text: str) -> Path:
 SAMPLING_FLAGS = ("temperature", "top_p", "max_tokens", "samples", "baseline_samples")
 
 
+# the sampling plans' defaults as the help states them (each dataset's prompts.PLAN; a test keeps them equal):
+# reading the plans here would import every dataset's prompt code on every command
+PLAN_DEFAULTS = {
+    "temperature": "0 for gsm-ic and misleadqa, 1 for pseudowords",
+    "samples": "1 for gsm-ic and misleadqa, 2 for pseudowords",
+    "baseline_samples": "20 for pseudowords",
+}
+
+
 def _add_sampling_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--model", help="the model name sent in each request (openai-batch bodies, run)")
-    p.add_argument("--temperature", type=float, help="sampling temperature (default: the dataset's plan)")
+    p.add_argument("--temperature", type=float, help=f"sampling temperature (default: the paper's, {PLAN_DEFAULTS['temperature']})")
     p.add_argument("--top-p", dest="top_p", type=float, help="nucleus sampling (default: not sent)")
     p.add_argument("--max-tokens", dest="max_tokens", type=int, help="longest answer in tokens (default: not sent)")
-    p.add_argument("--samples", type=int, help="responses per condition (default: the dataset's plan)")
-    p.add_argument("--baseline-samples", dest="baseline_samples", type=int, help="responses without context (pseudowords; default 20)")
+    p.add_argument("--samples", type=int, help=f"responses per condition (default: the paper's, {PLAN_DEFAULTS['samples']})")
+    p.add_argument(
+        "--baseline-samples",
+        dest="baseline_samples",
+        type=int,
+        help=f"responses without context, for datasets with a no-context condition (default: the paper's, {PLAN_DEFAULTS['baseline_samples']})",
+    )
 
 
 def _requests(args, release, dataset):
@@ -308,33 +370,51 @@ def _requests(args, release, dataset):
     return module, options, plan, module.requests(release, options, plan)
 
 
-def _batch_prompts(args, plan_requests, target: Path | None) -> int:
+def _batch_prompts(args, plan_requests, target: Path | None, inputs=()) -> int:
     from ctxrobust.evaluation.formats.openai_batch import write_input
 
     if target is None or not args.model:
         raise CtxRobustError(
             "--format openai-batch needs -o FILE (parts are split at 50,000 lines or 200 MB) and --model NAME (the body's model)"
         )
-    parts = write_input(plan_requests, args.model, target)
+    with _progress(args).stage("writing requests"):
+        parts = write_input(plan_requests, args.model, target, inputs=inputs)
     for path, lines in parts:
         print(f"wrote {lines} request(s) to {path}", file=sys.stderr)
     return 0
 
 
 def cmd_run(args) -> int:
-    from ctxrobust.evaluation.run.client import RetryPolicy
-    from ctxrobust.evaluation.run.runner import default_cache, record_path, run
+    import math
+
+    from ctxrobust.evaluation.run.cache import refuse_link
+    from ctxrobust.evaluation.run.client import RetryPolicy, check_api_key, endpoint
+    from ctxrobust.evaluation.run.runner import NO_KEY, default_cache, lock_path, record_path, run
 
     if not args.model:
         raise CtxRobustError("run needs --model NAME, the model the endpoint serves")
+    if (
+        args.concurrency < 1
+        or args.retries < 0
+        or not math.isfinite(args.timeout)
+        or args.timeout <= 0
+        or not math.isfinite(args.retry_base)
+        or args.retry_base < 0
+    ):
+        raise CtxRobustError("--concurrency must be at least 1, --retries and --retry-base at least 0, and --timeout positive")
+    endpoint(args.base_url)  # the endpoint and the key are checked before anything is read, opened or sent
+    check_api_key(os.environ.get(args.api_key_env) or NO_KEY, args.api_key_env)
     release = _frozen_release(_release_path(args.release))
     dataset = registry.get(release.dataset)
     module, options, plan, requests = _requests(args, release, dataset)
-    target = check_output(args.output, "-o", _input_paths(options))
-    if args.cache:
-        check_output(args.cache, "--cache", [*_input_paths(options), target])
-    if args.concurrency < 1 or args.retries < 0 or args.timeout <= 0 or args.retry_base < 0:
-        raise CtxRobustError("--concurrency must be at least 1, --retries and --retry-base at least 0, and --timeout positive")
+    inputs = _input_paths(options)
+    target = check_output(args.output, "-o", inputs)
+    cache = Path(args.cache) if args.cache else default_cache(target)
+    refuse_link(cache, "--cache")  # the cache is appended to in place: never through a link, given or default
+    refuse_link(lock_path(target), "-o")
+    cache = check_output(cache, "--cache", [*inputs, target])
+    for beside in (record_path(target), lock_path(target)):
+        check_output(beside, "-o", [*inputs, target, cache])
     record = run(
         list(requests),
         module.prediction,
@@ -344,11 +424,12 @@ def cmd_run(args) -> int:
         base_url=args.base_url,
         api_key_env=args.api_key_env,
         output=target,
-        cache_path=Path(args.cache) if args.cache else default_cache(target),
+        cache_path=cache,
         concurrency=args.concurrency,
         policy=RetryPolicy(retries=args.retries, base=args.retry_base, timeout=args.timeout),
         options=json.loads(options.model_dump_json()),
         plan=plan,
+        quiet=bool(args.quiet),
     )
     counts = record["counts"]
     print(
@@ -377,19 +458,21 @@ def _converted(dataset: registry.Dataset, path: Path, options, form: str):
     return converted
 
 
-def _converted_score(release, dataset, predictions: Path, options, form: str) -> dict:
+def _converted_score(release, dataset, predictions: Path, options, form: str, progress) -> dict:
     """Score a runner's file: its rows converted to the dataset's native rows, scored, and the report
     made to speak of the file given."""
     from ctxrobust.canonical import sha256_file
     from ctxrobust.evaluation.formats.convert import relabel, write_native
 
-    converted = _converted(dataset, predictions, options, form)
+    with progress.stage(f"reading {predictions.name} as {form}"):
+        converted = _converted(dataset, predictions, options, form)
     with tempfile.TemporaryDirectory(prefix="ctxrobust-") as folder:
         native = (
             Path(folder) / f"{predictions.name}.as-native-rows.jsonl"
         )  # named in the scorer's messages; the report names the file given
         write_native(converted, native)
-        report = dataset.load("scorer")(release, native, options)
+        with progress.stage(f"scoring {predictions.name} (reading predictions, bootstrap)"):
+            report = dataset.load("scorer")(release, native, options)
     return relabel(report, predictions, form, converted, sha256_file(predictions))
 
 
@@ -399,24 +482,30 @@ def cmd_prompts(args) -> int:
     _, options, _, plan_requests = _requests(args, release, dataset)
     target = check_output(args.output, "-o", _input_paths(options)) if args.output else None
     if args.format == "openai-batch":
-        return _batch_prompts(args, plan_requests, target)
+        return _batch_prompts(args, plan_requests, target, _input_paths(options))
     from ctxrobust.evaluation.run.requests import chat_line, check_unique
 
     requests = (chat_line(r, args.model) for r in check_unique(plan_requests))
     if target is None:
-        count = 0
-        for request in requests:
-            sys.stdout.write(dumps(request) + "\n")
-            count += 1
+        # on a terminal the lines themselves show: no progress line among them
+        count = _write_requests(requests, sys.stdout, _progress(args, quiet=_stdout_is_terminal()))
         print(f"wrote {count} request(s)", file=sys.stderr)
         return 0
-    count = 0
     with atomic_open(target) as out:  # a failed run leaves the old file and no partial one
+        count = _write_requests(requests, out, _progress(args))
+    print(f"wrote {count} request(s) to {target}", file=sys.stderr)
+    return 0
+
+
+def _write_requests(requests, out, progress) -> int:
+    """Write chat request lines to `out`, counted on the progress line; how many were written."""
+    count = 0
+    with progress.stage("writing requests") as stage:
         for request in requests:
             out.write(dumps(request) + "\n")
             count += 1
-    print(f"wrote {count} request(s) to {target}", file=sys.stderr)
-    return 0
+            stage.advance()
+    return count
 
 
 def cmd_screen(args) -> int:
@@ -462,6 +551,9 @@ def cmd_score(args) -> int:
     options = _options(args, dataset, "score")
     inputs = [*predictions, *_input_paths(options)]
     target = check_output(args.output, "-o", inputs) if args.output else None
+    summary = not args.output and args.format is None and _stdout_is_terminal()
+    if summary:  # a person at a terminal: a short table, the full report in a file
+        target = _report_file(named[0], several, inputs)
     leaderboard = check_output(args.leaderboard, "--leaderboard", [*inputs, target]) if args.leaderboard else None
     for name in OUTPUT_OPTIONS:
         extra = getattr(options, name, None)
@@ -478,41 +570,71 @@ def cmd_score(args) -> int:
         raise CtxRobustError("--format parquet writes a binary file: give it with -o REPORT.parquet")
     from ctxrobust.evaluation.formats.convert import detect
 
+    progress = _progress(args)
     if not several:
         predictions = named[0]
         input_format = args.input_format or detect(predictions)
         if input_format == "native":
-            report = dataset.load("scorer")(release, predictions, options)
+            with progress.stage(f"scoring {predictions.name} (reading predictions, bootstrap)"):
+                report = dataset.load("scorer")(release, predictions, options)
             report.get("predictions", {})["input_format"] = "native"
         else:
-            report = _converted_score(release, dataset, predictions, options, input_format)
-        return _write_report(report, form, dataset, target)
+            report = _converted_score(release, dataset, predictions, options, input_format, progress)
+        return _finish_report(report, form, dataset, target, summary)
     strict = bool(getattr(options, "strict", False))
-    with tempfile.TemporaryDirectory(prefix="ctxrobust-converted-") as folder:
-        files = [_as_native(args, dataset, path, options, Path(folder) / str(k)) for k, path in enumerate(predictions)]
-        report = submissions.score_submissions(release, dataset, files, options, strict, lambda line: print(line, file=sys.stderr))
+    with progress.stage(f"scoring {len(predictions)} submission(s) (reading predictions, bootstrap)"):
+        report = submissions.score_submissions(
+            release, dataset, predictions, options, strict, lambda line: print(line, file=sys.stderr), input_format=args.input_format
+        )
     if args.leaderboard:
         board = (
             submissions.leaderboard_csv(report) if args.leaderboard.lower().endswith(".csv") else submissions.leaderboard_markdown(report)
         )
         write_text(leaderboard, board)
         print(f"wrote {leaderboard}", file=sys.stderr)
-    return _write_report(report, form, dataset, target)
+    return _finish_report(report, form, dataset, target, summary)
 
 
-def _as_native(args, dataset: registry.Dataset, path: Path, options, folder: Path) -> Path:
-    """A submission in the dataset's native rows: a native file as it is, a runner's file converted
-    into `folder` under its own name (so the submission keeps its label)."""
-    from ctxrobust.evaluation.formats.convert import detect, write_native
+def _stdout_is_terminal() -> bool:
+    """Whether standard output is a terminal (a person reads it), not a pipe or a file."""
+    from ctxrobust.progress import is_terminal
 
-    input_format = args.input_format or detect(path)
-    if input_format == "native":
-        return path
-    converted = _converted(dataset, path, options, input_format)
-    folder.mkdir(parents=True, exist_ok=True)
-    native = folder / path.name
-    write_native(converted, native)
-    return native
+    return is_terminal(sys.stdout)
+
+
+REPORT_NAMES = 99  # report-2 ... report-99: how far the next free name is looked for
+
+
+def _report_file(predictions: Path, several: bool, inputs: list) -> Path:
+    """Where `score` at a terminal writes the full JSON report: `<predictions stem>.report.json` in the
+    current folder (`submissions.report.json` for several submissions); an existing file is never
+    overwritten: the next free `.report-N.json` is taken."""
+    stem = "submissions" if several else predictions.stem
+    for n in range(1, REPORT_NAMES + 1):
+        path = Path(f"{stem}.report.json" if n == 1 else f"{stem}.report-{n}.json")
+        if os.path.lexists(path):
+            continue
+        try:
+            return check_output(path, "the full report", inputs)
+        except CtxRobustError as exc:
+            raise CtxRobustError(f"{exc}; or give -o FILE") from None
+    raise CtxRobustError(f"{stem}.report.json to {stem}.report-{REPORT_NAMES}.json all exist here; remove some, or give -o FILE")
+
+
+def _finish_report(report: dict, form: str, dataset: registry.Dataset, target: Path | None, summary: bool) -> int:
+    """The report written as asked, or (`summary`) in full to `target` with a short table on standard output."""
+    if not summary:
+        return _write_report(report, form, dataset, target)
+    from ctxrobust.evaluation.summary import summary_table
+
+    write_text(target, _json_report(report))
+    spec = dataset.load("leaderboard") if dataset.leaderboard else {}
+    sys.stdout.write(summary_table(report, spec) + f"full report: {target}\n")
+    return 0
+
+
+def _json_report(report: dict) -> str:
+    return json.dumps(report, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n"
 
 
 def _write_report(report: dict, form: str, dataset: registry.Dataset, target: Path | None) -> int:
@@ -524,7 +646,7 @@ def _write_report(report: dict, form: str, dataset: registry.Dataset, target: Pa
         print(f"wrote {target}", file=sys.stderr)
         return 0
     if form == "json":
-        text = json.dumps(report, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n"
+        text = _json_report(report)
     elif form == "csv":
         text = tidy.csv_text(report)
     else:
@@ -562,8 +684,16 @@ class BuildHelp(argparse.Action):
         parser.exit()
 
 
+def _add_quiet(p: argparse.ArgumentParser) -> None:
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress line on standard error (it shows only on a terminal)")
+
+
 def parser() -> argparse.ArgumentParser:
-    top = argparse.ArgumentParser(prog="ctxrobust", description="Build, validate, publish and score context-robustness datasets.")
+    top = argparse.ArgumentParser(
+        prog="ctxrobust",
+        description="Build, validate, publish and score context-robustness datasets.",
+        epilog="`ctxrobust COMMAND --help` shows a command's options, with their choices and defaults.",
+    )
     top.add_argument(
         "--version", action="version", version=f"ctxrobust {ctxrobust.__version__}", help="print the ctxrobust version and exit"
     )
@@ -582,17 +712,19 @@ def parser() -> argparse.ArgumentParser:
         metavar="KEY=VALUE",
         help="override a build setting (VALUE as JSON, or a plain string); `ctxrobust build DATASET --help` lists the settings",
     )
-    p.add_argument("--out", default="releases", help="the releases folder (default: releases)")
+    p.add_argument("--out", default="releases", help="the releases folder (default: %(default)s)")
     p.add_argument("--mirror", help=MIRROR_HELP)
     p.add_argument("-v", "--verbose", action="store_true", help="list every missing or mismatching source file")
+    _add_quiet(p)
     p.set_defaults(func=cmd_build)
 
     p = sub.add_parser("release", help="build several datasets at one version (default: all)")
     p.add_argument("--version", required=True, help="the release version (e.g. 1.0.0)")
     p.add_argument("--datasets", nargs="+", help=f"dataset names, space or comma separated (default: all of {', '.join(registry.names())})")
-    p.add_argument("--out", default="releases", help="the releases folder (default: releases)")
+    p.add_argument("--out", default="releases", help="the releases folder (default: %(default)s)")
     p.add_argument("--mirror", help=MIRROR_HELP)
     p.add_argument("-v", "--verbose", action="store_true", help="list every missing or mismatching source file")
+    _add_quiet(p)
     p.set_defaults(func=cmd_release)
 
     p = sub.add_parser("sources", help="fill the source cache, verifying every sha256 against the lock")
@@ -604,6 +736,7 @@ def parser() -> argparse.ArgumentParser:
     p = sub.add_parser("validate", help="check every release under PATH")
     p.add_argument("path", help="a release folder, a folder of releases (e.g. releases/), or hf://datasets/ORG/NAME@vX.Y.Z")
     p.add_argument("--mirror", help=MIRROR_HELP)
+    _add_quiet(p)
     p.set_defaults(func=cmd_validate)
 
     p = sub.add_parser("prompts", help="write the exact model inputs of a release as JSONL")
@@ -614,9 +747,11 @@ def parser() -> argparse.ArgumentParser:
         "--format",
         choices=["chat", "openai-batch"],
         default="chat",
-        help="chat: one request per line {id, dataset, item, condition, sample, messages, sampling, meta}; openai-batch: OpenAI Batch input lines",
+        help="chat: one request per line {id, dataset, item, condition, sample, messages, sampling, meta}; "
+        "openai-batch: OpenAI Batch input lines (default: %(default)s)",
     )
     _add_sampling_flags(p)
+    _add_quiet(p)
     p.set_defaults(func=cmd_prompts)
 
     p = sub.add_parser("run", help="send a release's requests to an OpenAI-compatible endpoint and write predictions")
@@ -625,14 +760,21 @@ def parser() -> argparse.ArgumentParser:
     _add_option_flags(p, "prompts")
     _add_sampling_flags(p)
     p.add_argument("-o", "--output", required=True, help="the predictions JSONL to write; the run record goes beside it (.run.json)")
-    p.add_argument("--api-key-env", default="OPENAI_API_KEY", help="the environment variable holding the API key (default: OPENAI_API_KEY)")
-    p.add_argument("--concurrency", type=int, default=8, help="requests in flight at once (default: 8)")
-    p.add_argument("--retries", type=int, default=6, help="retries of a request after 429, 5xx, timeouts or malformed bodies (default: 6)")
+    p.add_argument("--api-key-env", default="OPENAI_API_KEY", help="the environment variable holding the API key (default: %(default)s)")
+    p.add_argument("--concurrency", type=int, default=8, help="requests in flight at once (default: %(default)s)")
     p.add_argument(
-        "--retry-base", dest="retry_base", type=float, default=1.0, help="seconds before the first retry, doubling after (default: 1)"
+        "--retries", type=int, default=6, help="retries of a request after 429, 5xx, timeouts or malformed bodies (default: %(default)s)"
     )
-    p.add_argument("--timeout", type=float, default=300.0, help="seconds to wait for one answer (default: 300)")
+    p.add_argument(
+        "--retry-base",
+        dest="retry_base",
+        type=float,
+        default=1.0,
+        help="seconds before the first retry, doubling after (default: %(default)g)",
+    )
+    p.add_argument("--timeout", type=float, default=300.0, help="seconds to wait for one answer (default: %(default)g)")
     p.add_argument("--cache", help="the resumable cache file (default: beside -o, .cache.jsonl)")
+    _add_quiet(p)
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("score", help="score predictions files (one, several, or a folder of submissions) against a release")
@@ -641,11 +783,16 @@ def parser() -> argparse.ArgumentParser:
         "predictions",
         nargs="+",
         metavar="PREDICTIONS",
-        help="a predictions JSON Lines file; several files or a folder of them are scored together as submissions "
+        help="a predictions file (JSON Lines, or CSV or Parquet with the same columns); several files or a folder of them are scored together as submissions "
         "(the same bootstrap draws for all, differences between models, a leaderboard; --strict refuses each broken file alone)",
     )
     p.add_argument("--leaderboard", metavar="FILE", help="with several submissions: also write the leaderboard as FILE (.md or .csv)")
-    p.add_argument("-o", "--output", help="the report file to write (default: standard output)")
+    p.add_argument(
+        "-o",
+        "--output",
+        help="the report file to write (default: standard output; at a terminal without --format, a short summary there "
+        "and the full JSON report in <predictions>.report.json)",
+    )
     p.add_argument(
         "--format",
         choices=["json", "md", "html", "csv", "parquet"],
@@ -655,9 +802,10 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--input-format",
         dest="input_format",
-        choices=["native", "openai-batch", "vllm-batch", "lm-eval", "inspect"],
+        choices=["native", "openai-batch", "vllm-batch", "lm-eval", "inspect", "csv", "parquet"],
         help="the predictions file's format (default: detected and named in the report)",
     )
+    _add_quiet(p)
     p.set_defaults(func=cmd_score)
 
     p = sub.add_parser("screen", help="flag candidates from screening models' judgments (MisleadQA App. B.1)")

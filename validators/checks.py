@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Iterable
 
 if TYPE_CHECKING:
+    from ctxrobust.progress import Progress
     from ctxrobust.release import Release
 
 
@@ -62,21 +63,32 @@ def checks_for(dataset: str) -> dict[str, CheckFn]:
     return ordered
 
 
-def run_checks(release: Release, skip: Iterable[str] = (), only: Iterable[str] | None = None) -> dict[str, list[Failure]]:
+def run_checks(
+    release: Release,
+    skip: Iterable[str] = (),
+    only: Iterable[str] | None = None,
+    progress: Progress | None = None,
+    label: str = "checks",
+) -> dict[str, list[Failure]]:
     """Run every check for the release's dataset (or the generic ones named in `only`); a check that
-    crashes is itself a failure."""
+    crashes is itself a failure. `progress` shows a stage named `label`: the checks done, and the one
+    that runs."""
+    from ctxrobust.progress import SILENT
+
     results: dict[str, list[Failure]] = {}
     skipped = set(skip)
     chosen = None if only is None else set(only)
     checks = checks_for(release.dataset) if chosen is None else generic_checks()
-    for name, fn in checks.items():
-        if name in skipped or (chosen is not None and name not in chosen):
-            continue
-        found: list[Failure] = []
-        try:
-            for f in fn(release):
-                found.append(Failure(f.file, f.item, f.message, name))
-        except Exception as exc:  # reported, never hidden; failures found before it are kept
-            found.append(Failure(None, None, f"check could not run: {type(exc).__name__}: {exc}", name))
-        results[name] = found
+    todo = {name: fn for name, fn in checks.items() if name not in skipped and (chosen is None or name in chosen)}
+    with (progress or SILENT).stage(label, total=len(todo)) as stage:
+        for name, fn in todo.items():
+            stage.describe(name)
+            found: list[Failure] = []
+            try:
+                for f in fn(release):
+                    found.append(Failure(f.file, f.item, f.message, name))
+            except Exception as exc:  # reported, never hidden; failures found before it are kept
+                found.append(Failure(None, None, f"check could not run: {type(exc).__name__}: {exc}", name))
+            results[name] = found
+            stage.advance(failed=bool(found))
     return results

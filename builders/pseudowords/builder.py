@@ -36,19 +36,30 @@ MAX_VOCABULARY = 1_000_000  # bounds the work of one build (the paper's is 10,00
 
 
 class PseudowordsConfig(BuildConfig):
-    seed: int = Field(0, ge=0)
-    vocabulary_size: int = Field(10_000, ge=1, le=MAX_VOCABULARY)  # Appendix B
-    min_word_length: int = Field(3, ge=1, le=32)  # Section 2: 3 to 8 letters a-z
-    max_word_length: int = Field(8, ge=1, le=32)
-    zipf_threshold: float = Field(1.5, allow_inf_nan=False)  # Appendix B: reject English Zipf frequency >= 1.5
-    zipf_language: str = "en"
-    zipf_wordlist: Literal["best", "large", "small"] = "best"
-    offensive_filter: bool = True  # refuse words holding an entry of better-profanity's list (offensive.py)
-    kinds: tuple[Kind, ...] = ("CHA", "TOK", "WEB")  # Section 3.3; WEB only with web_corpus
-    lengths: tuple[int, ...] = (10, 100, 1000, 10_000)  # Section 3.3 "Context Length"
-    contexts_per_length: int = Field(10, ge=1, le=999)  # M = 10, Section 3
-    tokenizer: Literal["o200k_base", "cl100k_base"] = "o200k_base"  # gpt-oss-120b's o200k, Section 3
-    web_corpus: Optional[str] = None  # .txt / .jsonl / .parquet file or directory of them, e.g. fineweb-edu
+    seed: int = Field(0, ge=0, description="seed of the vocabulary draw and of every context")
+    vocabulary_size: int = Field(10_000, ge=1, le=MAX_VOCABULARY, description="pseudo-words in the vocabulary [app. B]")
+    min_word_length: int = Field(3, ge=1, le=32, description="fewest letters (a-z) of a pseudo-word [§2]")
+    max_word_length: int = Field(8, ge=1, le=32, description="most letters (a-z) of a pseudo-word [§2]")
+    zipf_threshold: float = Field(
+        1.5, allow_inf_nan=False, description="refuse a candidate whose Zipf frequency in zipf_language is this or more [app. B]"
+    )
+    zipf_language: str = Field("en", description="the wordfreq language of the Zipf filter (the paper's: English [§2])")
+    zipf_wordlist: Literal["best", "large", "small"] = Field("best", description="the wordfreq word list the Zipf filter reads")
+    offensive_filter: bool = Field(
+        True, description="refuse words holding an entry of better-profanity's word list (the project's rule, not the paper's)"
+    )
+    kinds: tuple[Kind, ...] = Field(
+        ("CHA", "TOK", "WEB"),
+        description="context kinds: CHA pseudo-words, TOK random tokens, WEB web text (built only with web_corpus) [§3.3 'Context Type']",
+    )
+    lengths: tuple[int, ...] = Field((10, 100, 1000, 10_000), description="context lengths in tokens [§3.3 'Context Length']")
+    contexts_per_length: int = Field(10, ge=1, le=999, description="contexts per kind and length (the paper's M) [§3]")
+    tokenizer: Literal["o200k_base", "cl100k_base"] = Field(
+        "o200k_base", description="the encoding that counts context tokens; o200k_base is gpt-oss-120b's [§3]"
+    )
+    web_corpus: Optional[str] = Field(
+        None, description="the WEB documents: a .txt, .jsonl or .parquet file or a folder of them, e.g. a fineweb-edu download [§3.3]"
+    )
 
     @field_validator("kinds")
     @classmethod

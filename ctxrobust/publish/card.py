@@ -3,13 +3,16 @@
 Everything in the card comes from the release manifest and the project's own card text
 (`card_text.json` beside this module: licences, sources, citations; and each dataset's own
 `card.json` beside its builder, named in the registry: descriptions, field descriptions, known
-limits). No dates, no clocks, no data files: the same manifest gives the same bytes.
+limits, how a predictions line looks). Given the release folder, a card also reads its JSON Lines files: the first
+row of each (the example rows, and the real ids of the predictions line) and the `source` of every row of a
+configuration whose sources the card names. No dates, no clocks: the same manifest and files give the same bytes.
 """
 
 from __future__ import annotations
 
 import functools
 import json
+import re
 from pathlib import Path
 from typing import Any, Optional
 
@@ -58,6 +61,14 @@ class ConfigText(_Text):
     # the sources that may feed this configuration: source kind ("fred", the first part of a snapshot name or a
     # user-source kind) -> the name the card gives it; the card names those that fed the build's rows
     sources: dict[str, str] = {}
+    # what one row is, singular and plural ("item", "items"): the card counts rows in these words
+    unit: tuple[str, str] = ("row", "rows")
+    # what the count is, after "464 items" (" to evaluate"; ": candidates left out, each with its reason"): whether
+    # the rows are items to evaluate or not, so that no count mixes the two
+    counted_as: str = ""
+    # the build notes' `groups` ({"fred/time": {"items": n}, ...}) count this configuration's rows per source: the
+    # card says so when it has no folder to count them in
+    counted_in_groups: bool = False
 
 
 class SettingLimit(_Text):
@@ -66,6 +77,21 @@ class SettingLimit(_Text):
     setting: str
     equals: Any
     text: str
+
+
+PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")  # {field}: a value of the first row of a configuration
+
+
+class PredictionsText(_Text):
+    """How a predictions row of the dataset looks: one literal line, with real ids of the release."""
+
+    config: str  # the configuration whose first row fills the example's {field} placeholders
+    example: dict[str, Any]  # one predictions row; a string value may hold {field} placeholders
+    answer: str  # where the model's answer goes: names the field that holds it
+    note: str = ""  # what else a reader needs (where an id comes from), after `answer`
+    prompts_flags: Optional[str] = None  # the flags `prompts` needs; default: one per required prompt option
+    score_flags: str = ""  # the flags `score` needs to score rows like the example (e.g. the benchmark that grades them)
+    flags_note: str = ""  # what the flags' values are
 
 
 class DatasetText(_Text):
@@ -85,6 +111,8 @@ class DatasetText(_Text):
     configs: dict[str, ConfigText]
     limits: list[str]
     setting_limits: list[SettingLimit] = []
+    predictions: Optional[PredictionsText] = None
+    other_files: list[str] = []  # what the files besides the configurations are (shown with them), paragraph by paragraph
 
 
 class CardText(_Text):
@@ -121,6 +149,15 @@ class CardText(_Text):
             for kind in described.sources:
                 if not any(source.prefix.rstrip("/") == kind for source in self.sources):
                     raise ValueError(f"config {config}: source {kind} is not one of `sources`")
+        predictions = text.predictions
+        if predictions is not None:
+            if predictions.config not in text.configs:
+                raise ValueError(f"predictions: config {predictions.config} is not one of its configs")
+            fields = config_fields(text, predictions.config)
+            for value in predictions.example.values():
+                for name in PLACEHOLDER.findall(value) if isinstance(value, str) else []:
+                    if name not in fields:
+                        raise ValueError(f"predictions: {{{name}}} is not a field of config {predictions.config}")
 
 
 @functools.cache
@@ -345,6 +382,32 @@ def _repo_name(repo: Optional[str]) -> str:
     return repo or PLACEHOLDER_REPO
 
 
+def _counted(described: Optional[ConfigText], rows: int) -> str:
+    """'464 items to evaluate', '23,631 exclusions: candidates left out, ...', '1 row': a configuration's rows in its own words."""
+    unit, counted_as = (described.unit, described.counted_as) if described is not None else (("row", "rows"), "")
+    return f"{rows:,} {unit[0] if rows == 1 else unit[1]}{counted_as}"
+
+
+def _contents_rows(manifest: Manifest, text: DatasetText) -> list[list[str]]:
+    """One overview line per configuration, the default first: what its rows are and how many, so that items to evaluate
+    are never added up with exclusions, candidates or samples."""
+    entries = sorted(manifest.published, key=lambda e: e.config != text.default_config)
+    return [
+        [
+            f"`{entry.config}`",
+            _counted(text.configs.get(entry.config), entry.rows)
+            if entry.rows
+            else "none in this build (carried as files, not declared as a configuration)",
+        ]
+        for entry in entries
+    ]
+
+
+def local_path(manifest: Manifest) -> str:
+    """Where `make release` writes the release, relative to a clone of ctxrobust: releases/<dataset>/<version>."""
+    return f"releases/{manifest.dataset}/{manifest.version}"
+
+
 def _overview(manifest: Manifest, text: DatasetText, licence: Licence, repo: Optional[str]) -> list[str]:
     names = [entry.config for entry in manifest.published if entry.rows]
     out = [f"# {text.pretty_name}", "", text.summary, ""]
@@ -353,13 +416,16 @@ def _overview(manifest: Manifest, text: DatasetText, licence: Licence, repo: Opt
         [
             ["dataset", f"`{manifest.dataset}`"],
             ["version", f"`{manifest.version}` (Hub tag `v{manifest.version}`)"],
-            ["configurations", ", ".join(f"`{name}`" for name in names) or "none"],
-            ["rows", f"{total_rows(manifest):,}"],
+            *_contents_rows(manifest, text),
             ["licence", f"[{licence.name}]({licence.url})"],
             ["built by", f"ctxrobust {manifest.builder.package_version}, builder code sha256 `{manifest.builder.code_sha256}`"],
         ],
     )
     example = text.default_config if text.default_config in names else (names[0] if names else text.default_config)
+    local = local_path(manifest)
+    hub_call = f'load_dataset("{_repo_name(repo)}", "{example}", split="{SPLIT}", revision="v{manifest.version}")'
+    local_call = f'load_dataset("{local}", "{example}", split="{SPLIT}")'
+    width = max(len(hub_call), len(local_call)) + len("data = ")
     out += [
         "",
         "## Loading",
@@ -367,15 +433,22 @@ def _overview(manifest: Manifest, text: DatasetText, licence: Licence, repo: Opt
         "```python",
         "from datasets import load_dataset",
         "",
-        f'data = load_dataset("{_repo_name(repo)}", "{example}", split="{SPLIT}", revision="v{manifest.version}")',
+        f"{'data = ' + hub_call:<{width}}  # from the Hub",
+        f"{'local = ' + local_call:<{width}}  # from a local copy of this folder",
         "```",
         "",
     ]
     if repo is None:
         out += [f"`{PLACEHOLDER_REPO}` stands for the Hub repository this release is pushed to (`ctxrobust push --repo ORG/NAME`).", ""]
     out += [
+        f"`{local}` is where `make release` writes this release in a clone of ctxrobust; any folder holding this release's "
+        "files (a download of the Hub repository too) loads the same way, by its path. "
         f"Every configuration has one split, `{SPLIT}`; the tag `v{manifest.version}` pins exactly these files. "
-        "`croissant.json` describes every file and field in Croissant 1.1 (`mlcroissant` reads it).",
+        + (
+            "`croissant.json` describes every file and field in Croissant 1.1 (`mlcroissant` reads it)."
+            if repo is not None
+            else "`ctxrobust push` adds `croissant.json`, which describes every file and field in Croissant 1.1 (`mlcroissant` reads it)."
+        ),
     ]
     for name in _empty_configs(manifest):
         out += [
@@ -428,38 +501,97 @@ def _examples(manifest: Manifest, text: DatasetText, folder: Optional[Path]) -> 
     return (["## Example rows", ""] + out) if out else []
 
 
-def _evaluating(manifest: Manifest, repo: Optional[str]) -> list[str]:
-    """How to install ctxrobust and evaluate a model: prompts, any runner, score (flags from the dataset's own models)."""
+def _filled(value: Any, row: Optional[dict], config: str) -> Any:
+    """A value of the example predictions row with its {field} placeholders filled from `row` (the first row of `config`),
+    or, with no row to read, named ('<id of a variants row>')."""
+    if not isinstance(value, str):
+        return value
+
+    def fill(match: re.Match) -> str:
+        name = match.group(1)
+        if row is not None and isinstance(row.get(name), (str, int, float)) and not isinstance(row.get(name), bool):
+            return str(row[name])
+        return f"<{name} of a {config} row>"
+
+    return PLACEHOLDER.sub(fill, value)
+
+
+def predictions_example(manifest: Manifest, text: DatasetText, folder: Optional[Path]) -> Optional[str]:
+    """The card's literal predictions line: the card text's example, with real ids read from the release in `folder`."""
+    predictions = text.predictions
+    if predictions is None:
+        return None
+    entry = next((e for e in manifest.published if e.config == predictions.config), None)
+    row = _first_row(folder, entry.copy_of) if entry is not None and entry.rows else None
+    return json.dumps({k: _filled(v, row, predictions.config) for k, v in predictions.example.items()}, ensure_ascii=False)
+
+
+def _schema_fields(schema: dict) -> str:
+    """'`model`, `id` and either `response` or `answer`': the fields a predictions row must have."""
+    required = [f"`{f}`" for f in schema.get("required") or []]
+    options = [[f"`{f}`" for f in option.get("required", [])] for option in schema.get("oneOf", [])]
+    options = [option for option in options if option]
+    if not options:
+        return _joined(required) if required else ""
+    if all(len(option) == 1 for option in options):
+        alternatives = "either " + _joined([option[0] for option in options], "or")
+    else:
+        alternatives = "one of: " + "; ".join(_joined(option) for option in options)
+    return (", ".join(required) + " and " if required else "") + alternatives
+
+
+def _evaluating(manifest: Manifest, text: DatasetText, repo: Optional[str], folder: Optional[Path]) -> list[str]:
+    """How to install ctxrobust and evaluate a model: prompts, any runner, score (flags from the dataset's own models and
+    card text), and one literal predictions line with real ids, naming the field that holds the answer."""
     from ctxrobust.schemas import load_schema
 
     declared = registry.get(manifest.dataset)
-    try:
-        prompt_model = declared.load("prompt_options")
-        needed = [f" --{name.replace('_', '-')} {name.upper()}" for name, info in prompt_model.model_fields.items() if info.is_required()]
-    except CtxRobustError:
-        needed = []
+    predictions = text.predictions
+    if predictions is not None and predictions.prompts_flags is not None:
+        prompts_flags = f" {predictions.prompts_flags}" if predictions.prompts_flags else ""
+    else:
+        try:
+            prompt_model = declared.load("prompt_options")
+            prompts_flags = "".join(
+                f" --{name.replace('_', '-')} {name.upper()}" for name, info in prompt_model.model_fields.items() if info.is_required()
+            )
+        except CtxRobustError:
+            prompts_flags = ""
+    score_flags = f" {predictions.score_flags}" if predictions is not None and predictions.score_flags else ""
     release = f"hf://datasets/{_repo_name(repo)}@v{manifest.version}"
     out = [
         "## Evaluating a model",
         "",
+        "ctxrobust is installed from a clone of the ctxrobust repository (Python 3.10 or later): `make install`, then "
+        "`source .venv/bin/activate`. It is not on the Python package index.",
+        "",
         "```sh",
-        "pip install ctxrobust                       # Python 3.10+; or `pip install -e .` in a ctxrobust checkout",
-        f"ctxrobust prompts {release}{''.join(needed)} -o requests.jsonl",
-        "# run requests.jsonl through any model (an OpenAI-compatible endpoint, vLLM, ...): one predictions row per response",
-        f"ctxrobust score {release} predictions.jsonl -o report.md   # or report.json, report.csv, report.html",
+        "make install                 # in a clone of the ctxrobust repository: creates .venv/ and installs ctxrobust into it",
+        "source .venv/bin/activate    # puts `ctxrobust` on PATH",
+        f"ctxrobust prompts {release}{prompts_flags} -o requests.jsonl",
+        "# run requests.jsonl through any model (an OpenAI-compatible endpoint, vLLM, `ctxrobust run`, ...): one predictions row per response",
+        f"ctxrobust score {release} predictions.jsonl{score_flags} -o report.md   # or report.json, report.csv, report.html",
         "```",
         "",
     ]
+    if predictions is not None and predictions.flags_note:
+        out += [predictions.flags_note, ""]
+    out += [f"Each command also takes the release as the path of a local copy (`{local_path(manifest)}`).", ""]
+    line = predictions_example(manifest, text, folder)
+    if line is not None:
+        out += ["`predictions.jsonl` holds one JSON object per line, one per model response. A predictions line:", ""]
+        out += ["```json", line, "```", ""]
+        out += [" ".join(part for part in (predictions.answer, predictions.note) if part), ""]
     schema_name = next((name for name in declared.schemas if name.startswith("predictions.")), None)
     if schema_name:
         try:
             schema = load_schema(schema_name)
         except Exception:  # a card is still written without the schema's summary
             schema = {}
-        required = schema.get("required") or sorted({field for option in schema.get("oneOf", []) for field in option.get("required", [])})
-        if required:
+        fields = _schema_fields(schema)
+        if fields:
             out += [
-                f"A predictions row is a JSON object with {', '.join(f'`{f}`' for f in required)} "
+                f"A predictions row is a JSON object with {fields} "
                 f"(JSON Schema `schemas/{schema_name}.schema.json` in ctxrobust); `ctxrobust score` lists every bad row "
                 "by line and scores the rest (`--strict` refuses the file).",
                 "",
@@ -479,18 +611,40 @@ def _source_kind(name: str) -> str:
     return name.split("/", 1)[0]
 
 
-def config_sources(manifest: Manifest, described: ConfigText) -> Optional[tuple[list[tuple[str, Optional[int]]], list[str]]]:
-    """(sources that fed the configuration, each with its item count where the build notes give one; sources that did
-    not) among those the card text names for it, or None when it names none.
+def source_counts(folder: Optional[Path], name: str) -> Optional[dict[str, int]]:
+    """Rows per `source` of a configuration's JSON Lines file in `folder`, or None when there is no folder, no file, or a
+    row without a `source`."""
+    if folder is None or not (Path(folder) / name).is_file():
+        return None
+    counts: dict[str, int] = {}
+    with open(Path(folder) / name, encoding="utf-8") as handle:
+        for line in handle:
+            if not line.strip():
+                continue
+            source = json.loads(line).get("source")
+            if not isinstance(source, str):
+                return None
+            counts[source] = counts.get(source, 0) + 1
+    return counts
 
-    A build whose notes count items per source-scope group (`groups`: {"fred/time": {"items": n}, ...}) fed the
-    configuration from the sources with items there; otherwise from the sources the build used (snapshots and
-    user-supplied sources)."""
+
+def config_sources(
+    manifest: Manifest, described: ConfigText, counted: Optional[dict[str, int]] = None
+) -> Optional[tuple[list[tuple[str, Optional[int]]], list[str]]]:
+    """(sources that fed the configuration, each with its row count where it is known; sources that did not) among
+    those the card text names for it, or None when it names none.
+
+    The counts are those of `counted` (rows per source kind, from the configuration's own file) when given; else,
+    for a configuration `counted_in_groups`, those of the build notes' source-scope groups (`groups`: {"fred/time":
+    {"items": n}, ...}); otherwise the configuration is said to come from the sources the build used (snapshots and
+    user-supplied sources), with no count."""
     if not described.sources:
         return None
     groups = manifest.build_notes.get("groups")
     counts: dict[str, Optional[int]] = {}
-    if isinstance(groups, dict) and groups:
+    if counted is not None:
+        counts = {kind: n for kind, n in counted.items() if n > 0}
+    elif described.counted_in_groups and isinstance(groups, dict) and groups:
         for key, group in groups.items():
             items = group.get("items") if isinstance(group, dict) else None
             if isinstance(items, int) and not isinstance(items, bool) and items > 0:
@@ -507,21 +661,22 @@ def _joined(names: list[str], word: str = "and") -> str:
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + f" {word} " + names[-1]
 
 
-def _sources_sentence(manifest: Manifest, described: ConfigText) -> str:
-    """' In this build: 400 items from FRED and 400 from SituatedQA; none from AmbigDocs.' ("" when the card text
-    names no sources for the configuration, or none of them fed it)."""
-    found = config_sources(manifest, described)
+def _sources_sentence(manifest: Manifest, described: ConfigText, counted: Optional[dict[str, int]] = None) -> str:
+    """' In this build: 400 items from FRED and 64 from SituatedQA; none from AmbigDocs.' ("" when the card text
+    names no sources for the configuration, or none of them fed it). Rows are counted in the configuration's unit."""
+    found = config_sources(manifest, described, counted)
     if found is None:
         return ""
     used, unused = found
     if not used:
         return ""  # rows the build notes do not attribute to a source: say nothing rather than guess
+    singular, plural = described.unit
     if all(count is not None for _, count in used):
         first, first_count = used[0]
-        parts = [f"{first_count:,} {'item' if first_count == 1 else 'items'} from {first}"]
+        parts = [f"{first_count:,} {singular if first_count == 1 else plural} from {first}"]
         parts += [f"{count:,} from {name}" for name, count in used[1:]]
     else:
-        parts = [f"items from {used[0][0]}"] + [name for name, _ in used[1:]]
+        parts = [f"{plural} from {used[0][0]}"] + [name for name, _ in used[1:]]
     return f" In this build: {_joined(parts)}" + (f"; none from {_joined(unused, 'or')}." if unused else ".")
 
 
@@ -533,7 +688,8 @@ def _configurations(manifest: Manifest, text: DatasetText, folder: Optional[Path
         if entry.rows == 0:
             contents += " Empty in this build: carried as files, not declared as a configuration."
         elif described is not None:
-            contents += _sources_sentence(manifest, described)
+            counted = source_counts(folder, entry.copy_of) if described.sources else None
+            contents += _sources_sentence(manifest, described, counted)
         rows.append([f"`{entry.config}`", SPLIT, entry.name, f"{entry.rows:,}", f"`{entry.sha256}`", contents])
     out = ["## Configurations", ""]
     out += _table(["configuration", "split", "file", "rows", "sha256", "contents"], rows, ["---", "---", "---", "---:", "---", "---"])
@@ -542,11 +698,12 @@ def _configurations(manifest: Manifest, text: DatasetText, folder: Optional[Path
         "Each Parquet file is a copy of the release's canonical JSON Lines file of the same name (`.jsonl`), row for row, sorted by `id`.",
         "",
     ]
-    return out + _extra_files(manifest) + _examples(manifest, text, folder)
+    return out + _extra_files(manifest, text) + _examples(manifest, text, folder)
 
 
-def _extra_files(manifest: Manifest) -> list[str]:
-    """The files the builder declares besides the configurations (e.g. copies in another project's format)."""
+def _extra_files(manifest: Manifest, text: DatasetText) -> list[str]:
+    """The files the builder declares besides the configurations (e.g. copies in another project's format), and what
+    the card text says they are."""
     if not manifest.extra_files:
         return []
     rows = [
@@ -555,7 +712,10 @@ def _extra_files(manifest: Manifest) -> list[str]:
     ]
     out = ["## Other files", ""]
     out += _table(["file", "format", "records", "sha256", "contents"], rows, ["---", "---", "---:", "---", "---"])
-    out += ["", "These files are not configurations: download them from the repository and read them with any JSON reader.", ""]
+    out += [""]
+    for paragraph in text.other_files:
+        out += [paragraph, ""]
+    out += ["These files are not configurations: download them from the repository and read them with any JSON reader.", ""]
     return out
 
 
@@ -691,8 +851,10 @@ def _closing(manifest: Manifest, text: DatasetText, repo: Optional[str]) -> list
         f"ctxrobust validate hf://datasets/{_repo_name(repo)}@v{manifest.version}   # or a downloaded folder",
         "```",
         "",
-        "`SHA256SUMS` lists every file of this folder: the Parquet files, the canonical JSON Lines files they copy, the card, "
-        "`manifest.json` and `croissant.json`. `manifest.json` records the hashes of the data files, the full build configuration "
+        "`SHA256SUMS` lists every file of this folder: the Parquet files, the canonical JSON Lines files they copy"
+        + (", the other files" if manifest.extra_files else "")
+        + (", the card, `manifest.json` and `croissant.json`. " if repo is not None else ", the card and `manifest.json`. ")
+        + "`manifest.json` records the hashes of the data files, the full build configuration "
         "and the source snapshots; `ctxrobust validate` recomputes every hash and reruns every check on a downloaded folder, "
         "whatever its name (the provenance checks re-read the pinned source snapshots).",
         "",
@@ -706,9 +868,10 @@ def _closing(manifest: Manifest, text: DatasetText, repo: Optional[str]) -> list
 
 
 def render_card(manifest: dict | Manifest, repo: Optional[str] = None, folder: Optional[Path] = None) -> str:
-    """The README.md of a release: YAML header for the Hub; then what it is, how to load it (from `repo` when it is
-    known), one example row per configuration (read from `folder`), how to evaluate a model, its fields, checks,
-    licence and limits; how it was built last."""
+    """The README.md of a release: YAML header for the Hub; then what it is and what each configuration's rows are,
+    how to load it (from `repo` when it is known, and from a local folder), one example row per configuration (read
+    from `folder`), how to install ctxrobust and evaluate a model (with one predictions line whose ids are read from
+    `folder`), its fields, checks, licence and limits; how it was built last."""
     manifest = read_manifest(manifest)
     text = dataset_text(manifest.dataset)
     licence = licence_text(release_licence(manifest))
@@ -716,7 +879,7 @@ def render_card(manifest: dict | Manifest, repo: Optional[str] = None, folder: O
     out = ["---", header.rstrip("\n"), "---", ""]
     out += _overview(manifest, text, licence, repo)
     out += _configurations(manifest, text, folder)
-    out += _evaluating(manifest, repo)
+    out += _evaluating(manifest, text, repo, folder)
     out += _about(text)
     out += _fields(manifest, text)
     out += _validation(manifest)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ctxrobust.evaluation.gsm_ic.scorer import SUBSET_PREFIX
-from ctxrobust.evaluation.report import fmt, fmt_metric, html_page, html_table, markdown_table, md_text
+from ctxrobust.evaluation.report import fmt, fmt_metric, html_page, html_table, markdown_table, md_text, with_interval
 
 TABLE3 = [
     ("Micro 2 Steps", "micro.2step"),
@@ -27,19 +27,29 @@ _LEVELS = [
 ]
 TABLE4 = [(f"{kind.capitalize()} {label}", f"{kind}.{suffix}") for kind in ("micro", "macro") for label, suffix in _LEVELS]
 SCOPE_TITLES = [(SUBSET_PREFIX, "GSM-IC-4K"), ("", "GSM-IC, all variants")]
+HEADLINE = {"micro", "macro"}  # Table 3's overall accuracies: each model's with its interval
+NO_INTERVAL = "‡"
 
 
-def _rows(report: dict, columns: list[tuple[str, str]], prefix: str, cell) -> list[list[str]]:
-    """One row per model having any of the columns, then their mean if there are several."""
+def _rows(report: dict, columns: list[tuple[str, str]], prefix: str, cell, mean_cell=None) -> list[list[str]]:
+    """One row per model having any of the columns, then their mean if there are several. `cell(figure, key)`
+    writes a model's cell, `mean_cell` (default `cell`) the mean's."""
     blocks = [
         (name, m["metrics"]) for name, m in sorted(report["models"].items()) if any(prefix + key in m["metrics"] for _, key in columns)
     ]
+    rows = [[name] + [cell(metrics.get(prefix + key), key) for _, key in columns] for name, metrics in blocks]
     if len(blocks) > 1:
-        blocks.append(("Mean over models", report["summary"]["metrics"]))
-    return [[name] + [cell(metrics.get(prefix + key)) for _, key in columns] for name, metrics in blocks]
+        mean, summary = mean_cell or cell, report["summary"]["metrics"]
+        rows.append(["Mean over models"] + [mean(summary.get(prefix + key), key) for _, key in columns])
+    return rows
 
 
-def _plain(m: dict | None) -> str:
+def _headline(m: dict | None, key: str) -> str:
+    """A model's Table 3 cell: the overall accuracies with their interval (or the footnote mark saying why not)."""
+    return with_interval(m, mark=NO_INTERVAL) if key in HEADLINE else _plain(m, key)
+
+
+def _plain(m: dict | None, key: str = "") -> str:
     return fmt(m["estimate"]) if m else "n/a"
 
 
@@ -74,14 +84,18 @@ def _macro_note(report: dict, prefix: str) -> str:
     )
 
 
-def _interval_note(report: dict) -> str:
+def _interval_note(report: dict, rows: list[list[str]]) -> str:
+    """How the intervals were made, and the footnote for any cell of `rows` without one."""
     params = report["parameters"]
     if not params["replicates"]:
-        return "No intervals (0 bootstrap replicates)."
-    return (
+        return f"{NO_INTERVAL} No intervals: 0 bootstrap replicates." if rows else "No intervals (0 bootstrap replicates)."
+    note = (
         f"{100 * params['interval']['level']:g}% percentile bootstrap over base problems: {params['replicates']} replicates, "
-        f"seed {params['seed']}, the same resamples for every model and metric."
+        f"seed {params['seed']}, the same resamples for every model and metric; the mean over models has none."
     )
+    if any(cell.endswith(" " + NO_INTERVAL) for row in rows for cell in row):
+        note += f" {NO_INTERVAL} No interval: the bootstrap gave none for this model's figure."
+    return note
 
 
 def _tables(report: dict) -> list[tuple[str, list[str], list[list[str]], str]]:
@@ -91,34 +105,50 @@ def _tables(report: dict) -> list[tuple[str, list[str], list[list[str]], str]]:
     if base:
         tables.append(
             (
-                "Base-problem accuracy (Table 2 layout)",
+                "Table 2: base-problem accuracy",
                 *base,
                 "Accuracy ×100 on the base problems; missing or unparseable answers count as wrong.",
             )
         )
     for prefix, title in SCOPE_TITLES:
-        main = _rows(report, TABLE3, prefix, _plain)
+        main = _rows(report, TABLE3, prefix, _headline, _plain)
         if not main:
             continue
+        paper = prefix == SUBSET_PREFIX  # the paper's tables are on GSM-IC-4K; all variants are laid out the same
+        headers = ["Model"] + [f"{h} [95% CI]" if key in HEADLINE else h for h, key in TABLE3]
         tables.append(
-            (f"{title}: micro and macro accuracy (Table 3 layout)", ["Model"] + [h for h, _ in TABLE3], main, _macro_note(report, prefix))
+            (
+                f"Table 3: micro and macro accuracy, {title}" if paper else f"{title}: micro and macro accuracy (Table 3 layout)",
+                headers,
+                main,
+                _macro_note(report, prefix) + " " + _interval_note(report, main),
+            )
         )
         tables.append(
             (
-                f"{title}: accuracy by factor of the inserted sentence (Table 4 layout)",
+                f"Table 4: accuracy by factor of the inserted sentence, {title}"
+                if paper
+                else f"{title}: accuracy by factor of the inserted sentence (Table 4 layout)",
                 ["Model"] + [h for h, _ in TABLE4],
                 _rows(report, TABLE4, prefix, _plain),
                 "Accuracies ×100. A base problem enters a level's macro accuracy when it has a variant at that level, "
                 "so these macro figures differ from Table 3's (usually higher, as in the paper).",
             )
         )
-        extra = [("Micro Overall [95% CI]", "micro"), ("Macro Overall [95% CI]", "macro"), ("Invalid", "invalid")]
+        extra = [("Invalid [95% CI]", "invalid")]
         if any(prefix + "sc.recall" in m["metrics"] for m in report["models"].values()):
-            extra.append(("SC recall", "sc.recall"))
-        rows = _rows(report, extra, prefix, fmt_metric)
+            extra.append(("SC recall [95% CI]", "sc.recall"))
+        rows = _rows(report, extra, prefix, lambda m, key: fmt_metric(m))
         for row in rows:
             row.append(_count(report["models"].get(row[0], {}).get("metrics", {}).get(prefix + "micro")))
-        tables.append((f"{title}: intervals", ["Model"] + [h for h, _ in extra] + ["n variants"], rows, _interval_note(report)))
+        tables.append(
+            (
+                f"{title}: invalid answers and self-consistency recall",
+                ["Model"] + [h for h, _ in extra] + ["n variants"],
+                rows,
+                "Invalid: the share of answers without a number (missing or unparseable), counted as wrong. " + _interval_note(report, []),
+            )
+        )
     return tables
 
 
@@ -130,28 +160,29 @@ def _problem_lines(report: dict, limit: int = 50) -> list[str]:
     return lines
 
 
-def _intro(report: dict) -> str:
+def _intro(report: dict, esc=str) -> str:
+    """The report's first paragraph; `esc` escapes its user-supplied strings (file and model names)."""
     block = report["predictions"]
     return (
-        f"Release {report['release']['version']} (manifest sha256 {report['release']['manifest_sha256'][:12]}); "
-        f"predictions {block['path']} (sha256 {block['sha256'][:12]}): {block['rows']} rows, {block['excluded']} excluded, "
-        f"{len(block['problems'])} problem(s). Seed {report['parameters']['seed']}.{_invalid_summary(report)}"
+        f"Release {esc(report['release']['version'])} (manifest sha256 {report['release']['manifest_sha256'][:12]}); "
+        f"predictions {esc(block['path'])} (sha256 {block['sha256'][:12]}): {block['rows']} rows, {block['excluded']} excluded, "
+        f"{len(block['problems'])} problem(s). Seed {report['parameters']['seed']}.{_invalid_summary(report, esc)}"
     )
 
 
-def _invalid_summary(report: dict) -> str:
+def _invalid_summary(report: dict, esc=str) -> str:
     """Each model's share of answers without a number (missing or unparseable), for the first lines."""
     shares = []
     for name, block in sorted(report["models"].items()):
         metrics = block["metrics"]
         figure = metrics.get("invalid") or metrics.get(SUBSET_PREFIX + "invalid")
         if figure and figure["estimate"] is not None:
-            shares.append(f"{name} {fmt(figure['estimate'])}%")
+            shares.append(f"{esc(name)} {fmt(figure['estimate'])}%")
     return f" Invalid answers (no number): {', '.join(shares)}." if shares else ""
 
 
 def render_markdown(report: dict) -> str:
-    parts = ["# GSM-IC evaluation\n", md_text(_intro(report), None) + "\n"]
+    parts = ["# GSM-IC evaluation\n", _intro(report, lambda value: md_text(value, None)) + "\n"]
     for title, headers, rows, note in _tables(report):
         parts.append(f"## {title}\n")
         parts.append(markdown_table(headers, rows))

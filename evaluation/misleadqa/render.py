@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from ctxrobust.evaluation import report as rp
 from ctxrobust.evaluation.misleadqa.lure_rates import (
     OUTCOMES,
 )
-from ctxrobust.evaluation.misleadqa.scorer import CF_ROWS, GROUP_METRICS, GROUP_PREFIX, ORDERS
+from ctxrobust.evaluation.misleadqa.scorer import CF_ROWS, FEW_CLUSTERS, GROUP_METRICS, GROUP_PREFIX, ORDERS
 
 
 def _pct(metrics: dict, name: str, digits: int = 2) -> str:
@@ -72,29 +74,34 @@ GROUP_LABELS = {
 INVALID_RATE = "responses.invalid.rate"
 
 
-def _invalid_summary(report: dict) -> str:
-    """Each model's invalid-response rate, for the report's first lines."""
+def _invalid_summary(report: dict, esc=str) -> str:
+    """Each model's invalid-response rate, for the report's first lines (`esc` escapes the model names)."""
     shares = []
     for name, block in sorted(report["models"].items()):
         figure = block["metrics"].get(INVALID_RATE)
         if figure and figure["estimate"] is not None:
-            shares.append(f"{name} {100 * figure['estimate']:.1f}%")
+            shares.append(f"{esc(name)} {100 * figure['estimate']:.1f}%")
     return f"Invalid responses: {', '.join(shares)}. " if shares else ""
 
 
-def _tables(report: dict) -> list[tuple[str, list[str], list[list[str]], str]]:
-    """(title, headers, rows, note) for every table; Markdown and HTML render the same list."""
-    models = report["models"]
-    summary = report["summary"]["metrics"]
-    names = sorted(name for name in models if "size.B" in models[name]["metrics"])  # models with main-split rows
-    outside = [name for name in names if not models[name]["metrics"]["inference.eligible"]["estimate"]]
-    label = lambda name: f"{name} *" if name in outside else name
-    tables = []
+NO_INTERVAL = "‡"  # a model's figure without an interval for a reason other than too few clusters (*)
 
+
+def _no_interval_reason(report: dict) -> str:
+    if not report["parameters"]["replicates"]:
+        return "0 bootstrap replicates (--replicates 0)"
+    return "the cluster bootstrap gave none for this model's figure"
+
+
+def _table2(report: dict, names: list[str], outside: list[str], label) -> tuple[str, list[str], list[list[str]], str]:
+    """Table 2, each model's figure with its interval (Bonferroni-adjusted for the † columns)."""
+    models, summary = report["models"], report["summary"]["metrics"]
     rows = []
     for name in names:
         m = models[name]["metrics"]
-        rows.append([label(name), _count(m, "size.B"), _count(m, "size.A")] + [_pct(m, k) for k in TABLE2] + [_pct(m, INVALID_RATE, 1)])
+        mark = "*" if name in outside else NO_INTERVAL
+        cells = [rp.with_interval(m.get(k), 2, 1, mark) for k in TABLE2]
+        rows.append([label(name), _count(m, "size.B"), _count(m, "size.A")] + cells + [_pct(m, INVALID_RATE, 1)])
     rows.append(["Mean", "", ""] + [_pct(summary, k) for k in TABLE2] + [""])
     rows.append(["CI", "", ""] + [_ci(summary, k) for k in TABLE2] + [""])
     without = report["summary"].get("without")
@@ -102,23 +109,34 @@ def _tables(report: dict) -> list[tuple[str, list[str], list[list[str]], str]]:
         w = without["metrics"]
         rows.append([f"w/o {', '.join(without['excluded'])}", "", ""] + [_pct(w, k) for k in TABLE2] + [""])
         rows.append(["CI", "", ""] + [_ci(w, k) for k in TABLE2] + [""])
-    tables.append(
-        (
-            "Table 2: main results",
-            ["Model", "|B_m|", "|A_m|", "Gold_S", "LR_S", "LR_F", "ΔLR †", "RLR_S", "RLR_F", "ΔRLR †", "Invalid"],
-            rows,
-            "Invalid: the share of the model's responses that are not a valid letter (they stay in every denominator). "
-            "Gold_S is the gold rate with S alone; LR is the lure rate with S or F alone on B_m; RLR the residual lure rate "
-            "with G on A_m, both orders averaged. Δ is F minus S in percentage points, other values percentages; means weight "
-            "models equally. CI: 95% cluster-bootstrap intervals, except † (Bonferroni-adjusted 97.5%)."
-            + (
-                f" * A_m covers fewer than {report['parameters']['min_clusters']} source clusters: no intervals, left out of "
-                "every mean (App. C.2)."
-                if outside
-                else ""
-            ),
+    unexplained = any(cell.endswith(" " + NO_INTERVAL) for row in rows for cell in row)
+    note = (
+        "Invalid: the share of the model's responses that are not a valid letter (they stay in every denominator). "
+        "Gold_S is the gold rate with S alone; LR is the lure rate with S or F alone on B_m; RLR the residual lure rate "
+        "with G on A_m, both orders averaged. Δ is F minus S in percentage points, other values percentages; means weight "
+        "models equally. Intervals, in brackets for each model and in the CI row for the mean: 95% cluster-bootstrap "
+        "intervals, except † (Bonferroni-adjusted 97.5%)."
+        + (
+            f" * A_m covers fewer than {report['parameters']['min_clusters']} source clusters: no intervals, left out of "
+            "every mean (App. C.2)."
+            if outside
+            else ""
         )
+        + (f" {NO_INTERVAL} No interval: {_no_interval_reason(report)}." if unexplained else "")
     )
+    headers = ["Model", "|B_m|", "|A_m|", "Gold_S", "LR_S", "LR_F", "ΔLR †", "RLR_S", "RLR_F", "ΔRLR †", "Invalid"]
+    return "Table 2: main results", headers, rows, note
+
+
+def _tables(report: dict, esc=str) -> list[tuple[str, list[str], list[list[str]], str]]:
+    """(title, headers, rows, note) for every table, in the paper's order; Markdown and HTML render the same
+    list. Cells are plain text; `esc` escapes the user-supplied strings (model names) of titles and notes."""
+    models = report["models"]
+    summary = report["summary"]["metrics"]
+    names = sorted(name for name in models if "size.B" in models[name]["metrics"])  # models with main-split rows
+    outside = [name for name in names if not models[name]["metrics"]["inference.eligible"]["estimate"]]
+    label = lambda name: f"{name} *" if name in outside else name
+    tables = [_table2(report, names, outside, label)]
 
     rows = []
     for order, title in (("G_first", "G first"), ("misleading_first", "F first")):
@@ -229,7 +247,7 @@ def _tables(report: dict) -> list[tuple[str, list[str], list[list[str]], str]]:
                 "Table 21: original and context-faithful prompts",
                 ["Condition", "Prompt"] + OUTCOME_HEADERS,
                 rows,
-                f"Means over the {len(with_cf)} model(s) with CF rows ({', '.join(with_cf)}), both prompts. G alone uses all items, "
+                f"Means over the {len(with_cf)} model(s) with CF rows ({', '.join(map(esc, with_cf))}), both prompts. G alone uses all items, "
                 "context-alone conditions B_m, conditions with G A_m with both orders averaged (the original-prompt subsets). "
                 + (
                     f"No-context answers of the CF run equal the original run's on {_pct(summary, 'cf.none_agreement')}% of items."
@@ -268,7 +286,7 @@ def _tables(report: dict) -> list[tuple[str, list[str], list[list[str]], str]]:
             )
         )
 
-    tables += _diagnostic_tables(report, label)
+    tables += _diagnostic_tables(report, label, esc)
 
     supplement = [name for name in sorted(models) if "supplement.size.B" in models[name]["metrics"]]
     if supplement:
@@ -289,7 +307,7 @@ def _tables(report: dict) -> list[tuple[str, list[str], list[list[str]], str]]:
         )
         rows = [[subset, cond] + [_pct(summary, f"supplement.{key}.{o}") for o in OUTCOMES] for subset, cond, key in TABLE14]
         tables.append(("Table 18: condition supplement outcome distributions", ["Subset", "Condition"] + OUTCOME_HEADERS, rows, ""))
-    return tables
+    return rp.in_paper_order(tables)
 
 
 TABLE4 = (
@@ -311,7 +329,7 @@ def _ratio_cell(metrics: dict, lure: str, count: str) -> str:
 SMALL_SUBSET = 10  # Table 20 cells on fewer items than this are flagged (App. D.4: "includes small subsets")
 
 
-def _small_subsets(models: dict, names: list[str]) -> str:
+def _small_subsets(models: dict, names: list[str], esc=str) -> str:
     """A sentence naming Table 20's non-empty cells on fewer than SMALL_SUBSET items, whose rates are fragile."""
     small = []
     for name in names:
@@ -319,13 +337,13 @@ def _small_subsets(models: dict, names: list[str]) -> str:
         for lab in ("A", "N", "C"):
             n = m.get(f"scope.H.count.{lab}", {}).get("estimate")
             if n and n < SMALL_SUBSET:
-                small.append(f"{name} {lab} ({int(n)})")
+                small.append(f"{esc(name)} {lab} ({int(n)})")
     if not small:
         return ""
     return f" Subsets of fewer than {SMALL_SUBSET} items, whose rates (and their share of the mean) rest on few items: {', '.join(small)}."
 
 
-def _diagnostic_tables(report: dict, label) -> list[tuple[str, list[str], list[list[str]], str]]:
+def _diagnostic_tables(report: dict, label, esc=str) -> list[tuple[str, list[str], list[list[str]], str]]:
     """Table 4 (§6.3, App. D.6) and Tables 19-20 (§6.1, App. D.4), when the predictions have their rows."""
     models, summary = report["models"], report["summary"]["metrics"]
     tables = []
@@ -347,7 +365,7 @@ def _diagnostic_tables(report: dict, label) -> list[tuple[str, list[str], list[l
                     + [_pct(w, f"{key}.{k}") for k in ("LR.S", "LR.F", "delta.LR")]
                     + ["", ""]
                 )
-        orders = sorted({", ".join(models[n].get("option_orders", [])) for n in ordered})
+        orders = sorted({", ".join(map(esc, models[n].get("option_orders", []))) for n in ordered})
         tables.append(
             (
                 "Table 4: option-order robustness",
@@ -458,21 +476,22 @@ def _diagnostic_tables(report: dict, label) -> list[tuple[str, list[str], list[l
                 rows,
                 "Lures with S alone over items of H_m, the judged items in B_m (the original run's answers), overall and by the "
                 "label the model gave S; a dash marks an empty subset. The mean averages model-level rates and is undefined when "
-                "a model's subset is empty (App. D.4); 95% cluster-bootstrap intervals." + _small_subsets(models, linked),
+                "a model's subset is empty (App. D.4); 95% cluster-bootstrap intervals." + _small_subsets(models, linked, esc),
             )
         )
     return tables
 
 
-def _footer(report: dict) -> str:
+def _footer(report: dict, esc=str) -> str:
+    """The report's first paragraph; `esc` escapes its user-supplied strings (file and model names)."""
     p, q = report["predictions"], report["parameters"]
     s = report["summary"]["metrics"]
     value = lambda k: "n/a" if k not in s or s[k]["estimate"] is None else f"{s[k]['estimate']:g}"
     parsing = "a single letter A-E, or 'B.' / '(B)' (--lenient-letters)" if q["lenient_letters"] else "a single letter A-E only (App. C.1)"
     return (
-        f"Release {report['release']['version']} (manifest sha256 {report['release']['manifest_sha256'][:12]}). "
-        f"Predictions {p['path']}: {p['rows']} row(s), {p['excluded']} excluded, {len(p['problems'])} problem(s). "
-        f"{_invalid_summary(report)}Valid responses: {parsing}; anything else is invalid and stays in every denominator. "
+        f"Release {esc(report['release']['version'])} (manifest sha256 {report['release']['manifest_sha256'][:12]}). "
+        f"Predictions {esc(p['path'])}: {p['rows']} row(s), {p['excluded']} excluded, {len(p['problems'])} problem(s). "
+        f"{_invalid_summary(report, esc)}Valid responses: {parsing}; anything else is invalid and stays in every denominator. "
         f"Cluster bootstrap: {q['replicates']} replicates, seed {q['seed']}, {value('bootstrap.units.clusters')} source clusters "
         f"({value('bootstrap.units.dependency_groups')} dependency groups for the sensitivity intervals); "
         f"{value('inference.models')} model(s) in the means (A_m covering at least {q['min_clusters']} source clusters)."
@@ -509,14 +528,54 @@ def missing_inputs(report: dict) -> list[str]:
     return out
 
 
+_ENTERS = re.compile(
+    r"model (?P<model>.+) enters the means with A_m covering (?P<clusters>\d+) source cluster\(s\), fewer than the "
+    r"(?P<minimum>\d+) of App\. C\.2: its figures rest on \d+ cluster\(s\) and can move the model means by a lot$"
+)
+_FRAGILE = re.compile(
+    r"model (?P<model>.+): (?P<what>rare rates \(.*\)|its rates) over (?P<clusters>\d+) source clusters: its "
+    r"cluster-bootstrap intervals are known to cover less than they claim \((?P<measured>.*)\)$"
+)
+
+
+def _merge_enters(matches: list[re.Match]) -> str:
+    listed = ", ".join(f"{m['model']} ({m['clusters']})" for m in matches)
+    return (
+        f"models {listed} enter the means with A_m covering fewer than the {matches[0]['minimum']} source clusters of "
+        "App. C.2 (each model's count in brackets): their figures rest on few clusters and can move the model means by a lot"
+    )
+
+
+def _merge_fragile(matches: list[re.Match]) -> str:
+    listed = ", ".join(
+        f"{m['model']} ({'all rates' if m['what'] == 'its rates' else m['what']}, {m['clusters']} cluster(s))" for m in matches
+    )
+    return (
+        f"models {listed}: rates over fewer than {FEW_CLUSTERS} source clusters, whose cluster-bootstrap intervals are "
+        f"known to cover less than they claim ({matches[0]['measured']})"
+    )
+
+
+WARNING_KINDS = ((_ENTERS, _merge_enters), (_FRAGILE, _merge_fragile))
+
+
+def warning_lines(report: dict) -> list[str]:
+    """The report's warnings, each once: a warning given for several models names them in one line."""
+    return rp.warnings_once(report["summary"].get("warnings") or [], WARNING_KINDS)
+
+
+def _md(value) -> str:
+    return rp.md_text(value, None)
+
+
 def render_markdown(report: dict) -> str:
-    parts = [f"# MisleadQA report\n\n{rp.md_text(_footer(report), None)}\n"]
-    for title, headers, rows, note in _tables(report):
+    parts = [f"# MisleadQA report\n\n{_footer(report, _md)}\n"]
+    for title, headers, rows, note in _tables(report, _md):
         table = rp.markdown_table(headers, rows)  # escapes every cell: a literal bar (|B_m|) does not split one
         parts.append(f"## {title}\n\n{table}" + (f"\n{note}\n" if note else ""))
-    parts.append("## Not in this report\n\n" + "".join(f"- {rp.md_text(line, None)}\n" for line in missing_inputs(report)))
+    parts.append("## Not in this report\n\n" + "".join(f"- {line}\n" for line in missing_inputs(report)))  # the report's own text
     if report["summary"].get("warnings"):
-        parts.append("## Warnings\n\n" + "".join(f"- {rp.md_text(line, None)}\n" for line in report["summary"]["warnings"]))
+        parts.append("## Warnings\n\n" + "".join(f"- {_md(line)}\n" for line in warning_lines(report)))
     if report["predictions"]["problems"]:
         parts.append("## Problems in the predictions file\n\n" + "".join(f"- {rp.md_text(line, None)}\n" for line in _problems(report)))
     return "\n".join(parts)
@@ -637,6 +696,8 @@ def render_html(report: dict) -> str:
     for title, headers, rows, note in _tables(report):
         sections.append((title, rp.html_table(headers, rows) + (f"<p>{html.escape(note)}</p>" if note else "")))
     sections.append(("Not in this report", "<ul>" + "".join(f"<li>{html.escape(line)}</li>" for line in missing_inputs(report)) + "</ul>"))
+    if report["summary"].get("warnings"):
+        sections.append(("Warnings", "<ul>" + "".join(f"<li>{html.escape(line)}</li>" for line in warning_lines(report)) + "</ul>"))
     if report["predictions"]["problems"]:
         listed = "".join(f"<li>{html.escape(line)}</li>" for line in _problems(report))
         sections.append(("Problems in the predictions file", f"<ul>{listed}</ul>"))

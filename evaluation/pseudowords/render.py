@@ -3,11 +3,21 @@
 from __future__ import annotations
 
 import html
+import re
 
 import numpy as np
 
 from ctxrobust.evaluation.pseudowords.scorer import INPUTS, _group_order
-from ctxrobust.evaluation.report import figure_data_uri, fmt_metric, html_page, html_table, markdown_table, md_text
+from ctxrobust.evaluation.report import (
+    figure_data_uri,
+    fmt_metric,
+    html_page,
+    html_table,
+    markdown_table,
+    md_text,
+    warnings_once,
+    with_interval,
+)
 
 
 def _signed(m: dict | None) -> str:
@@ -111,28 +121,76 @@ def _grid_table(title: str, corner: str, block: dict, labels: list[str], note: s
     return title, [corner, *labels], rows, note
 
 
-def _tables(report: dict) -> list[tuple[str, list[str], list[list[str]], str]]:
-    """(title, headers, rows, note) of every table, shared by the Markdown and HTML renderings."""
-    names = _unit_order(report)
+BY_DESIGN = "‡"  # noise-floor adjusted figures: no interval by design
+NO_INTERVAL = "§"  # a figure without an interval for another reason
+
+
+def _table1(report: dict, names: list[str]) -> tuple[str, list[str], list[list[str]], str]:
+    """Table 1: AVG and Δ with their intervals, the adjusted INS and WTD as point estimates (footnoted)."""
     mark = {n: ("" if report["models"][n]["noise_correction"] else " †") for n in names}
-    tables = [
+    rows = [
+        [
+            n + mark[n],
+            with_interval(_get(report, n, "accuracy.baseline"), mark=NO_INTERVAL),
+            _signed_interval(_get(report, n, "delta")),
+            with_interval(_get(report, n, "INS.adjusted"), mark=BY_DESIGN),
+            with_interval(_get(report, n, "WTD.adjusted"), mark=BY_DESIGN),
+        ]
+        for n in names
+    ]
+    missing = sorted(
+        {
+            (m or {}).get("note") or _no_interval_reason(report)
+            for n in names
+            for m in (_get(report, n, "accuracy.baseline"), _get(report, n, "delta"))
+            if m and m.get("estimate") is not None and not m.get("ci")
+        }
+    )
+    note = (
+        f"Laid out like Table 1: AVG is the no-context accuracy and Δ the mean change with context, each with its 95% interval; "
+        f"INS and WTD (K = {report['parameters']['K']}) are noise-floor adjusted. {BY_DESIGN} Point estimates without an "
+        "interval: the floor-subtracted metric is biased for the noise-free one and no bootstrap interval covers it "
+        "(bench/coverage.py); the observed metrics' intervals are in Table 6. † probability scores: no noise correction "
+        "(Appendix G)." + (f" {NO_INTERVAL} No interval: {'; '.join(missing)}." if missing else "")
+    )
+    return "Table 1: main results (%)", ["Model", "AVG", "Δ", "INS ↓", "WTD ↓"], rows, note
+
+
+def _signed_interval(m: dict | None) -> str:
+    """Δ with its sign, and its interval (or the mark saying why there is none)."""
+    if not m or m.get("estimate") is None:
+        return "n/a"
+    if not m.get("ci"):
+        return f"{_signed(m)} {NO_INTERVAL}"
+    return f"{_signed(m)} [{100 * m['ci'][0]:.1f}, {100 * m['ci'][1]:.1f}]"
+
+
+def _no_interval_reason(report: dict) -> str:
+    if not report["parameters"].get("replicates"):
+        return "0 question-bootstrap replicates"
+    return "the question bootstrap gave none"
+
+
+def _tables(report: dict, esc=str) -> list[tuple[str, list[str], list[list[str]], str]]:
+    """(title, headers, rows, note) of every table in the paper's order (Table 1, Figure 3, Table 3, Figure 4, then
+    the appendices' Tables 5-7 and Appendix F), shared by the Markdown and HTML renderings. Cells are plain text;
+    `esc` escapes the user-supplied strings (model and context group names) of titles and notes."""
+    names = _unit_order(report)
+    params = report["parameters"]
+    tables = [_table1(report, names)]
+    tables += _specificity_tables(report, esc)
+    tables.append(_correlates_table(report, names))
+    tables += _context_group_tables(report, esc)
+    tables += [
         (
-            "Main results (%)",
-            ["Model", "AVG", "Δ", "INS ↓", "WTD ↓"],
-            [
-                [
-                    n + mark[n],
-                    _plain(_get(report, n, "accuracy.baseline")),
-                    _signed(_get(report, n, "delta")),
-                    _plain(_get(report, n, "INS.adjusted")),
-                    _plain(_get(report, n, "WTD.adjusted")),
-                ]
-                for n in names
-            ],
-            f"Laid out like Table 1: AVG is the no-context accuracy, Δ the mean change with context, INS and WTD (K = {report['parameters']['K']}) are noise-floor adjusted, point estimates without an interval: the floor-subtracted metric is biased for the noise-free one and no bootstrap interval covers it (bench/coverage.py); the observed metrics' intervals are in the next table. † probability scores: no noise correction (Appendix G).",
+            "Table 5: split-sample WTD and tail share (%)",
+            ["Model", "WTD split-sample % [95% CI]", "tail share % [95% CI]"],
+            [[n, fmt_metric(_get(report, n, "WTD.split_sample")), fmt_metric(_get(report, n, "tail_share"))] for n in names],
+            f"Averages over {params['splits']} random symmetric trial splits (Appendix A). Tail share: part of the total "
+            f"absolute change in the two {params['K']}% tails (Section 3.1).",
         ),
         (
-            "Observed metrics, 95% CIs and noise floors (%)",
+            "Table 6: observed metrics, 95% CIs and noise floors (%)",
             ["Model", "INS [95% CI]", "η INS", "WTD [95% CI]", "η WTD", "Δ [95% CI]"],
             [
                 [
@@ -145,55 +203,23 @@ def _tables(report: dict) -> list[tuple[str, list[str], list[list[str]], str]]:
                 ]
                 for n in names
             ],
-            f"As Table 6: {report['parameters']['replicates']} question-bootstrap replicates (percentile intervals; WTD's bias-corrected and accelerated, BCa, since its percentile interval covered only 91-93% in bench/coverage.py); floors from {report['parameters']['null_experiments']} synthetic null experiments.",
+            f"{params['replicates']} question-bootstrap replicates (percentile intervals; WTD's bias-corrected and accelerated, BCa, since its percentile interval covered only 91-93% in bench/coverage.py); floors from {params['null_experiments']} synthetic null experiments.",
         ),
         (
-            "Split-sample WTD, tail share and split-half reliability",
-            ["Model", "WTD split-sample % [95% CI]", "tail share %", "split-half r [95% CI]", "Spearman-Brown ρ"],
+            "Table 7: split-half reliability",
+            ["Model", "split-half r [95% CI]", "Spearman-Brown ρ [95% CI]"],
             [
                 [
                     n,
-                    fmt_metric(_get(report, n, "WTD.split_sample")),
-                    fmt_metric(_get(report, n, "tail_share")),
                     fmt_metric(_get(report, n, "split_half.r"), percent=False, digits=2),
                     fmt_metric(_get(report, n, "split_half.spearman_brown"), percent=False, digits=2),
                 ]
                 for n in names
             ],
-            f"Tables 5 and 7: averages over {report['parameters']['splits']} random symmetric trial splits (Appendices A, D). Tail share: part of the total absolute change in the two {report['parameters']['K']}% tails (Section 3.1).",
+            f"Pearson r between the two halves' per-question changes, averaged over {params['splits']} random symmetric trial "
+            "splits, and its Spearman-Brown correction (Appendix D).",
         ),
     ]
-    correlate_rows = []
-    for n in names:
-        for target in ("signed", "squared"):
-            cells = [
-                fmt_metric(_get(report, n, f"uncertainty_rho.{target}.{kind}.{scale}"), percent=False, digits=2)
-                for kind in ("raw", "split")
-                for scale in ("probability", "log_odds")
-            ]
-            correlate_rows.append([f"{n} · uncertainty vs {target} change", *cells])
-            if f"ambiguity_rho.{target}.raw.probability" in report["models"][n]["metrics"]:
-                cells = [
-                    fmt_metric(_get(report, n, f"ambiguity_rho.{target}.{kind}.{scale}"), percent=False, digits=2)
-                    for kind in ("raw", "split")
-                    for scale in ("probability", "log_odds")
-                ]
-                correlate_rows.append([f"{n} · ambiguity vs {target} change", *cells])
-    tables.append(
-        (
-            "Correlates of context-induced change (Spearman ρ)",
-            ["Model · feature vs target", "raw, probability", "raw, log-odds", "split, probability", "split, log-odds"],
-            correlate_rows,
-            "As Table 3: baseline uncertainty s_i0(1 - s_i0) against the signed change Δ_i and its square; split-sample estimates use disjoint trials for feature and target (Appendix F). "
-            + SPLIT_NOTE.get(report["parameters"].get("split_correlate_intervals", "")[:10], "")
-            + (
-                ""
-                if any("ambiguity_rho.signed.raw.probability" in report["models"][n]["metrics"] for n in names)
-                else " Not in this report: Table 3's ambiguity rows (they need per-question ambiguity annotations: give --annotations FILE)."
-            )
-            + " Appendix F's reliability ceiling and homogeneous-shift null: next table.",
-        )
-    )
     appendix_f = _appendix_f_rows(report, names)
     if appendix_f:
         tables.append(
@@ -215,54 +241,83 @@ def _tables(report: dict) -> list[tuple[str, list[str], list[list[str]], str]]:
                 "estimator on each simulated dataset; mean and range over the simulations.",
             )
         )
-    k = report["parameters"]["K"]
+    return tables
+
+
+def _correlates_table(report: dict, names: list[str]) -> tuple[str, list[str], list[list[str]], str]:
+    """Table 3: Spearman ρ of baseline uncertainty (and ambiguity, with annotations) against the change."""
+    rows = []
+    for n in names:
+        for target in ("signed", "squared"):
+            for feature in ("uncertainty", "ambiguity"):
+                if feature == "ambiguity" and f"ambiguity_rho.{target}.raw.probability" not in report["models"][n]["metrics"]:
+                    continue
+                cells = [
+                    fmt_metric(_get(report, n, f"{feature}_rho.{target}.{kind}.{scale}"), percent=False, digits=2)
+                    for kind in ("raw", "split")
+                    for scale in ("probability", "log_odds")
+                ]
+                rows.append([f"{n} · {feature} vs {target} change", *cells])
+    annotated = any("ambiguity_rho.signed.raw.probability" in report["models"][n]["metrics"] for n in names)
+    note = (
+        "Baseline uncertainty s_i0(1 - s_i0) against the signed change Δ_i and its square; split-sample estimates use disjoint "
+        "trials for feature and target (Appendix F). "
+        + SPLIT_NOTE.get(report["parameters"].get("split_correlate_intervals", "")[:10], "")
+        + (
+            ""
+            if annotated
+            else " Not in this report: Table 3's ambiguity rows (they need per-question ambiguity annotations: give --annotations FILE)."
+        )
+        + " Appendix F's reliability ceiling and homogeneous-shift null: the last table."
+    )
+    headers = ["Model · feature vs target", "raw, probability", "raw, log-odds", "split, probability", "split, log-odds"]
+    return "Table 3: correlates of context-induced change (Spearman ρ)", headers, rows, note
+
+
+def _specificity_tables(report: dict, esc) -> list[tuple[str, list[str], list[list[str]], str]]:
+    """Section 3.2 and Figure 3: the cross-model specificity figures and a Pearson r grid per block."""
     cross = _cross_blocks(report)
-    if cross:
-        tables.append(
-            (
-                "Model specificity",
-                _specificity_headers("Context group", "Models", k),
-                [
-                    _specificity_row(block, [block["context_group"], INPUT_LABEL[block["input"]], ", ".join(_cross_labels(report, block))])
-                    for block in cross
-                ],
-                "Section 3.2: pairs of different models only, within one context group and one input kind (binary trials or "
-                "probability scores, Appendix G); each over the questions every model of its group answered.",
-            )
+    if not cross:
+        return []
+    k = report["parameters"]["K"]
+    tables = [
+        (
+            "Model specificity",
+            _specificity_headers("Context group", "Models", k),
+            [
+                _specificity_row(block, [block["context_group"], INPUT_LABEL[block["input"]], ", ".join(_cross_labels(report, block))])
+                for block in cross
+            ],
+            "Section 3.2: pairs of different models only, within one context group and one input kind (binary trials or "
+            "probability scores, Appendix G); each over the questions every model of its group answered.",
         )
-        for block in cross:
-            if block["by_pair"]:
-                tables.append(
-                    _grid_table(
-                        f"Pearson r of per-example change, {_cross_title(block)}",
-                        "Model",
-                        block,
-                        _cross_labels(report, block),
-                        "Figure 3 as a table.",
-                    )
-                )
+    ]
+    for block in cross:
+        if block["by_pair"]:
+            title = f"Pearson r of per-example change, {esc(_cross_title(block))}"
+            tables.append(_grid_table(title, "Model", block, _cross_labels(report, block), "Figure 3 as a table."))
+    return tables
+
+
+def _context_group_tables(report: dict, esc) -> list[tuple[str, list[str], list[list[str]], str]]:
+    """Section 3.3 and Figure 4: one model's context groups compared, and a Pearson r grid per model."""
     own = _context_blocks(report)
-    if own:
-        tables.append(
-            (
-                "Context groups of one model",
-                _specificity_headers("Model", "Context groups", k),
-                [_specificity_row(block, [model, INPUT_LABEL[block["input"]], ", ".join(block["context_groups"])]) for model, block in own],
-                "Section 3.3 (Figure 4): one model's per-example changes under different context groups; not part of the cross-model "
-                "figures. The groups share the model's no-context baseline, whose sampling noise raises r.",
-            )
+    if not own:
+        return []
+    k = report["parameters"]["K"]
+    tables = [
+        (
+            "Context groups of one model",
+            _specificity_headers("Model", "Context groups", k),
+            [_specificity_row(block, [model, INPUT_LABEL[block["input"]], ", ".join(block["context_groups"])]) for model, block in own],
+            "Section 3.3 (Figure 4): one model's per-example changes under different context groups; not part of the cross-model "
+            "figures. The groups share the model's no-context baseline, whose sampling noise raises r.",
         )
-        for model, block in own:
-            if block["by_pair"]:
-                tables.append(
-                    _grid_table(
-                        f"Pearson r between context groups, {model}",
-                        "Context group",
-                        block,
-                        block["context_groups"],
-                        "Figure 4 as a table.",
-                    )
-                )
+    ]
+    for model, block in own:
+        if block["by_pair"]:
+            title = f"Pearson r between context groups, {esc(model)}"
+            tables.append(_grid_table(title, "Context group", block, block["context_groups"], "Figure 4 as a table."))
     return tables
 
 
@@ -306,17 +361,42 @@ def _appendix_f_rows(report: dict, names: list[str]) -> list[list[str]]:
     return rows
 
 
+_SMALL_SAMPLE = re.compile(
+    r"model (?P<model>.+): (?P<questions>\d+) questions \(fewer than (?P<limit>\d+)\); the 95% intervals of (?P<figures>.+) "
+    r"rest on the m = (?P<m>\d+) questions of a (?P<k>\d+)% tail and are known to cover less than 95% at such sizes "
+    r"\((?P<measured>.*)\)$"
+)
+
+
+def _merge_small_samples(matches: list[re.Match]) -> str:
+    listed = ", ".join(f"{m['model']} ({m['questions']} questions, m = {m['m']})" for m in matches)
+    first = matches[0]
+    return (
+        f"models {listed}: fewer than {first['limit']} questions each; the 95% intervals of {first['figures']} rest on the "
+        f"m questions of a {first['k']}% tail and are known to cover less than 95% at such sizes ({first['measured']})"
+    )
+
+
+def warning_lines(report: dict) -> list[str]:
+    """The report's warnings, each once: the small-sample warning names every model it applies to in one line."""
+    return warnings_once(report.get("warnings") or [], ((_SMALL_SAMPLE, _merge_small_samples),))
+
+
+def _md(value) -> str:
+    return md_text(value, None)
+
+
 def render_markdown(report: dict) -> str:
     lines = [
-        f"# pseudowords: context-induced instability (release {report['release']['version']})",
+        f"# pseudowords: context-induced instability (release {_md(report['release']['version'])})",
         "",
         f"Predictions: {md_text(report['predictions']['path'], None)} ({report['predictions']['rows']} rows, "
         f"{report['predictions']['excluded']} excluded, sha256 {report['predictions']['sha256'][:12]}…).",
         "",
     ]
     if report.get("warnings"):
-        lines += ["## Warnings", ""] + [f"- {md_text(w, None)}" for w in report["warnings"]] + [""]
-    for title, headers, rows, note in _tables(report):
+        lines += ["## Warnings", ""] + [f"- {_md(w)}" for w in warning_lines(report)] + [""]
+    for title, headers, rows, note in _tables(report, _md):
         lines += [f"## {title}", "", markdown_table(headers, rows), note, ""]
     problems = report["predictions"]["problems"]
     if problems:
@@ -394,7 +474,7 @@ def render_html(report: dict) -> str:
         )
     ]
     if report.get("warnings"):
-        sections.append(("Warnings", "<ul>" + "".join(f"<li>{html.escape(w)}</li>" for w in report["warnings"]) + "</ul>"))
+        sections.append(("Warnings", "<ul>" + "".join(f"<li>{html.escape(w)}</li>" for w in warning_lines(report)) + "</ul>"))
     for title, headers, rows, note in _tables(report):
         sections.append((title, html_table(headers, rows) + f"<p>{html.escape(note)}</p>"))
     from ctxrobust.evaluation.plots import interval_section

@@ -599,11 +599,11 @@ def test_markdown_lays_out_tables_2_3_and_4(mini_report):
         in text
     )
     assert (
-        "| Model | Micro 2 Steps | Micro >2 Steps | Micro Overall | Micro Norm | Macro 2 Steps | Macro >2 Steps | Macro Overall | Macro Norm |"
+        "| Model | Micro 2 Steps | Micro >2 Steps | Micro Overall [95% CI] | Micro Norm | Macro 2 Steps | Macro >2 Steps | Macro Overall [95% CI] | Macro Norm |"
         in text
     )
     # alpha on all variants, in percent: 80.0 75.0 77.8 116.7 | 50.0 0.0 33.3 50.0
-    assert "| alpha | 80.0 | 75.0 | 77.8 | 116.7 | 50.0 | 0.0 | 33.3 | 50.0 |" in text
+    assert "| alpha | 80.0 | 75.0 | 77.8 [50.0, 100.0] | 116.7 | 50.0 | 0.0 | 33.3 [0.0, 100.0] | 50.0 |" in text
     assert (
         "| Model | Micro Topic In | Micro Topic Off | Micro Role Overlap Yes | Micro Role Overlap No | Micro Num. Range In | Micro Num. Range Out "
         "| Macro Topic In | Macro Topic Off | Macro Role Overlap Yes | Macro Role Overlap No | Macro Num. Range In | Macro Num. Range Out |"
@@ -611,7 +611,7 @@ def test_markdown_lays_out_tables_2_3_and_4(mini_report):
     # alpha by factor on all variants: micro 80.0 75.0 80.0 75.0 60.0 100.0, macro 66.7 66.7 66.7 50.0 33.3 100.0
     assert "| alpha | 80.0 | 75.0 | 80.0 | 75.0 | 60.0 | 100.0 | 66.7 | 66.7 | 66.7 | 50.0 | 33.3 | 100.0 |" in text
     # beta on GSM-IC-4K: micro 66.7 0.0 40.0 60.0 | macro 50.0 0.0 33.3 50.0
-    assert "| beta | 66.7 | 0.0 | 40.0 | 60.0 | 50.0 | 0.0 | 33.3 | 50.0 |" in text
+    assert "| beta | 66.7 | 0.0 | 40.0 [0.0, 100.0] | 60.0 | 50.0 | 0.0 | 33.3 [0.0, 100.0] | 50.0 |" in text
     assert "SC recall" in text and "200 replicates, seed 0" in text
     # the mean row only where several models have figures: GSM-IC-4K, not the all-variants tables (alpha only)
     four_k, full = text.split("## GSM-IC, all variants")[0], text.split("## GSM-IC, all variants", 1)[1]

@@ -642,7 +642,10 @@ def test_markdown_and_html_reports(mini, tmp_path):
     table2 = md.split("## Table 2")[1].split("## ")[0]
     header = next(line for line in table2.splitlines() if line.startswith("| Model"))
     assert header.count(" | ") == 10  # eleven columns: the bars of |B_m| are escaped
-    assert "| m1 | 5 | 4 | 20.00 | 40.00 | 80.00 | 40.00 | 12.50 | 62.50 | 50.00 |" in md
+    assert (
+        "| m1 | 5 | 4 | 20.00 [0.0, 39.4] | 40.00 [3.8, 78.9] | 80.00 [34.8, 100.0] | 40.00 [0.0, 75.0] | 12.50 [0.0, 25.0] | 62.50 [50.0, 75.0] | 50.00 [50.0, 50.0] | 1.0 |"
+        in md
+    )
     assert "| Mean |  |  | 10.00 | 70.00 | 90.00 | 20.00 | 31.25 | 81.25 | 50.00 |" in md
     assert "| B_m | S alone |" in md and "Table 21" in md and "Table 17" in md
     assert "## Problems in the predictions file" in md and "1 (item, condition) pair(s) missing" in md.split("## Problems")[1]
@@ -684,7 +687,7 @@ def test_models_on_few_clusters_and_rare_rates_are_warned_about(mini, capsys):
     # m1's A_m: q1, q2 (cluster NE), q5, q6 -> 3 clusters; below the 20 of App. C.2
     assert any(w.startswith("model 'm1' enters the means with A_m covering 3 source cluster(s), fewer than the 20") for w in warnings)
     assert "warning: model 'm1' enters the means" in capsys.readouterr().err
-    assert "## Warnings\n\n- model 'm1' enters the means" in misleadqa_render.render_markdown(report)
+    assert "## Warnings\n\n- models 'm1' (3), 'm2' (1) enter the means" in misleadqa_render.render_markdown(report)
     assert misleadqa.score(release, predictions, {"replicates": 0})["summary"]["warnings"] == []  # nobody enters: no warning
 
 

@@ -395,9 +395,10 @@ def test_the_card_reads_in_the_order_a_hub_visitor_needs(pseudowords_release, tm
     for entry in manifest["parquet"]:
         _, first = next(iter_jsonl(pseudowords_release / entry["from"]))
         assert f'"id": "{first["id"]}"' in text.split("## Example rows", 1)[1].split("## Evaluating", 1)[0]
-    assert "pip install ctxrobust" in text
-    assert "ctxrobust prompts hf://datasets/ORG/NAME@v0.0.1 --benchmark BENCHMARK -o requests.jsonl" in text
-    assert "ctxrobust score hf://datasets/ORG/NAME@v0.0.1 predictions.jsonl" in text
+    assert "pip install" not in text  # ctxrobust is not on the package index: installed from a clone
+    assert "from a clone of the ctxrobust repository (Python 3.10 or later): `make install`, then `source .venv/bin/activate`" in text
+    assert "ctxrobust prompts hf://datasets/ORG/NAME@v0.0.1 --benchmark benchmark.jsonl -o requests.jsonl" in text
+    assert "ctxrobust score hf://datasets/ORG/NAME@v0.0.1 predictions.jsonl --benchmark benchmark.jsonl -o report.md" in text
     assert main(["validate", str(pseudowords_release)]) == 0
     ran = int(re.search(r"pseudowords 0\.0\.1: (\d+) checks, ok", capsys.readouterr().out).group(1))
     assert f"`ctxrobust validate` runs {ran} checks on this release" in text
