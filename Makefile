@@ -16,10 +16,14 @@ unexport VERSION DATASETS OUT VERBOSE
 
 .PHONY: install release sources test lint bench docs clean
 
+# setuptools' information-only notice "Editable installation." (folders named like the package may shadow
+# it) is silenced: those folders are this package's own sources; every other build warning still shows
+EDITABLE := PYTHONWARNINGS='ignore:Editable installation' $(BIN)/python -m pip install --quiet -e
+
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test]'
+	$(EDITABLE) '.[test]'
 	touch $@
 
 install: $(BIN)/.installed
@@ -68,7 +72,7 @@ bench: install
 
 # the documentation site (docs/, mkdocs.yml) into build/site; --strict: a broken link or a page left out of the nav fails
 docs: install
-	$(BIN)/python -m pip install --quiet -e '.[docs]'
+	$(EDITABLE) '.[docs]'
 	$(BIN)/mkdocs build --strict --quiet
 
 clean:

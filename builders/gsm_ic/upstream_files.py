@@ -45,9 +45,9 @@ WRITTEN_NUMBER = re.compile(r"[0-9](?:[0-9,]*[0-9])?")
 DESCRIPTIONS = {
     TWO_STEP: "The variants of the two-step base problems in the format of the original GSM-IC_2step.json: a JSON array of "
     "records with its fields (original_question, new_question, answer, n_steps, role, number, sentence_template, role_label, "
-    "number_label, sentence_label), one per row of variants.jsonl, in id order.",
+    "number_label, sentence_label), one record per variant of a two-step base problem, in id order.",
     MORE_STEPS: "The variants of the base problems with more than two steps in the format of the original GSM-IC_mstep.json "
-    "(the fields of GSM-IC_2step.json), one record per row of variants.jsonl, in id order.",
+    "(the fields of GSM-IC_2step.json), one record per variant of such a base problem, in id order.",
 }
 
 

@@ -387,7 +387,7 @@ def departures(notes: dict) -> dict[str, str]:
             else "this build was not adjudicated: its items were not reviewed by a person, only by the rule-based checks."
         ),
         "dependency_groups": "clusters are merged when they share distractor sources, AmbigDocs documents or reworded SituatedQA "
-        "questions; the archived passages behind the paper's groups are not available, so groups are finer than the paper's 132.",
+        "questions; the archived passages behind the paper's groups are not available, so the groups are the project's own and not comparable with the paper's 132.",
     }
     if "ambigdocs/entity" not in groups:
         out["ambigdocs"] = "no file supplied (ambigdocs_path), so the main split has no entity items (paper: 192)."
