@@ -62,11 +62,16 @@ def test_every_readme_command_is_run_here_or_named_as_external():
     assert {shlex.split(c)[1] for c in runnable if c.startswith("ctxrobust")} >= {"prompts", "score", "push"}
 
 
+def reader_env(mirror: Path, work: Path) -> dict:
+    """The environment of a reader who set SOURCES_MIRROR, as `make release` and `validate` read it."""
+    return {**os.environ, "SOURCES_MIRROR": str(mirror), "CTXROBUST_CACHE": str(work / ".cache")}
+
+
 @pytest.fixture(scope="module")
 def workdir(mirror, tmp_path_factory) -> Path:
     """A folder laid out like a clone after `make release VERSION=1.0.0`: releases/ and examples/."""
     work = tmp_path_factory.mktemp("readme")
-    env = {**os.environ, "SOURCES_MIRROR": str(mirror), "CTXROBUST_CACHE": str(work / ".cache")}
+    env = reader_env(mirror, work)
     built = subprocess.run(
         [BIN / "ctxrobust", "release", "--version", "1.0.0", "--out", "releases"],
         cwd=work,
@@ -81,10 +86,10 @@ def workdir(mirror, tmp_path_factory) -> Path:
 
 
 @pytest.mark.parametrize("command", [c for c in commands() if external(c) is None])
-def test_a_readme_command_runs(command, workdir):
+def test_a_readme_command_runs(command, workdir, mirror):
     argv = shlex.split(command)
     argv[0] = str(BIN / argv[0])
-    run = subprocess.run(argv, cwd=workdir, capture_output=True, text=True, timeout=900)
+    run = subprocess.run(argv, cwd=workdir, env=reader_env(mirror, workdir), capture_output=True, text=True, timeout=900)
     assert run.returncode == 0, f"{command}\n{run.stderr[-2000:]}"
     assert "internal error" not in run.stderr
     if argv[1:2] == ["score"] and "-o" not in argv:
