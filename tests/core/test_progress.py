@@ -9,6 +9,7 @@ import sys
 import time
 
 import pytest
+from test_cli import predictions  # noqa: F401  (fixture: the small pseudowords predictions file)
 
 from ctxrobust import cli
 from ctxrobust.build import build_release
@@ -48,20 +49,6 @@ class Clock:
 def release(tmp_path_factory):
     root = tmp_path_factory.mktemp("releases")
     return build_release("pseudowords", "1.0.0", SMALL, root, None).path
-
-
-@pytest.fixture
-def predictions(tmp_path):
-    path = tmp_path / "preds.jsonl"
-    rows = [{"model": "m", "id": f"q{i}", "context": None, "trial": t, "correct": (i + t) % 2} for i in range(12) for t in range(4)]
-    rows += [
-        {"model": "m", "id": f"q{i}", "context": c, "trial": t, "correct": (i * t) % 2}
-        for i in range(12)
-        for c in ("CHA-000020-000", "CHA-000020-001")
-        for t in range(2)
-    ]
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    return path
 
 
 def test_a_stage_on_a_terminal_shows_its_count_rate_and_time_left_then_clears():
