@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import errno
 import hashlib
-import json
 import os
 import stat
 import threading
 import time
 from pathlib import Path
 
+from ctxrobust import jsontext
 from ctxrobust.canonical import dumps
 from ctxrobust.errors import CtxRobustError
 
@@ -140,8 +140,8 @@ class Cache:
             if not raw.strip():
                 continue
             try:
-                entry = json.loads(raw)
-            except (ValueError, RecursionError):
+                entry = jsontext.loads(raw)
+            except ValueError:  # not JSON, or nested too deeply
                 entry = None
             if not isinstance(entry, dict) or not isinstance(entry.get("key"), str):
                 raise CtxRobustError(f"{self.path}:{number}: not a cache line; delete the cache file to start the run afresh")

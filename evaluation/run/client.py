@@ -15,13 +15,13 @@ request (`endpoint`, `check_api_key`), each refused with one line.
 from __future__ import annotations
 
 import asyncio
-import json
 import math
 import random
 import re
 from dataclasses import dataclass, field
 from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
+from ctxrobust import jsontext
 from ctxrobust.errors import CtxRobustError
 
 MAX_BODY = 16 * 1024 * 1024  # the longest answer body read (bytes); a longer one is a malformed answer
@@ -156,8 +156,8 @@ def _kind(value) -> str:
 def parse_completion(data: bytes) -> Answer:
     """The answer in a chat-completion body, or a Failure (retried) naming what is wrong with it."""
     try:
-        completion = json.loads(data)
-    except (ValueError, RecursionError):  # not JSON, not UTF-8, or nested past the interpreter's limit
+        completion = jsontext.loads(data)
+    except ValueError:  # not JSON, not UTF-8, or nested too deeply
         raise Failure("malformed response body (not JSON)", True) from None
     if not isinstance(completion, dict):
         raise Failure(f"malformed response body ({_kind(completion)}, not a chat completion)", True)
