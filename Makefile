@@ -23,7 +23,7 @@ EDITABLE := PYTHONWARNINGS='ignore:Editable installation' $(BIN)/python -m pip i
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(EDITABLE) '.[test]'
+	$(EDITABLE) '.[test,runners]'
 	touch $@
 
 install: $(BIN)/.installed
