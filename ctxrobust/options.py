@@ -3,13 +3,14 @@ checked into a dataset's PromptOptions or ScoreOptions, with one line naming the
 
 from __future__ import annotations
 
-from typing import Any, Mapping, TypeVar
-
-from pydantic import BaseModel, ValidationError
+from typing import TYPE_CHECKING, Any, Mapping, TypeVar
 
 from ctxrobust.errors import CtxRobustError
 
-OptionsT = TypeVar("OptionsT", bound=BaseModel)
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+OptionsT = TypeVar("OptionsT", bound="BaseModel")
 
 
 def flag(name: str) -> str:
@@ -18,6 +19,8 @@ def flag(name: str) -> str:
 
 def parse_options(model: type[OptionsT], given: OptionsT | Mapping[str, Any] | None, what: str = "") -> OptionsT:
     """`given` as `model`; an unknown key, a missing one or a bad value is a CtxRobustError naming its flag."""
+    from pydantic import ValidationError  # here, not at the top: `flag` serves the command line's parser
+
     if isinstance(given, model):
         return given
     given = dict(given or {})

@@ -41,7 +41,9 @@ class Dataset:
     schema_package: str = "ctxrobust.schemas"  # where its `<stem>.schema.json` files are
     sources: tuple[str, ...] = ()  # lock-name prefixes of the snapshots its builder may read
     code: tuple[str, ...] = field(default=())  # packages beyond the builder's whose files shape its bytes
-    leaderboard: str = ""  # a dict: "headline" [(metric, "higher"|"lower")], "invalid" [metric], "differences" "module:attr" or None
+    leaderboard: str | dict = ""  # a dict (or "module:attr" naming one): "headline" [(metric, "higher"|"lower")], "invalid"
+    #   [metric], "shared_draws" bool, "differences" "module:attr" or None; each metric declared in ctxrobust.evaluation.metrics,
+    #   whose direction is the one that counts
     screen: str | None = (
         None  # (release, judgments paths, output) -> summary dict: `ctxrobust screen`, if the dataset has a screening stage
     )
@@ -49,6 +51,8 @@ class Dataset:
     def load(self, part: str) -> Any:
         """The object a part names, imported on first use."""
         target = self.renderers[part[len("render_") :]] if part.startswith("render_") else getattr(self, part)
+        if isinstance(target, dict):
+            return target
         module_name, _, attribute = target.partition(":")
         try:
             module = importlib.import_module(module_name)
@@ -81,6 +85,26 @@ class Dataset:
 
 _DATASETS: dict[str, Dataset] = {}
 
+# the leaderboards of several submissions: the headline figures (the first ranks by default), the invalid-response figure
+GSM_IC_LEADERBOARD = {  # Section 3.2: accuracies; paired differences by base problem
+    "headline": [("micro", "higher"), ("macro", "higher"), ("4k.micro", "higher"), ("4k.macro", "higher"), ("accuracy.base", "higher")],
+    "invalid": ["invalid", "4k.invalid"],
+    "shared_draws": True,  # one resampling of units for every model
+    "differences": "ctxrobust.evaluation.gsm_ic.differences:paired_differences",
+}
+MISLEADQA_LEADERBOARD = {  # Section 4.2, Table 2: lure rates
+    "headline": [("LR.F", "lower"), ("LR.S", "lower"), ("RLR.F", "lower"), ("RLR.S", "lower")],
+    "invalid": ["responses.invalid.rate"],
+    "shared_draws": True,  # one resampling of units for every model
+    "differences": "ctxrobust.evaluation.misleadqa.differences:paired_differences",
+}
+PSEUDOWORDS_LEADERBOARD = {  # Section 2, Table 1: noise-adjusted instability and tail degradation
+    "headline": [("INS.adjusted", "lower"), ("WTD.adjusted", "lower"), ("accuracy.baseline", "higher"), ("accuracy.context", "higher")],
+    "invalid": [],
+    "shared_draws": False,  # each model resamples questions with its own stream; the differences draw their own, paired
+    "differences": "ctxrobust.evaluation.pseudowords.differences:paired_differences",
+}
+
 
 def register(dataset: Dataset) -> Dataset:
     """Add a dataset (replacing one of the same name)."""
@@ -99,7 +123,7 @@ register(
         score_options="ctxrobust.evaluation.gsm_ic.options:ScoreOptions",
         renderers={"md": "ctxrobust.evaluation.gsm_ic.render:render_markdown", "html": "ctxrobust.evaluation.gsm_ic.render:render_html"},
         card="ctxrobust.builders.gsm_ic:card.json",
-        leaderboard="ctxrobust.evaluation.gsm_ic.units:LEADERBOARD",
+        leaderboard=GSM_IC_LEADERBOARD,
         schemas=("gsm-ic.base", "gsm-ic.variant", "gsm-ic.gsm-ic-4k", "gsm-ic.upstream", "predictions.gsm-ic"),
         sources=("gsm_ic/", "gsm8k/"),
     )
@@ -118,7 +142,7 @@ register(
             "html": "ctxrobust.evaluation.misleadqa.render:render_html",
         },
         card="ctxrobust.builders.misleadqa:card.json",
-        leaderboard="ctxrobust.evaluation.misleadqa.units:LEADERBOARD",
+        leaderboard=MISLEADQA_LEADERBOARD,
         screen="ctxrobust.evaluation.misleadqa.screening:main",
         schemas=("misleadqa.item", "misleadqa.candidate", "misleadqa.exclusion", "misleadqa.audit", "predictions.misleadqa"),
         sources=("fred/", "situatedqa/"),
@@ -138,7 +162,7 @@ register(
             "html": "ctxrobust.evaluation.pseudowords.render:render_html",
         },
         card="ctxrobust.builders.pseudowords:card.json",
-        leaderboard="ctxrobust.evaluation.pseudowords.units:LEADERBOARD",
+        leaderboard=PSEUDOWORDS_LEADERBOARD,
         schemas=("pseudowords.vocabulary", "pseudowords.contexts", "predictions.pseudowords"),
     )
 )

@@ -13,12 +13,13 @@ from typing import Hashable, Sequence
 
 import numpy as np
 
+from ctxrobust.evaluation import defaults
 from ctxrobust.evaluation.resampling import draw_counts
 
-REPLICATES = 10_000  # App. C.2
-SEED = 2027  # App. C.2
-PRIMARY_LEVEL = 0.975  # Bonferroni-adjusted, for the two primary contrasts (§4.3)
-LEVEL = 0.95  # every other interval
+REPLICATES = defaults.CLUSTER_BOOTSTRAP_REPLICATES  # App. C.2
+SEED = defaults.CLUSTER_BOOTSTRAP_SEED  # App. C.2
+PRIMARY_LEVEL = defaults.PRIMARY_LEVEL  # the two primary contrasts (§4.3)
+LEVEL = defaults.LEVEL  # every other interval
 
 
 def unit_index(keys: Sequence[Hashable]) -> tuple[np.ndarray, list]:

@@ -51,12 +51,24 @@ def interval_figure(report: dict, metrics: list[str], percent: set[str] | None =
     return figure
 
 
+def percent_figures(report: dict, names: list[str], units: dict | None = None) -> set[str]:
+    """The figures of `names` shown ×100: fractions and their differences, as the metric registry declares
+    them (a name it does not declare for a dataset it holds is an error); `units` (or the report's) serve a
+    dataset it holds nothing for."""
+    from ctxrobust.evaluation import metrics as registry
+
+    dataset = report.get("dataset", "")
+    if dataset in registry.datasets():
+        return {m for m in names if registry.lookup(dataset, m).percent}
+    units = units if units is not None else report.get("units", {})
+    return {m for m in names if units.get(m, registry.FRACTION) in registry.PERCENT_UNITS}
+
+
 def interval_section(report: dict, metrics: list[str], units: dict | None = None, title: str = "") -> str:
     """An <img> of `interval_figure` for an HTML report ("" when there is nothing to plot)."""
     from ctxrobust.evaluation.report import figure_data_uri
 
-    units = units if units is not None else report.get("units", {})
-    percent = {m for m in metrics if units.get(m, "fraction") in ("fraction", "difference of fractions")}
+    percent = percent_figures(report, metrics, units)
     figure = interval_figure(report, metrics, percent, title)
     if figure is None:
         return ""

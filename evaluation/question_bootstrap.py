@@ -11,9 +11,10 @@ import hashlib
 
 import numpy as np
 
+from ctxrobust.evaluation import defaults
 from ctxrobust.evaluation.resampling import draw_counts, percentile_intervals
 
-REPLICATES = 1000  # Appendix B
+REPLICATES = defaults.QUESTION_BOOTSTRAP_REPLICATES  # Appendix B
 LEVEL = 0.95
 
 

@@ -12,6 +12,8 @@ import re
 import unicodedata
 from typing import Any, Iterable, Sequence
 
+from ctxrobust.evaluation import metrics
+from ctxrobust.evaluation.metrics import CORRELATION, COUNT, DIFFERENCE, FRACTION, INDEX, INDICATOR, RATIO  # noqa: F401 (units, named here too)
 from ctxrobust.release import Release
 
 MAX_SHOWN = 200  # characters of one user-supplied value in a message or report; longer ones are cut, with their length
@@ -212,14 +214,9 @@ def html_page(title: str, sections: Iterable[tuple[str, str]]) -> str:
     return f'<!DOCTYPE html><html><head><meta charset="utf-8"><title>{html.escape(title)}</title><style>{style}</style></head><body><h1>{html.escape(title)}</h1>{body}</body></html>\n'
 
 
-# units of figures: every report carries `units`, metric name -> one of these
-FRACTION = "fraction"  # a share or rate in [0, 1]
-DIFFERENCE = "difference of fractions"  # in [-1, 1]
-RATIO = "ratio"
-COUNT = "count"
-INDICATOR = "indicator"  # 0 or 1
-CORRELATION = "correlation"
-INDEX = "Jaccard index"
+def is_figure(value: Any) -> bool:
+    """A figure: {"estimate", "ci", "n"} (and perhaps notes), its estimate a number or null."""
+    return isinstance(value, dict) and {"estimate", "ci", "n"} <= set(value) and not isinstance(value.get("estimate"), dict)
 
 
 def figure_names(node: Any) -> set[str]:
@@ -237,7 +234,58 @@ def figure_names(node: Any) -> set[str]:
     return names
 
 
-def with_units(report: dict, unit_of) -> dict:
-    """Add `units` (metric name -> unit, by the dataset's `unit_of(name)`) for every figure of the report."""
-    report["units"] = {name: unit_of(name) for name in sorted(figure_names(report))}
+def with_units(report: dict, unit_of=None) -> dict:
+    """Add `units` (metric name -> unit) for every figure of the report, each unit as the metric registry
+    declares it; a figure the registry does not declare is an error, never a guess. `unit_of(name)` serves
+    only a dataset the registry holds nothing for (one registered from outside this package)."""
+    dataset = report.get("dataset")
+    if dataset in metrics.datasets() or unit_of is None:
+        report["units"] = {name: metrics.unit(dataset, name) for name in sorted(figure_names(report))}
+    else:
+        report["units"] = {name: unit_of(name) for name in sorted(figure_names(report))}
     return report
+
+
+class CheckedFigures(dict):
+    """A block of a report's figures that refuses to be asked for a name the metric registry does not
+    declare: a renderer asking for a renamed figure fails loudly instead of printing "n/a"."""
+
+    dataset: str = ""
+
+    def _check(self, key: Any) -> None:
+        if not (dict.__contains__(self, key) and not is_figure(dict.__getitem__(self, key))):
+            metrics.lookup(self.dataset, key)
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        self._check(key)
+        return dict.get(self, key, default)
+
+    def __getitem__(self, key: Any) -> Any:
+        self._check(key)
+        return dict.__getitem__(self, key)
+
+    def __contains__(self, key: Any) -> bool:
+        self._check(key)
+        return dict.__contains__(self, key)
+
+
+def checked(report: dict) -> dict:
+    """A copy of the report in which every block holding figures is a `CheckedFigures` (for renderers);
+    the report itself is unchanged. A dataset the registry holds nothing for is returned as it is."""
+    dataset = report.get("dataset")
+    if dataset not in metrics.datasets():
+        return report
+
+    def walk(node: Any) -> Any:
+        if isinstance(node, list):
+            return [walk(v) for v in node]
+        if not isinstance(node, dict) or is_figure(node):
+            return node
+        copied = {k: walk(v) for k, v in node.items()}
+        if not any(is_figure(v) for v in copied.values()):
+            return copied
+        block = CheckedFigures(copied)
+        block.dataset = dataset
+        return block
+
+    return walk(report)

@@ -2,7 +2,8 @@
 own scorer, so every model shares the same bootstrap draws, with each file's problems reported under
 its name, clashing model names kept apart, `--strict` applied per file, and a leaderboard.
 
-Generic over datasets: the scorer sees one predictions file; this layer only relabels and maps back.
+Generic over datasets: the scorer sees one source of rows (`Stream`, an `evaluation.rows.Rows` read from
+the files as it is iterated: nothing is written); this layer only relabels and maps back.
 
 Submissions are told apart by their file, never by a name a submitter writes. Every line given to the
 scorer carries, as its model, a name this layer wrote there for that file's model: a name found in one
@@ -14,11 +15,14 @@ establish exactly as the scorer would read it (not JSON, nested too deep, not an
 `model`, `model` twice, a name the reader refuses) is a problem of its line and is not given to the
 scorer at all.
 
-Each file is read twice and never held whole: once to find its rows, model names and problems, once to
-write the stream (its hash checked again, so a file changed in between is refused). The stream is
-written once and scored once; only when a file is refused (no valid row, or any problem under
-`--strict`) is it written and scored once more without it. A file's problems do not depend on the other
-files (its models are its own), so that second pass refuses no one else. A file in another encoding,
+Each file is read in a stream and never held whole: once to find its rows, model names and problems, then
+each time the stream is read (its hash checked again each time, so a file changed in between is refused).
+The stream is scored once. A file refused then (no valid row, or any problem under `--strict`) is left
+out of the report without scoring the others again where the scorer's figures are per model (its module's
+`without_models`: gsm-ic); otherwise the others are scored once more without it. The scorer returns its
+problems and notices as data (`rows.Scored`), each problem placed by its line or its model; nothing is
+captured from standard error or read back from text. A file's problems do not depend on the other files
+(its models are its own), so that second pass refuses no one else. A file in another encoding,
 compressed, empty, or not a regular file is refused with one line. Where the dataset has paired
 differences between models, they are computed for up to MAX_PAIRED_MODELS models (their number grows
 with the square of the models).
@@ -31,22 +35,23 @@ differences between models.
 from __future__ import annotations
 
 import array
-import contextlib
 import hashlib
 import html
 import importlib
 import inspect
-import io
 import json
 import os
 import re
 import stat
-import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
 
 from ctxrobust.errors import CtxRobustError, PredictionsError
+from ctxrobust.evaluation import rows as rows_module
+from ctxrobust.evaluation.formats.files import lines as file_lines
+from ctxrobust.evaluation.formats.files import long_line
+from ctxrobust.evaluation.leaderboard import leaderboard, leaderboard_table
 from ctxrobust.evaluation.predictions import (
     NOT_OBJECT,
     SNIFF,
@@ -55,9 +60,11 @@ from ctxrobust.evaluation.predictions import (
     model_name_problem,
     open_regular,
     parse_line,
+    rows_scorer,
     vouched_model_names,
 )
-from ctxrobust.evaluation.report import DIFFERENCE, csv_cell, fmt_metric, html_table, markdown_table, md_text, path_text, plain
+from ctxrobust.evaluation.report import DIFFERENCE, fmt_metric, html_table, markdown_table, md_text, path_text, plain
+from ctxrobust.evaluation.rows import Hashed, Problem, Rows, Scored, foreign_message
 
 SUFFIXES = (".jsonl", ".json", ".ndjson", ".csv", ".parquet")
 MAX_PAIRED_MODELS = 50  # paired differences for at most this many models (1,225 pairs); their number grows as n^2
@@ -67,15 +74,12 @@ MAX_SHOWN_PER_FILE = 50  # problem lines of one file in the Markdown and HTML re
 MAX_SHOWN_TOTAL = 1_000
 MAX_NAMED = 10  # file labels named in one line
 BRACKETS = "[]\uff3b\uff3d"  # a name holding one of these could pass for another file's "<name> [<file>]"
-BOM = b"\xef\xbb\xbf"
 MISSING_MODEL = "missing field 'model'"
 MODEL_NOT_TEXT = "field 'model': Input should be a valid string"
 _STRING = rb'"[^"\\]*(?:\\.[^"\\]*)*"'
 _TOKENS = re.compile(_STRING + rb"|[\[\]{}]", re.DOTALL)
 _STRING_AT = re.compile(_STRING, re.DOTALL)
 _COLON = re.compile(rb"[ \t\r\n]*:[ \t\r\n]*")
-_MODEL_REPR = re.compile(r"model ('(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\")")
-_SAME_KEY = re.compile(r"\(same key as line (\d+)\)")
 
 
 @dataclass
@@ -85,7 +89,7 @@ class Submission:
     rows: int = 0  # non-blank lines (records, for a runner's file)
     sha256: str = ""
     models: dict[str, str] = field(default_factory=dict)  # model name in the file -> name in the report
-    problems: list[dict] = field(default_factory=list)  # {"line", "message"}; line None: about the file
+    problems: list[dict] = field(default_factory=list)  # {"line", "message", "kind", "model"?}; line None: about the file
     status: str = "scored"
     reason: str = ""
     input_format: str = "native"
@@ -93,16 +97,19 @@ class Submission:
     withheld: set = field(default_factory=set, repr=False)  # native: line numbers; converted: row indexes
     converted: object = field(default=None, repr=False)  # formats.convert.Converted of a runner's file
     dropped: int = 0  # records of a runner's file that gave no row
+    group: object = field(default=None, repr=False)  # formats.grouping.Group of a run's several files (one model)
 
     def refuse(self, reason: str) -> None:
         self.status, self.reason = "refused", reason
 
     @property
     def shown(self) -> str:
-        return plain(self.path)
+        return plain(self.path) if self.group is None else self.label
 
     def as_dict(self) -> dict:
+        files = {} if self.group is None else {"files": [path_text(p) for p in self.group.paths]}
         return {
+            **files,
             "file": path_text(self.path),
             "label": self.label,
             "sha256": self.sha256,
@@ -111,8 +118,13 @@ class Submission:
             "status": self.status,
             "reason": self.reason,
             "models": dict(sorted(self.models.items())),
-            "problems": self.problems,
+            "problems": [{"line": p["line"], "message": p["message"]} for p in self.problems],
         }
+
+    def found(self) -> list[Problem]:
+        """This submission's problems, typed (a refused one's reason first)."""
+        out = [Problem(self.label, None, "refused", self.reason)] if self.status == "refused" else []
+        return out + [Problem(self.label, p["line"], p["kind"], p["message"], p.get("model"), p.get("same_as")) for p in self.problems]
 
 
 # -- which files ---------------------------------------------------------------------------------------
@@ -256,7 +268,7 @@ def _survey_native(sub: Submission) -> list[str]:
     """Read a native file once: its hash, rows, model names (in order of first use) and the problems of the
     lines that will not be given to the scorer. Refuses the file (one line) when it cannot be read as
     UTF-8 JSON Lines at all."""
-    digest, names = hashlib.sha256(), {}
+    names = {}
     try:
         handle = open_regular(sub.path)
     except PredictionsError as exc:
@@ -267,20 +279,16 @@ def _survey_native(sub: Submission) -> list[str]:
         if problem:
             sub.refuse(problem)
             return []
-        for number, raw in enumerate(handle, start=1):
-            digest.update(raw)
-            if number == 1 and raw.startswith(BOM):
-                raw = raw[len(BOM) :]
-            if not raw.strip():
-                continue
+        hashed = Hashed(handle)
+        for number, raw in file_lines(hashed, rows_module.MAX_LINE):  # a line over the bound is read past, never held
             sub.rows += 1
-            name, problem = _row_model(raw)
+            name, problem = _row_model(raw) if raw is not None else (None, long_line(rows_module.MAX_LINE))
             if problem is not None:
                 sub.withheld.add(number)
-                sub.own.append({"line": number, "message": problem})
+                sub.own.append({"line": number, "message": problem, "kind": "row"})
             else:
                 names.setdefault(name, None)
-    sub.sha256 = digest.hexdigest()
+    sub.sha256 = hashed.digest.hexdigest()
     return list(names)
 
 
@@ -312,6 +320,75 @@ def _survey_converted(sub: Submission, dataset, options, form: str, log: Callabl
     return list(names)
 
 
+def _survey_group(sub: Submission, dataset, options, log: Callable[[str], None]) -> list[str]:
+    """The files of one run (a Batch job's outputs, error file and parts; lm-eval sample files; Inspect logs)
+    read record by record as one submission (`formats.grouping`); each record keeps its file and origin."""
+    from ctxrobust.evaluation.formats.convert import Converted
+
+    module = dataset.load("prompts")
+    aliases = module.item_aliases(options) if hasattr(module, "item_aliases") else {}
+    names = {path: plain(path.name) for path in sub.group.paths}
+    converted, notes = Converted(), []
+    try:
+        for path, origin, row, problem in sub.group.records(module.prediction, aliases):
+            where = None if origin is None else f"{names[path]} line {origin}" if isinstance(origin, int) else f"{names[path]} {origin}"
+            if row is not None:
+                converted.rows.append(row)
+                converted.origins.append(where)
+                if problem:
+                    converted.failed += 1
+                    converted.problems.append((where, problem))
+            elif origin is None:
+                notes.append((None, f"{names[path]}: {problem}"))
+            else:
+                converted.dropped += 1
+                if problem:
+                    converted.problems.append((where, problem))
+        digest = hashlib.sha256()
+        for path in sub.group.paths:
+            digest.update(_file_sha256(path).encode("ascii"))
+        sub.sha256 = digest.hexdigest()
+    except PredictionsError as exc:
+        sub.refuse(str(exc))
+        return []
+    converted.problems += notes
+    log(
+        f"{sub.shown}: {len(sub.group.paths)} files of one run, read as {sub.input_format} "
+        f"({len(converted.rows)} response(s), {converted.failed} failed request(s))"
+    )
+    sub.converted, sub.dropped = converted, converted.dropped
+    sub.rows = len(converted.rows) + converted.dropped
+    sub.own += [_origin_problem(origin, message) for origin, message in converted.problems]
+    found = {}
+    for index, row in enumerate(converted.rows):
+        name = row.get("model") if isinstance(row, dict) else None
+        problem = MODEL_NOT_TEXT if not isinstance(name, str) else model_name_problem(name)
+        if problem:
+            sub.withheld.add(index)
+            sub.own.append(_origin_problem(converted.origins[index], problem))
+        else:
+            found.setdefault(name, None)
+    return list(found)
+
+
+def _submissions(files: list[Path], dataset, input_format: str | None) -> list[Submission]:
+    """One submission per file, except a run's several files (`formats.grouping`): one submission per model."""
+    names = labels(files)
+    label_of = dict(zip(files, names))
+    from ctxrobust.evaluation.formats import grouping
+
+    forms = {path: input_format for path in files} if input_format else None
+    subs = []
+    for found in grouping.group(files, getattr(dataset, "name", dataset), forms):
+        paths = found.paths
+        if len(paths) == 1:
+            subs.append(Submission(paths[0], label_of[paths[0]]))
+            continue
+        label = f"{label_of[paths[0]]} (+{len(paths) - 1} file(s) of its run)"
+        subs.append(Submission(paths[0], label, input_format=found.files[0].form, group=found))
+    return subs
+
+
 def _file_sha256(path: Path) -> str:
     digest = hashlib.sha256()
     with open_regular(path) as handle:
@@ -322,8 +399,10 @@ def _file_sha256(path: Path) -> str:
 
 def _origin_problem(origin, message: str) -> dict:
     if isinstance(origin, int) and not isinstance(origin, bool):
-        return {"line": origin, "message": message}
-    return {"line": None, "message": f"{plain(origin, 120)}: {message}" if origin is not None else message}
+        return {"line": origin, "message": message, "kind": "row"}
+    if origin is None:
+        return {"line": None, "message": message, "kind": "file"}
+    return {"line": None, "message": f"{plain(origin, 120)}: {message}", "kind": "row"}
 
 
 def _format_of(sub: Submission, given: str | None) -> str | None:
@@ -403,53 +482,66 @@ def _log_renames(subs: list[Submission], log: Callable[[str], None]) -> None:
 # -- the stream given to the scorer ------------------------------------------------------------------------
 
 
-@dataclass
-class Stream:
-    """Per line of the stream: its submission and its own line number (a native file) or row index (a
-    runner's file); per submission, the lines written."""
+STREAM = "<submissions>"  # the label of the stream in the scorer's messages, replaced by the files' names
 
+
+@dataclass
+class Stream(Rows):
+    """The kept submissions as one source of rows for the scorer, read from the files as it is iterated
+    (nothing is written): each line's model is the name reported for it. Per line of the stream: its
+    submission and its own line number (a native file) or row index (a runner's file); per submission,
+    the lines given."""
+
+    subs: list = field(default_factory=list)
+    keep: list[int] = field(default_factory=list)
+    label: str = STREAM
     sub: array.array = field(default_factory=lambda: array.array("i"))
     own: array.array = field(default_factory=lambda: array.array("q"))
     written: dict[int, int] = field(default_factory=dict)
     sha256: str = ""
 
-
-def _write_stream(subs: list[Submission], keep: list[int], target: Path) -> Stream:
-    """The kept submissions as one native predictions file, each line's model the name reported for it."""
-    stream, digest = Stream(), hashlib.sha256()
-    with open(target, "xb") as out:
-        for k in keep:
-            sub = subs[k]
+    def raw(self):
+        self.sub, self.own, self.written = array.array("i"), array.array("q"), {}
+        digest, number = hashlib.sha256(), 0
+        for k in self.keep:
+            sub = self.subs[k]
             encoded = {name: json.dumps(reported).encode("ascii") for name, reported in sub.models.items()}
             lines = _converted_lines(sub, encoded) if sub.converted is not None else _native_lines(sub, encoded)
             count = 0
             for own, line in lines:
-                out.write(line)
                 digest.update(line)
-                stream.sub.append(k)
-                stream.own.append(own)
+                self.sub.append(k)
+                self.own.append(own)
                 count += 1
-            stream.written[k] = count
-    stream.sha256 = digest.hexdigest()
-    return stream
+                number += 1
+                yield number, line
+            self.written[k] = count
+        self.sha256 = digest.hexdigest()
+
+
+def _read_stream(subs: list[Submission], keep: list[int]) -> Stream:
+    """The stream of the kept submissions; its files are read when the scorer reads it."""
+    return Stream(subs=subs, keep=keep)
+
+
+def _lines_given(sub: Submission) -> int:
+    """The rows of a submission the stream gives the scorer (those whose model this layer established)."""
+    return (len(sub.converted.rows) if sub.converted is not None else sub.rows) - len(sub.withheld)
 
 
 def _native_lines(sub: Submission, encoded: dict[str, bytes]):
     """(line number, line for the stream) of a native file's lines the scorer is given, read again; a file
     changed since it was first read is refused (its hash), and a line whose model is not the one found
     then is left out."""
-    digest = hashlib.sha256()
     try:
         handle = open_regular(sub.path)
     except PredictionsError as exc:
         sub.refuse(str(exc).removeprefix(f"{sub.shown}: "))
         return
     with handle:
-        for number, raw in enumerate(handle, start=1):
-            digest.update(raw)
-            if number == 1 and raw.startswith(BOM):
-                raw = raw[len(BOM) :]
-            if number in sub.withheld or not raw.strip():
+        digest = Hashed(handle)
+        for number, raw in file_lines(digest, rows_module.MAX_LINE):
+            if number in sub.withheld or raw is None:
                 continue
             span = _model_span(raw)
             name = encoded.get(span[2]) if span is not None else None
@@ -459,7 +551,7 @@ def _native_lines(sub: Submission, encoded: dict[str, bytes]):
             start, end, _ = span
             line = raw[:start] + name + raw[end:]
             yield number, line if line.endswith(b"\n") else line + b"\n"
-    if digest.hexdigest() != sub.sha256:
+    if digest.digest.hexdigest() != sub.sha256:
         sub.refuse("the file changed while it was being scored; score it again")
 
 
@@ -485,79 +577,79 @@ def _own_line(sub: Submission, own: int) -> int | None:
     return origin if isinstance(origin, int) and not isinstance(origin, bool) else None
 
 
-def _attribute(problems: list[dict], subs: list[Submission], stream: Stream, owner: dict[str, int]) -> tuple[list[str], dict[int, set]]:
-    """Move the scorer's problems to the submissions they come from; returns the problems of no one file,
-    and per submission the stream lines the scorer refused."""
-    general: list[str] = []
+def _attribute(
+    problems: list[Problem], subs: list[Submission], stream: Stream, owner: dict[str, int]
+) -> tuple[list[Problem], dict[int, set]]:
+    """Move the scorer's problems to the submissions they come from, by their line (a line of the stream)
+    or their model; returns the problems of no one file, and per submission the stream lines the scorer
+    refused."""
+    general: list[Problem] = []
     rejected: dict[int, set] = {}
-    by_repr = {repr(name): k for name, k in owner.items()}
-    long_names = [name for name in owner if len(repr(name)) > 300]  # a message cut short may not show the whole name
     for problem in problems:
-        line, message = problem.get("line"), str(problem.get("message", ""))
+        line, message = problem.line, problem.message
+        if line is None and problem.at:  # one line about rows of several files: said in each file of its own rows
+            by_sub: dict[int, list[int]] = {}
+            for at in problem.at:
+                if isinstance(at, int) and 1 <= at <= len(stream.sub):
+                    by_sub.setdefault(stream.sub[at - 1], []).append(at)
+            for k, lines in by_sub.items():
+                rejected.setdefault(k, set()).update(lines)
+                subs[k].problems.append({"line": None, "message": foreign_message(len(lines)), "kind": problem.kind})
+            if by_sub:
+                continue
         if isinstance(line, int) and 1 <= line <= len(stream.sub):
             k = stream.sub[line - 1]
             sub = subs[k]
             rejected.setdefault(k, set()).add(line)
-            message = _SAME_KEY.sub(lambda m, k=k: _same_key(m, subs, stream, k), message)
+            same_as = problem.same_as
+            twin = {}
+            if isinstance(same_as, int):  # a duplicate: the row with its key, as its submission numbers it
+                message = f"duplicate row (same key as {_first_row(same_as, subs, stream, k)})"
+                twin = {"same_as": _first_at(same_as, subs, stream, k)}
             own = _own_line(sub, stream.own[line - 1])
             if own is None:
                 origin = sub.converted.origins[stream.own[line - 1]]
-                sub.problems.append({"line": None, "message": f"{plain(origin, 120)}: {message}"})
+                sub.problems.append({"line": None, "message": f"{plain(origin, 120)}: {message}", "kind": problem.kind, **twin})
             else:
-                sub.problems.append({"line": own, "message": message})
+                sub.problems.append({"line": own, "message": message, "kind": problem.kind, **twin})
             continue
-        k = _named_model(message, owner, by_repr, long_names)
+        k = owner.get(problem.model)  # a problem about one model: the submission it is of (the scorer says which)
         if k is None:
-            general.append(message)
+            general.append(problem)
         else:
-            subs[k].problems.append({"line": None, "message": message})
+            subs[k].problems.append({"line": None, "message": message, "kind": problem.kind, "model": problem.model})
     return general, rejected
 
 
-def _same_key(match: re.Match, subs: list[Submission], stream: Stream, k: int) -> str:
-    """In "(same key as line N)", N of the stream is a line of the same submission (its models are its own)."""
-    line = int(match.group(1))
+def _first_row(line: int, subs: list[Submission], stream: Stream, k: int) -> str:
+    """The row at `line` of the stream, named in submission k (a duplicate's twin is of the same submission: its
+    models are its own): "line N" of its file, or its record ("sample <id>", "<file> line N")."""
     if 1 <= line <= len(stream.sub) and stream.sub[line - 1] == k:
         own = _own_line(subs[k], stream.own[line - 1])
         if own is not None:
-            return f"(same key as line {own})"
-    return "(same key as another row)"
+            return f"line {own}"
+        return plain(subs[k].converted.origins[stream.own[line - 1]], 120)
+    return "another row"
 
 
-def _named_model(message: str, owner: dict[str, int], by_repr: dict[str, int], long_names: list[str]) -> int | None:
-    """The submission a file-level message is about: the one whose model it names first ("model '<name>'..."),
-    the name as the scorer writes it (its repr)."""
-    match = _MODEL_REPR.match(message)
-    if match is not None and match.group(1) in by_repr:
-        return by_repr[match.group(1)]
-    if message.startswith("model "):  # a message cut short (Problem keeps its first 400 characters)
-        found = [name for name in long_names if message.startswith("model " + plain(repr(name))[:300])]
-        if len(found) == 1:
-            return owner[found[0]]
+def _first_at(line: int, subs: list[Submission], stream: Stream, k: int) -> int | str | None:
+    """Where the row at `line` of the stream is in submission k: its line number, or its record's origin."""
+    if 1 <= line <= len(stream.sub) and stream.sub[line - 1] == k:
+        own = _own_line(subs[k], stream.own[line - 1])
+        return own if own is not None else plain(subs[k].converted.origins[stream.own[line - 1]], 120)
     return None
 
 
-def _quiet_score(scorer: Callable, release, path: Path, options, vouched) -> tuple[dict, str]:
-    """Score with the reader's stderr lines held back (they name the stream, not the files)."""
-    held = io.StringIO()
-    with contextlib.redirect_stderr(held), vouched_model_names(vouched):
-        report = scorer(release, path, options)
-    return report, held.getvalue()
+def _quiet_score(scorer: Callable, release, stream: Stream, options, vouched) -> Scored:
+    """Score the stream; its problems and notices come back as data (they name the stream, not the files)."""
+    with vouched_model_names(vouched):
+        return rows_scorer(scorer)(release, stream, options)
 
 
-def _notices(held: str, stream_path: Path, messages: set[str]) -> list[str]:
-    """The scorer's own stderr lines other than its problem lines (each file's problems are logged by file),
-    naming the submissions instead of the stream."""
-    out = []
-    for prefix in {f"{stream_path}:", f"{plain(stream_path)}:"}:
-        held = held.replace(prefix, "\0")
-    for line in held.splitlines():
-        if line.startswith("\0"):
-            rest = line[1:].strip()
-            if re.match(r"\d+:", rest) or rest in messages or rest.startswith(("scored ", "...")):
-                continue
-        out.append(plain(line.replace("\0", "submissions:").replace(str(stream_path), "submissions")))
-    return out
+def _scorer_notes(scored: Scored) -> list[str]:
+    """The scorer's notes and warnings, naming the submissions instead of the stream (the rows scored and
+    the problems not listed are said per file)."""
+    return [plain(f"submissions: {n.message}") for n in scored.notices if n.kind not in ("scored", "more")]
 
 
 def _named(subs: list[Submission]) -> str:
@@ -567,19 +659,33 @@ def _named(subs: list[Submission]) -> str:
 
 
 def score_submissions(
-    release, dataset, paths: list[Path], options, strict: bool, log: Callable[[str], None], input_format: str | None = None
+    release,
+    dataset,
+    paths: list[Path],
+    options,
+    strict: bool,
+    log: Callable[[str], None],
+    input_format: str | None = None,
+    typed: list[Problem] | None = None,
 ) -> dict:
     """The dataset's report over every accepted submission, with `submissions`, `leaderboard` and, where the
     dataset has them, `differences` added. `options` is the dataset's ScoreOptions (its `strict` is ignored:
     `strict` here applies to each file). `paths`: files or folders; a runner's file (OpenAI Batch, vLLM,
-    lm-eval, Inspect; `input_format`, else detected) is converted in memory."""
+    lm-eval, Inspect; `input_format`, else detected) is converted in memory. `typed`, if given, receives
+    every problem typed: each submission's (under its label) and those of no one file (under "submissions")."""
     scorer = dataset.load("scorer")
     if "strict" in type(options).model_fields:
         options = options.model_copy(update={"strict": False})
     files = expand(paths)
-    subs = [Submission(path, label) for path, label in zip(files, labels(files))]
+    subs = _submissions(files, dataset, input_format)
     names: list[list[str]] = []
     for sub in subs:
+        if sub.group is not None:
+            found = _survey_group(sub, dataset, options, log)
+            if sub.status == "scored" and not sub.rows:
+                sub.refuse("no prediction rows (the files are empty)")
+            names.append(found if sub.status == "scored" else [])
+            continue
         form = _format_of(sub, input_format)
         sub.input_format = form or input_format or "native"
         if form is None:
@@ -594,61 +700,66 @@ def score_submissions(
     owner = name_models(subs, names)
     _log_renames(subs, log)
     vouched = frozenset(owner)
-    report, held, general, stream = None, "", [], None
-    with tempfile.TemporaryDirectory(prefix="ctxrobust-submissions-") as tmp:
-        stream_path = Path(tmp) / "submissions.jsonl"
-        for attempt in range(len(subs) + 1):  # a refusal is found in the first pass; the second scores without it
-            keep = [k for k, s in enumerate(subs) if s.status == "scored"]
-            for k in keep:
-                subs[k].problems = []
-            if attempt:
-                stream_path.unlink(missing_ok=True)
-            stream = _write_stream(subs, keep, stream_path) if keep else Stream()
-            for k in keep:
-                if subs[k].status == "scored" and not stream.written.get(k):  # every row a problem found here
-                    subs[k].refuse(f"none of its {subs[k].rows} row(s) is a valid prediction")
-                    subs[k].problems = sorted(subs[k].own, key=_order)
-            keep = [k for k in keep if subs[k].status == "scored"]
-            if not keep:
-                break
-            if any(subs[k].status != "scored" and stream.written.get(k) for k in stream.written):
-                continue  # a file changed since it was first read: its lines are in the stream
-            rejected: dict[int, set] = {}
-            try:
-                report, held = _quiet_score(scorer, release, stream_path, options, vouched)
-                problems = report["predictions"]["problems"]
-            except PredictionsError as exc:
-                if not hasattr(exc, "problems"):
-                    raise PredictionsError(_about_submissions(str(exc), stream_path, [subs[k] for k in keep])) from None
-                report, problems = None, exc.problems  # no valid row in any file: each is refused below
-            except CtxRobustError as exc:
-                raise PredictionsError(_about_submissions(str(exc), stream_path, [subs[k] for k in keep])) from None
-            general, rejected = _attribute(problems, subs, stream, owner)
-            refused = False
-            for k in keep:
-                sub = subs[k]
-                sub.problems = sorted(sub.own + sub.problems, key=_order)
-                if stream.written.get(k, 0) - len(rejected.get(k, ())) <= 0:
-                    sub.refuse(f"none of its {sub.rows} row(s) is a valid prediction")
-                elif strict and sub.problems:
-                    sub.refuse(f"{len(sub.problems)} problem(s) and --strict")
-                refused |= sub.status == "refused"
-            if not refused and report is not None:
-                break
-        for sub in subs:
-            if sub.status == "refused" and not sub.problems:
-                sub.problems = sorted(sub.own, key=_order)
-        _log_problems(subs, log)
-        if report is None or not any(s.status == "scored" for s in subs):
-            raise PredictionsError(
-                f"none of the {len(subs)} submission(s) can be scored: "
-                + "; ".join(f"{s.label}: {s.reason}" for s in subs[:MAX_NAMED])
-                + (f"; and {len(subs) - MAX_NAMED} more" if len(subs) > MAX_NAMED else "")
-            )
-        for line in _notices(held, stream_path, {p["message"] for p in report["predictions"]["problems"]}):
-            log(line)
-        spec = dataset.load("leaderboard") if dataset.leaderboard else {}
-        differences = _differences(spec, release, stream_path, options, report, vouched, log)
+    report, scored, general, stream = None, None, [], None
+    for _ in range(len(subs) + 1):  # a refusal is found in the first pass; the second scores without it
+        keep = [k for k, s in enumerate(subs) if s.status == "scored"]
+        for k in keep:
+            subs[k].problems = []
+        stream = _read_stream(subs, keep) if keep else Stream()
+        for k in keep:
+            if subs[k].status == "scored" and not _lines_given(subs[k]):  # every row a problem found here
+                subs[k].refuse(f"none of its {subs[k].rows} row(s) is a valid prediction")
+                subs[k].problems = sorted(subs[k].own, key=_order)
+        keep = [k for k in keep if subs[k].status == "scored"]
+        if not keep:
+            break
+        stream.keep = keep
+        rejected: dict[int, set] = {}
+        try:
+            scored = _quiet_score(scorer, release, stream, options, vouched)
+            report, problems = scored.report, scored.problems
+        except PredictionsError as exc:
+            if not hasattr(exc, "problems"):
+                raise PredictionsError(_about_submissions(str(exc), STREAM, [subs[k] for k in keep])) from None
+            report, problems = None, exc.problems  # no valid row in any file: each is refused below
+        except CtxRobustError as exc:
+            raise PredictionsError(_about_submissions(str(exc), STREAM, [subs[k] for k in keep])) from None
+        general, rejected = _attribute(problems, subs, stream, owner)
+        refused = False
+        for k in keep:
+            sub = subs[k]
+            sub.problems = sorted(sub.own + sub.problems, key=_order)
+            if sub.status != "scored":
+                pass  # refused while the stream was read (the file changed since it was first read)
+            elif stream.written.get(k, 0) - len(rejected.get(k, ())) <= 0:
+                sub.refuse(f"none of its {sub.rows} row(s) is a valid prediction")
+            elif strict and sub.problems:
+                sub.refuse(f"{len(sub.problems)} problem(s) and --strict")
+            refused |= sub.status == "refused"
+        if not refused and report is not None:
+            break
+        if report is not None and _left_out(scorer, report, subs, keep, rejected):
+            stream.keep = [k for k in keep if subs[k].status == "scored"]
+            break
+    for sub in subs:
+        if sub.status == "refused" and not sub.problems:
+            sub.problems = sorted(sub.own, key=_order)
+    _log_problems(subs, log)
+    for problem in general:
+        log(f"submissions: {plain(problem.message, None)}")
+    if report is None or not any(s.status == "scored" for s in subs):
+        raise PredictionsError(
+            f"none of the {len(subs)} submission(s) can be scored: "
+            + "; ".join(f"{s.label}: {s.reason}" for s in subs[:MAX_NAMED])
+            + (f"; and {len(subs) - MAX_NAMED} more" if len(subs) > MAX_NAMED else "")
+        )
+    for line in _scorer_notes(scored):
+        log(line)
+    if typed is not None:
+        typed += [problem for s in subs for problem in s.found()]
+        typed += [replace(p, file="submissions") for p in general]
+    spec = dataset.load("leaderboard") if dataset.leaderboard else {}
+    differences = _differences(spec, release, stream, options, report, vouched, log)
     scored = [s for s in subs if s.status == "scored"]
     block = report["predictions"]
     report["predictions"] = {
@@ -661,7 +772,7 @@ def score_submissions(
             for s in subs
             for p in s.problems
         ]
-        + [{"line": None, "message": m} for m in general],
+        + [{"line": None, "message": p.message} for p in general],
     }
     report["submissions"] = [s.as_dict() for s in subs]
     report["leaderboard"] = leaderboard(report, spec, subs)
@@ -681,12 +792,25 @@ def score_submissions(
     return report
 
 
+def _left_out(scorer: Callable, report: dict, subs: list[Submission], keep: list[int], rejected: dict[int, set]) -> bool:
+    """Leave the submissions refused in this pass out of `report` without scoring the others again, where the
+    scorer's figures are per model (its module's `without_models`); False where it cannot (score again)."""
+    drop = importlib.import_module(scorer.__module__).__dict__.get("without_models")
+    if drop is None or not any(subs[k].status == "scored" for k in keep):
+        return False
+    refused = [k for k in keep if subs[k].status != "scored"]
+    drop(report, {reported for k in refused for reported in subs[k].models.values()})
+    block = report["predictions"]
+    block["excluded"] -= sum(len(rejected.get(k, ())) for k in refused)  # the refused files' rows are not in the report
+    return True
+
+
 def _order(problem: dict) -> tuple:
     """Problems of a line by line number, then those of the file."""
     return (problem["line"] is None, problem["line"] or 0)
 
 
-def _about_submissions(message: str, stream_path: Path, kept: list[Submission]) -> str:
+def _about_submissions(message: str, stream_path: str, kept: list[Submission]) -> str:
     named = f"the submissions ({_named(kept)})"
     return message.replace(plain(stream_path), named).replace(str(stream_path), named)
 
@@ -707,7 +831,7 @@ def _log_problems(subs: list[Submission], log: Callable[[str], None]) -> None:
         log(f"... {total - logged} more problem(s) not listed here; every one is under 'submissions' in the report")
 
 
-def _differences(spec: dict, release, stream_path: Path, options, report: dict, vouched, log: Callable[[str], None]) -> dict | None:
+def _differences(spec: dict, release, stream: Stream, options, report: dict, vouched, log: Callable[[str], None]) -> dict | None:
     """The dataset's paired differences over the stream scored, for up to MAX_PAIRED_MODELS models."""
     if not spec.get("differences"):
         return None
@@ -721,137 +845,15 @@ def _differences(spec: dict, release, stream_path: Path, options, report: dict, 
         return {"by_pair": {}, "skipped": note}
     module, _, attribute = spec["differences"].partition(":")
     function = getattr(importlib.import_module(module), attribute)
-    with contextlib.redirect_stderr(io.StringIO()), vouched_model_names(vouched):
+    with vouched_model_names(vouched):
         takes_report = "report" in inspect.signature(function).parameters
-        return function(release, stream_path, options, report=report) if takes_report else function(release, stream_path, options)
-
-
-# -- the leaderboard -------------------------------------------------------------------------------------
-
-
-def _owner_label(name: str, owner: dict[str, str]) -> str:
-    """The submission of a reported model: exact, else the longest reported name it extends with " [...]"
-    (a scorer may split a model by a group of its own, e.g. "<model> [<group>]")."""
-    if name in owner:
-        return owner[name]
-    cut = name.rfind(" [")
-    while cut > 0:
-        if name[:cut] in owner:
-            return owner[name[:cut]]
-        cut = name.rfind(" [", 0, cut)
-    return ""
-
-
-def leaderboard(report: dict, spec: dict, subs: list[Submission]) -> dict:
-    """Models ranked by the first headline figure any of them has (direction from the spec); ties by name."""
-    models = report["models"]
-    headline = [(name, better) for name, better in spec.get("headline", []) if any(name in m.get("metrics", {}) for m in models.values())]
-    owner = {reported: s.label for s in subs if s.status == "scored" for reported in s.models.values()}
-    invalid_names = spec.get("invalid", [])
-    rows = []
-    for name, block in models.items():
-        metrics = block.get("metrics", {})
-        invalid = next((metrics[i] for i in invalid_names if i in metrics), None)
-        rows.append(
-            {
-                "model": name,
-                "submission": _owner_label(name, owner),
-                "metrics": {m: metrics[m] for m, _ in headline if m in metrics},
-                "invalid": invalid,
-            }
-        )
-    if headline:
-        first, better = headline[0]
-
-        def order(row: dict) -> tuple:
-            figure = row["metrics"].get(first)
-            value = figure["estimate"] if figure else None
-            missing = value is None
-            return (missing, 0 if missing else (-value if better == "higher" else value), row["model"])
-
-        rows.sort(key=order)
-    else:
-        first, better = None, None
-        rows.sort(key=lambda r: r["model"])
-    for rank, row in enumerate(rows, start=1):
-        row["rank"] = rank
-    return {
-        "ranked_by": first,
-        "better": better,
-        "columns": [m for m, _ in headline],
-        "shared_draws": bool(spec.get("shared_draws")),
-        "invalid_metric": next((i for i in invalid_names if any(i in m.get("metrics", {}) for m in models.values())), None),
-        "rows": rows,
-    }
-
-
-# -- renderings: every user string escaped for its format ------------------------------------------------
-
-
-def _percent(units: dict, name: str) -> bool:
-    return units.get(name, "fraction") in ("fraction", "difference of fractions")
-
-
-def _leaderboard_table(report: dict) -> tuple[list[str], list[list], str]:
-    board, units = report["leaderboard"], report.get("units", {})
-    headers = (
-        ["Rank", "Model", "Submission"] + [f"{m} [95% CI]" for m in board["columns"]] + (["Invalid"] if board["invalid_metric"] else [])
-    )
-    rows = []
-    for row in board["rows"]:
-        cells = [row["rank"], row["model"], row["submission"]]
-        cells += [fmt_metric(row["metrics"].get(m), _percent(units, m), 1 if _percent(units, m) else 3) for m in board["columns"]]
-        if board["invalid_metric"]:
-            cells.append(fmt_metric(row["invalid"], True, 1) if row["invalid"] else "n/a")
-        rows.append(cells)
-    better = f"; {board['better']} is better" if board["better"] else ""
-    draws = (
-        "Intervals use the same resamples for every model."
-        if board["shared_draws"]
-        else "Each model's intervals come from its own resamples, so they are not paired across models."
-    )
-    note = (
-        f"Ranked by {board['ranked_by']}{better}. Percentages ×100 for fractions. {draws}"
-        if board["ranked_by"]
-        else "No headline figure to rank by."
-    )
-    return headers, rows, note
-
-
-def leaderboard_markdown(report: dict) -> str:
-    headers, rows, note = _leaderboard_table(report)
-    return markdown_table(headers, rows) + "\n" + md_text(note, None) + "\n"
-
-
-def leaderboard_csv(report: dict) -> str:
-    """The leaderboard as CSV; every cell through `csv_cell` (a model named `=HYPERLINK(...)` is text)."""
-    import csv
-
-    board = report["leaderboard"]
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    header = ["rank", "model", "submission"]
-    for m in board["columns"]:
-        header += [m, f"{m}.ci_low", f"{m}.ci_high", f"{m}.n"]
-    if board["invalid_metric"]:
-        header.append("invalid_rate")
-    writer.writerow([csv_cell(h) for h in header])
-    for row in board["rows"]:
-        line = [row["rank"], row["model"], row["submission"]]
-        for m in board["columns"]:
-            figure = row["metrics"].get(m) or {"estimate": None, "ci": None, "n": None}
-            ci = figure["ci"] or [None, None]
-            line += [figure["estimate"], ci[0], ci[1], figure["n"]]
-        if board["invalid_metric"]:
-            line.append(row["invalid"]["estimate"] if row["invalid"] else None)
-        writer.writerow([csv_cell(cell) for cell in line])
-    return buffer.getvalue()
+        return function(release, stream, options, report=report) if takes_report else function(release, stream, options)
 
 
 def _sections(report: dict) -> list[tuple[int, str, list[tuple]]]:
     """(heading level, heading, blocks) of the submissions part of a report; a block is ("table", headers,
     rows), ("text", str) or ("list", [str]). Values are raw here; each rendering escapes them."""
-    headers, rows, note = _leaderboard_table(report)
+    headers, rows, note = leaderboard_table(report)
     parts = [(2, "Leaderboard", [("table", headers, rows), ("text", note)])]
     differences = report.get("differences")
     if differences and differences.get("by_pair"):

@@ -2,18 +2,25 @@
 95% intervals and the invalid-response rate, as a plain-text table.
 
 The figures are those the dataset's leaderboard spec names (its registry entry: "headline" and
-"invalid"), read from the report as they are; nothing is computed here. Fractions are shown in %.
+"invalid"), read from the report as they are; nothing is computed here. Units and directions are the
+metric registry's; fractions are shown in %.
 """
 
 from __future__ import annotations
 
+from ctxrobust.evaluation import metrics
 from ctxrobust.evaluation.report import fmt_metric
 
-FRACTION_UNITS = ("fraction", "difference of fractions")
+FRACTION_UNITS = metrics.PERCENT_UNITS
 
 
-def _percent(units: dict, name: str) -> bool:
-    return units.get(name, "fraction") in FRACTION_UNITS
+def _declared(report: dict, name: str) -> metrics.Metric | None:
+    return metrics.find(report.get("dataset", ""), name)
+
+
+def _percent(report: dict, name: str) -> bool:
+    declared = _declared(report, name)
+    return declared.percent if declared else report.get("units", {}).get(name, metrics.FRACTION) in FRACTION_UNITS
 
 
 def _cell(figure: dict | None, percent: bool) -> str:
@@ -31,15 +38,14 @@ def summary_rows(report: dict, spec: dict) -> tuple[list[str], list[list[str]], 
     """(headers, one row per model, the invalid-rate figure shown): the headline figures the report
     holds, then the invalid rate if it has one."""
     models = report.get("models", {})
-    units = report.get("units", {})
-    metrics = {name: block.get("metrics", {}) for name, block in models.items()}
-    columns = [name for name, _ in spec.get("headline", []) if any(name in m for m in metrics.values())]
-    invalid = next((i for i in spec.get("invalid", []) if any(i in m for m in metrics.values())), None)
+    figures_of = {name: block.get("metrics", {}) for name, block in models.items()}
+    columns = [name for name in _headline(spec) if any(name in m for m in figures_of.values())]
+    invalid = next((i for i in spec.get("invalid", []) if any(i in m for m in figures_of.values())), None)
     headers = ["model", *columns] + (["invalid"] if invalid else [])
     rows = []
     for model in _models_in_order(report):
-        figures = metrics[model]
-        cells = [_cell(figures.get(c), _percent(units, c)) for c in columns]
+        figures = figures_of[model]
+        cells = [_cell(figures.get(c), _percent(report, c)) for c in columns]
         if invalid:
             cells.append(_cell(figures.get(invalid), True))
         rows.append([model, *cells])
@@ -56,13 +62,25 @@ def summary_table(report: dict, spec: dict) -> str:
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in [headers, *rows]]
     if not rows:
         lines.append("(no model scored)")
-    lines.append(_legend(headers[1:], spec, invalid))
+    lines.append(_legend(report, headers[1 : len(headers) - bool(invalid)], spec, invalid))
     return "\n".join(lines) + "\n"
 
 
-def _legend(columns: list[str], spec: dict, invalid: str | None) -> str:
+def _headline(spec: dict) -> list[str]:
+    return [entry if isinstance(entry, str) else entry[0] for entry in spec.get("headline", [])]
+
+
+def _better(report: dict, spec: dict, name: str) -> str | None:
+    """ "higher" or "lower": the registry's direction (the spec's for a dataset the registry holds nothing for)."""
+    declared = _declared(report, name)
+    if declared is not None:
+        return declared.better
+    return next((e[1] for e in spec.get("headline", []) if not isinstance(e, str) and e[0] == name), None)
+
+
+def _legend(report: dict, columns: list[str], spec: dict, invalid: str | None) -> str:
     """How to read the table: estimate [95% CI], fractions ×100, which way each figure is better."""
-    better = dict(spec.get("headline", []))
+    better = {c: _better(report, spec, c) for c in columns}
     ways = []
     for way in ("higher", "lower"):
         named = [c for c in columns if better.get(c) == way]

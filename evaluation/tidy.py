@@ -1,8 +1,10 @@
 """Tidy reports: every figure of a report as one row (dataset, section, model, metric, estimate,
-ci_low, ci_high, n, unit), written as CSV that one `pandas.read_csv` call loads, or as Parquet.
+ci_low, ci_high, n, unit, higher_is_better), written as CSV that one `pandas.read_csv` call loads, or as
+Parquet.
 
 Generic over datasets: a figure is any {"estimate", "ci", "n"} dict in the report; where it sits names
-its section and model, and the report's `units` table (metric name -> unit) its unit.
+its section and model, and the metric registry its unit and direction (a dataset it holds nothing for
+takes its units from the report's `units` table, and has no direction).
 """
 
 from __future__ import annotations
@@ -14,15 +16,12 @@ import tempfile
 from pathlib import Path
 from typing import Iterator
 
-from ctxrobust.evaluation.report import csv_cell
+from ctxrobust.evaluation import metrics
+from ctxrobust.evaluation.report import csv_cell, is_figure
 
-COLUMNS = ("dataset", "section", "model", "metric", "estimate", "ci_low", "ci_high", "n", "unit")
+COLUMNS = ("dataset", "section", "model", "metric", "estimate", "ci_low", "ci_high", "n", "unit", "higher_is_better")
 MEAN = "(mean over models)"
 ALL_PAIRS = "(all pairs)"
-
-
-def is_figure(value: object) -> bool:
-    return isinstance(value, dict) and {"estimate", "ci", "n"} <= set(value) and not isinstance(value.get("estimate"), dict)
 
 
 def _blocks(node: object, path: tuple[str, ...]) -> Iterator[tuple[tuple[str, ...], dict]]:
@@ -52,7 +51,8 @@ def _where(path: tuple[str, ...]) -> tuple[str, str]:
 
 def tidy_rows(report: dict) -> list[dict]:
     """One row per figure, in a fixed order (models, then the other sections, metrics sorted)."""
-    units = report.get("units", {})
+    units, dataset = report.get("units", {}), report.get("dataset", "")
+    registered = dataset in metrics.datasets()
     rows = []
     for path, block in _blocks({k: v for k, v in report.items() if k not in ("parameters", "predictions", "release", "units")}, ()):
         section, model = _where(path)
@@ -61,6 +61,7 @@ def tidy_rows(report: dict) -> list[dict]:
             if not is_figure(figure):
                 continue
             ci = figure.get("ci") or [None, None]
+            declared = metrics.lookup(dataset, name) if registered else None
             rows.append(
                 {
                     "dataset": report.get("dataset", ""),
@@ -71,7 +72,8 @@ def tidy_rows(report: dict) -> list[dict]:
                     "ci_low": ci[0],
                     "ci_high": ci[1],
                     "n": figure["n"],
-                    "unit": units.get(name, ""),
+                    "unit": declared.unit if declared else units.get(name, ""),
+                    "higher_is_better": declared.higher_is_better if declared else None,
                 }
             )
     return rows
@@ -96,6 +98,7 @@ def parquet_bytes(report: dict) -> bytes:
     schema = pa.schema(
         [(c, pa.string()) for c in COLUMNS[:4]]
         + [("estimate", pa.float64()), ("ci_low", pa.float64()), ("ci_high", pa.float64()), ("n", pa.int64()), ("unit", pa.string())]
+        + [("higher_is_better", pa.bool_())]
     )
     rows = tidy_rows(report)
     table = pa.Table.from_pylist(rows, schema=schema)

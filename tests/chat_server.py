@@ -60,6 +60,7 @@ class ChatServer:
         self.authorizations: set[str] = set()
         self.bodies: list[dict] = []
         self.queries: list[dict] = []  # the query string of every POST
+        self.times: list[float] = []  # time.monotonic() as each POST arrived
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -91,6 +92,7 @@ class ChatServer:
                 parts = urlsplit(self.path)
                 with server.lock:
                     server.calls += 1
+                    server.times.append(time.monotonic())
                     server.queries.append(dict(parse_qsl(parts.query, keep_blank_values=True)))
                 if parts.path != "/v1/chat/completions":
                     return self._send(404, b'{"error": {"message": "no such route"}}')

@@ -12,7 +12,7 @@ from fractions import Fraction
 from typing import Iterable
 
 from ctxrobust import release_files
-from ctxrobust.builders.gsm_ic import irrelevance, upstream_files
+from ctxrobust.builders.gsm_ic import irrelevance, magnitudes, upstream_files
 from ctxrobust.builders.gsm_ic.builder import GsmIcConfig, template_mix_distance
 from ctxrobust.builders.gsm_ic.insertion import (
     PRONOUNS,
@@ -52,7 +52,7 @@ def _templates(release) -> dict:
 
 def _is_identifier(templates: dict, row: dict) -> bool:
     template = templates.get(row.get("template_id"))
-    return template is not None and template.identifier
+    return template is not None and magnitudes.is_identifier(template)
 
 
 @check("gsm-ic", "span_replay")
@@ -478,20 +478,49 @@ def out_range_outside(release) -> Iterable[Failure]:
 @check("gsm-ic", "template_bounds")
 def template_bounds(release) -> Iterable[Failure]:
     """Each inserted number lies within the magnitudes its template reads naturally with (its min and max: "owns 300
-    watches", never 22,000,000), for the shared templates and for those written for the base problem."""
+    watches", never 22,000,000, intersected with its magnitude class's), for the shared templates and for those
+    written for the base problem."""
     bounds = _templates(release)
     for row in release.rows(VARIANTS):
         template = bounds.get(row["template_id"])
         if template is None:
             yield Failure(VARIANTS, row["id"], f"template {row['template_id']!r} is neither a shared template nor one written for its base")
             continue
+        low, high = magnitudes.bounds(template)
         value = int(row["number"]) if row["number"].isdigit() else None
-        if value is not None and not template.min <= value <= (template.max if template.max is not None else value):
+        if value is not None and not low <= value <= (high if high is not None else value):
             yield Failure(
                 VARIANTS,
                 row["id"],
-                f"number {value:,} is outside what template {template.id} reads with ({template.min} to {template.max:,})",
+                f"number {value:,} is outside what template {template.id} reads with ({low:,} to {'any' if high is None else f'{high:,}'})",
             )
+
+
+@check("gsm-ic", "magnitude_plausible")
+def magnitude_plausible(release) -> Iterable[Failure]:
+    """Numbers a reader believes: each variant's sentence is classed again from its own text by the phrase rules of
+    magnitudes.py (an identifier, a favourite's audience, a crowd, a factory's output, a business's year, a shop's
+    week, an odometer, an elevation, a city, a town, a parking lot, a phone's contacts, and the holder floors: a
+    professional's years, a chain's period, a shop's total since opening, a library's members, a bank's customers, a
+    farm's planting), and its number lies in the class's bounds; an identifier is written without separators and has at most six digits."""
+    templates = _templates(release)
+    for row in release.rows(VARIANTS):
+        if not row["number"].isdigit():
+            continue
+        template = templates.get(row["template_id"])
+        marked = template is not None and template.identifier
+        # one place decides the class: the phrase rules (a template's declared class agrees, lexicon.Template)
+        magnitude = magnitudes.class_of(row["sentence_template"], marked)
+        value = int(row["number"])
+        if value < magnitude.low or (magnitude.high is not None and value > magnitude.high):
+            yield Failure(
+                VARIANTS,
+                row["id"],
+                f"number {value:,} is implausible for {magnitude.what} (class {magnitude.name}: "
+                f"{magnitude.low:,} to {'any' if magnitude.high is None else f'{magnitude.high:,}'})",
+            )
+        if magnitude.name == "identifier" and re.search(r"\d,\d{3}(?!\d)", row["sentence"]):
+            yield Failure(VARIANTS, row["id"], f"identifier {value} is written with separators")
 
 
 @check("gsm-ic", "template_mix")

@@ -172,44 +172,57 @@ def check_given_topics(pool: gsm8k.GsmPool, path: Path, templates: Templates) ->
 
 
 def usability(
-    pool: gsm8k.GsmPool, analyses: dict[str, Analysis], config: GsmIcConfig, lexicon: Lexicon, templates: Templates, reviewed: Reviewed
+    pool: gsm8k.GsmPool,
+    analyses: dict[str, Analysis],
+    config: GsmIcConfig,
+    lexicon: Lexicon,
+    templates: Templates,
+    reviewed: Reviewed,
+    only: set[str] | None = None,
 ):
     """Why each joined pool problem cannot be a base problem (empty: it can), and the slots of those that can.
 
     Besides the analysis: 2..max_steps reasoning steps, and enough distinct sentences for the largest cell
-    quota the configuration asks for, with templates shared by both number levels.
+    quota the configuration asks for, with templates shared by both number levels. With a base_file every usable
+    problem is a base problem, so the quota grows as problems drop out: the check is repeated with the quota
+    of the problems still usable until none drops out. `only`: the sentence check is made for these problems alone
+    (a fixed selection: the reviewed default base set, base_ids); the others keep their analysis reasons.
     """
-    n_base = _n_base(config, pool)
-    largest_quota = -(-config.n_variants // (n_base * len(CELLS)))
     reasons: dict[str, list[tuple[str, str]]] = {}
     prepared: dict[str, tuple[Slots, np.random.Generator]] = {}
     for problem in pool.problems:
         found = list(analyses[problem.id].problems)
         if not 2 <= problem.n_steps <= config.max_steps:
             found.append(("n_steps", f"{problem.n_steps} reasoning steps, outside 2..{config.max_steps}"))
-        if not found:
+        if not found and (only is None or problem.id in only):
             rng = _rng(config.seed, VARIANT_STREAM, problem.pool.line)
             slots = slots_for(analyses[problem.id], lexicon, templates, reviewed.templates_for(problem.id, problem.question), config, rng)
+            prepared[problem.id] = (slots, rng)
+        reasons[problem.id] = found
+    while True:
+        largest_quota = -(-config.n_variants // (_n_base(config, len(prepared)) * len(CELLS)))
+        dropped = False
+        for problem_id, (slots, _) in list(prepared.items()):
             short = shortfalls(slots, largest_quota)
             if short:
-                found.append(
+                reasons[problem_id].append(
                     (
                         "few_sentences",
                         f"{len(short)} of its topic/role levels ({short[0]}, ...) cannot give {largest_quota} distinct sentences "
                         "at both number levels from shared templates (lower n_variants or raise numbers_per_label)",
                     )
                 )
-            else:
-                prepared[problem.id] = (slots, rng)
-        reasons[problem.id] = found
-    return reasons, prepared
+                del prepared[problem_id]
+                dropped = True
+        if not dropped or not config.base_file or config.base_ids is not None or not prepared:
+            return reasons, prepared
 
 
-def _n_base(config: GsmIcConfig, pool: gsm8k.GsmPool) -> int:
+def _n_base(config: GsmIcConfig, usable: int) -> int:
     if config.base_ids is not None:
         return len(config.base_ids)
     if config.base_file:
-        return max(1, len(pool.problems))  # all usable ones; an upper bound for the quota check
+        return max(1, usable)  # every usable one is a base problem
     return config.n_two_step + config.n_more_steps
 
 
@@ -232,7 +245,10 @@ def build_from_pool(pool: gsm8k.GsmPool, config: GsmIcConfig) -> BuildOutput:
         )
         for p in pool.problems
     }
-    reasons, prepared = usability(pool, analyses, config, lexicon, templates, reviewed)
+    mix = config.step_mix or paper_step_mix(config.n_more_steps, config.max_steps)
+    fixed = set(config.base_ids) if config.base_ids is not None else pinned_ids(config, mix, reviewed)
+    reasons, prepared = usability(pool, analyses, config, lexicon, templates, reviewed, only=fixed)
+    checked = "the base problems asked for" if fixed is not None else "every problem"
     mix_note = selection_note = None
     if config.base_ids is not None:
         chosen = select_listed(pool.problems, reasons, config.base_ids, {u.id: u.reason for u in pool.unjoined})
@@ -240,8 +256,10 @@ def build_from_pool(pool: gsm8k.GsmPool, config: GsmIcConfig) -> BuildOutput:
         chosen = [p for p in pool.problems if not reasons[p.id]]
         _check_user_counts(chosen, pool, reasons, config)
     else:
-        mix = config.step_mix or paper_step_mix(config.n_more_steps, config.max_steps)
         chosen, selection_note = pinned_default(pool, reasons, config, mix, reviewed)
+        if chosen is None and fixed is not None:  # the pinned set cannot be used: check every problem for the draw
+            reasons, prepared = usability(pool, analyses, config, lexicon, templates, reviewed)
+            checked = "every problem"
         if chosen is None:
             chosen, mix_note = select_default(pool.problems, reasons, config.n_two_step, mix, _rng(config.seed, SELECTION_STREAM))
     bases = [base_row(p, analyses[p.id]) for p in chosen]
@@ -253,6 +271,7 @@ def build_from_pool(pool: gsm8k.GsmPool, config: GsmIcConfig) -> BuildOutput:
     eval_rows, attempt = draw_eval(variants, config.eval_size, config.eval_seed)
     kept = {p.id: analyses[p.id].pronoun_kept for p in chosen}
     notes = _notes(pool, reasons, chosen, bases, variants, eval_rows, attempt, config, kept)
+    notes["pool"]["sentences_checked_for"] = checked
     if mix_note:
         notes["step_mix_note"] = mix_note
     if selection_note:
@@ -266,6 +285,17 @@ def build_from_pool(pool: gsm8k.GsmPool, config: GsmIcConfig) -> BuildOutput:
         notes=notes,
         extra_files=upstream_files.extra_files(variants),  # GSM-IC_2step.json, GSM-IC_mstep.json
     )
+
+
+def pinned_ids(config: GsmIcConfig, mix: dict[int, int], reviewed: Reviewed) -> set[str] | None:
+    """The reviewed default base set's ids when the configuration asks for the draw they came from, else None."""
+    if config.base_file or config.base_ids is not None:
+        return None
+    default = GsmIcConfig()
+    wanted = (reviewed.default_base.seed, default.n_two_step, default.n_more_steps, default.max_steps)
+    if (config.seed, config.n_two_step, config.n_more_steps, config.max_steps) != wanted:
+        return None
+    return set(reviewed.default_base.ids) if mix == paper_step_mix(default.n_more_steps, default.max_steps) else None
 
 
 def pinned_default(

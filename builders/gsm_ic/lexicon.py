@@ -10,6 +10,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from ctxrobust.builders.gsm_ic.magnitudes import CLASSES, class_of
+
 HERE = Path(__file__).parent
 
 
@@ -72,9 +74,14 @@ class Template(BaseModel):
     max: int | None = None  # None: no upper bound
     # an identifier (an employee ID, a card, ticket or serial number): written as digits, never "ID 1,200,000"
     identifier: bool = False
+    magnitude: str | None = None  # its magnitude class, declared; the phrase rules of magnitudes.py decide and must agree
 
     @model_validator(mode="after")
     def _slots(self) -> Template:
+        if self.magnitude is not None and self.magnitude not in CLASSES:
+            raise ValueError(f"template {self.id}: unknown magnitude class {self.magnitude!r} (one of {', '.join(CLASSES)})")
+        if self.magnitude is not None and self.magnitude != (ruled := class_of(self.text, self.identifier).name):
+            raise ValueError(f"template {self.id}: declares magnitude class {self.magnitude!r}, its phrase rules give {ruled!r}")
         if self.text.count("{role}") != 1 or self.text.count("{number}") + self.text.count("{money}") != 1:
             raise ValueError(f"template {self.id}: needs exactly one {{role}} and one {{number}} or {{money}} slot")
         if self.min < 2 or (self.max is not None and self.max < self.min):
@@ -93,6 +100,7 @@ class ProblemEntry(BaseModel):
     max: list[int | None] | None = None
     min: list[int] | None = None  # per template, the smallest number it reads naturally with ("a city of 5 people": no)
     identifier: list[bool] | None = None  # per template, whether its number is an identifier (written as digits)
+    magnitude: list[str | None] | None = None  # per template, its magnitude class (None: its phrase rules')
     people: list[str] | None = None  # the problem's people, where the person finder also took a place or an animal for one
 
 
@@ -151,11 +159,12 @@ class Reviewed(BaseModel):
         highs = entry.max or [None] * len(entry.templates)
         lows = entry.min or [2] * len(entry.templates)
         marks = entry.identifier or [False] * len(entry.templates)
-        if not len(highs) == len(lows) == len(marks) == len(entry.templates):
-            raise ValueError(f"reviewed.json: {base_id}: 'min', 'max' and 'identifier' need one entry per template")
+        classes = entry.magnitude or [None] * len(entry.templates)
+        if not len(highs) == len(lows) == len(marks) == len(classes) == len(entry.templates):
+            raise ValueError(f"reviewed.json: {base_id}: 'min', 'max', 'identifier' and 'magnitude' need one entry per template")
         return [
-            Template(id=f"{base_id}/{i}", text=text, topics=[entry.topic], min=low, max=high, identifier=mark)
-            for i, (text, low, high, mark) in enumerate(zip(entry.templates, lows, highs, marks), start=1)
+            Template(id=f"{base_id}/{i}", text=text, topics=[entry.topic], min=low, max=high, identifier=mark, magnitude=kind)
+            for i, (text, low, high, mark, kind) in enumerate(zip(entry.templates, lows, highs, marks, classes), start=1)
         ]
 
 

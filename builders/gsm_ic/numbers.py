@@ -269,36 +269,101 @@ def readable(value: int, lo: int, hi: int) -> int:
     return value
 
 
-def pick_numbers(known: list[Fraction], label: str, forbidden: set[Fraction], count: int, rng: np.random.Generator) -> list[int]:
-    """Up to `count` distinct integers >= 2 with the given label and not in `forbidden`, sorted.
+def clip(intervals: list[tuple[int, int]], low: int, high: int | None) -> list[tuple[int, int]]:
+    """The parts of `intervals` inside [low, high] (high None: no upper bound)."""
+    top = high if high is not None else None
+    out = [(max(lo, low), hi if top is None else min(hi, top)) for lo, hi in intervals]
+    return [(lo, hi) for lo, hi in out if lo <= hi]
 
-    in_range: an interval uniformly, then an integer uniformly inside it; out_range: an integer
-    log-uniformly over the spans outside the range (weighted by their width in magnitudes) [§3.1].
-    Both made readable (2 or 3 significant digits when that keeps the label).
-    """
-    intervals = candidate_intervals(known, label)
-    if not intervals:
-        return []
-    if label == "out_range":
-        widths = np.array([np.log(hi + 1) - np.log(lo) for lo, hi in intervals])
-        weights = widths / widths.sum()
-    chosen: set[int] = set()
-    for _ in range(count * 50):
-        if len(chosen) == count:
-            break
-        if label == "in_range":
-            lo, hi = intervals[int(rng.integers(len(intervals)))]
-            value = int(rng.integers(lo, hi + 1))
-        else:
-            lo, hi = intervals[int(rng.choice(len(intervals), p=weights))]
-            value = _log_uniform(lo, hi, rng)
-        value = readable(value, lo, hi)
-        if value in forbidden or value in chosen:  # an int equals (and hashes as) the same Fraction
-            continue
-        if number_label(value, known) != label:  # guard: the rule, not the intervals, decides
-            continue
-        chosen.add(value)
-    return sorted(chosen)
+
+def _readable_all(values: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """`readable` over arrays: each value rounded to 2, else 3 significant digits where that stays in its [lo, hi]."""
+    out = values.copy()
+    done = np.zeros(len(values), dtype=bool)
+    length = np.floor(np.log10(np.maximum(values, 1))).astype(np.int64) + 1
+    for digits in (2, 3):
+        scale = 10 ** np.maximum(0, length - digits)
+        rounded = (values + scale // 2) // scale * scale
+        ok = ~done & (rounded >= lo) & (rounded <= hi)
+        out[ok], done = rounded[ok], done | ok
+    return out
+
+
+def _inside(value: int, starts: np.ndarray, ends: np.ndarray) -> bool:
+    """Whether a whole number lies in one of the merged in-range intervals [starts[i], ends[i]]."""
+    slot = int(np.searchsorted(starts, value, side="right")) - 1
+    return slot >= 0 and value <= int(ends[slot])
+
+
+class NumberDraw:
+    """The number rule of one problem, prepared once for many draws: the candidate intervals of each label,
+    the merged in-range intervals (an integer's label by one search) and the forbidden whole numbers."""
+
+    def __init__(self, known: list[Fraction], forbidden: set[Fraction]):
+        self.known = known
+        self.intervals = {label: candidate_intervals(known, label) for label in ("in_range", "out_range")}
+        inside = _in_range_intervals(known)
+        self.starts = np.array([lo for lo, _ in inside] or [0], dtype=np.int64)
+        self.ends = np.array([hi for _, hi in inside] or [-1], dtype=np.int64)
+        self.banned_set = {int(f) for f in forbidden if f.denominator == 1}
+
+    def draw(self, label: str, count: int, rng: np.random.Generator, low: int = 2, high: int | None = None) -> list[int]:
+        """Up to `count` distinct integers in [low, high] with the given label, not forbidden, sorted [§3.1].
+
+        in_range: an interval uniformly, then an integer uniformly inside it; out_range: an integer
+        log-uniformly over the spans outside the range (weighted by their width in magnitudes). Both
+        intersected with [low, high] (the magnitudes a template's sentence reads with) and made readable
+        (2 or 3 significant digits when that keeps the interval). Candidates come in seeded batches; the
+        first `count` distinct ones that pass, in the order drawn, are kept.
+        """
+        intervals = clip(self.intervals[label], max(2, low), high)
+        if not intervals or count < 1:
+            return []
+        los = np.array([lo for lo, _ in intervals], dtype=np.int64)
+        his = np.array([hi for _, hi in intervals], dtype=np.int64)
+        if int((his - los + 1).sum()) <= 4 * count:  # few whole numbers to choose from: all of them, then a seeded choice
+            every = [v for lo, hi in intervals for v in range(lo, hi + 1) if v not in self.banned_set]
+            every = sorted({v for v in every if (label == "in_range") == _inside(v, self.starts, self.ends)})
+            if len(every) <= count:
+                return every
+            return sorted(every[i] for i in rng.choice(len(every), size=count, replace=False).tolist())
+        if label == "out_range":
+            cumulative = np.cumsum(np.log(his + 1.0) - np.log(los))
+        chosen: set[int] = set()
+        for _ in range(4):
+            before = len(chosen)
+            size = 8 * count
+            if label == "in_range":
+                which = rng.integers(len(intervals), size=size)
+                values = los[which] + (rng.random(size) * (his[which] - los[which] + 1)).astype(np.int64)
+            else:
+                which = np.minimum(np.searchsorted(cumulative, rng.random(size) * cumulative[-1], side="right"), len(intervals) - 1)
+                drawn = np.exp(rng.uniform(np.log(los[which]), np.log(his[which] + 1.0))).astype(np.int64)
+                values = np.clip(drawn, los[which], his[which])
+            values = _readable_all(values, los[which], his[which])
+            slot = np.searchsorted(self.starts, values, side="right") - 1
+            in_range = (slot >= 0) & (values <= self.ends[np.maximum(slot, 0)])
+            for value in values[in_range == (label == "in_range")].tolist():
+                if value not in chosen and value not in self.banned_set:
+                    chosen.add(value)
+                    if len(chosen) == count:
+                        return sorted(chosen)
+            if len(chosen) == before:  # a whole batch gave nothing new: the bounds hold no more
+                break
+        return sorted(chosen)
+
+
+def pick_numbers(
+    known: list[Fraction],
+    label: str,
+    forbidden: set[Fraction],
+    count: int,
+    rng: np.random.Generator,
+    low: int = 2,
+    high: int | None = None,
+) -> list[int]:
+    """Up to `count` distinct integers in [low, high] with the given label and not in `forbidden`, sorted (NumberDraw.draw)."""
+    return NumberDraw(known, forbidden).draw(label, count, rng, low, high)
 
 
 def number_style(question: str, solution: str) -> dict:

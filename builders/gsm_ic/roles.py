@@ -27,9 +27,11 @@ from dataclasses import dataclass
 from ctxrobust.builders.gsm_ic.insertion import sentence_starts
 from ctxrobust.builders.gsm_ic.lexicon import Lexicon
 
-# a capitalised word ("Jewel", "McKenzie", "Méliès"): Latin-1 letters count, so accented names are read whole
+# a capitalised word ("Jewel", "McKenzie", "Méliès", "Soo-ah", "Jean-Luc"): Latin-1 letters count, so accented
+# names are read whole, and a hyphenated name is one name (never cut to "Soo")
 _UPPER, _LOWER = "A-ZÀ-ÖØ-Þ", "a-zß-öø-ÿ"
-_CAPITAL = re.compile(rf"\b[{_UPPER}][{_LOWER}]+(?:[{_UPPER}][{_LOWER}]+)?\b")
+_NAME = rf"[{_UPPER}][{_LOWER}]+(?:[{_UPPER}][{_LOWER}]+)?(?:-[{_UPPER}{_LOWER}][{_LOWER}]+)?"
+_CAPITAL = re.compile(rf"\b{_NAME}\b(?!-)")
 _DETERMINERS = {
     "the",
     "a",
@@ -64,7 +66,7 @@ _WHO = re.compile(r",\s+who\b")
 _WHICH = re.compile(r",\s+which\s+(?:has|had|is|was)\b")  # "Greenville, which has": a place
 _INVERTING = {"does", "did", "do", "will", "would", "can", "could", "should", "must", "has", "had", "is", "was", "may", "might"}
 _SINGULAR_PRONOUN = re.compile(r"\b(?:he|she|him|his|her)\b", re.IGNORECASE)
-_TITLE_NAME = re.compile(rf"\.?\s+([{_UPPER}][{_LOWER}]+(?:[{_UPPER}][{_LOWER}]+)?)\b")
+_TITLE_NAME = re.compile(rf"\.?\s+({_NAME})\b(?!-)")
 _OPENERS = "\"'“‘("
 
 

@@ -10,18 +10,18 @@ are never candidates.
 
 from __future__ import annotations
 
-from bisect import bisect_left, bisect_right
-from dataclasses import dataclass
+import hashlib
+from dataclasses import dataclass, field
 from fractions import Fraction
 from itertools import product
 
 import numpy as np
 
-from ctxrobust.builders.gsm_ic import irrelevance
+from ctxrobust.builders.gsm_ic import irrelevance, magnitudes
 from ctxrobust.builders.gsm_ic.analysis import Analysis
 from ctxrobust.builders.gsm_ic.insertion import apply_edits, insert_sentence
 from ctxrobust.builders.gsm_ic.lexicon import Lexicon, Template, Templates
-from ctxrobust.builders.gsm_ic.numbers import format_money, format_number, pick_numbers
+from ctxrobust.builders.gsm_ic.numbers import NumberDraw, format_money, format_number
 from ctxrobust.builders.gsm_ic.roles import nonoverlapping_names, overlapping_roles
 from ctxrobust.builders.gsm_ic.topics import in_topic_templates, off_topic_templates
 from ctxrobust.errors import CtxRobustError
@@ -67,21 +67,32 @@ def role_allowed(role: str, analysis: Analysis, name_genders: dict[str, str | No
     return True
 
 
-@dataclass(frozen=True)
+@dataclass
 class Slots:
-    """What may fill each factor level for one base problem."""
+    """What may fill each factor level for one base problem. Numbers are drawn per template and number level,
+    inside the magnitudes the template reads with (its min and max), each from its own seeded stream."""
 
     templates: dict[str, list[Template]]
     roles: dict[str, list[str]]
-    numbers: dict[str, list[int]]  # sorted
+    rule: NumberDraw
+    count: int  # distinct numbers per template and number level
+    seed: int
+    drawn: dict[tuple[str, str], list[int]] = field(default_factory=dict)
 
     def fitting(self, template: Template, number_label: str) -> list[int]:
-        numbers = self.numbers[number_label]
-        return numbers[bisect_left(numbers, template.min) : bisect_right(numbers, template.max) if template.max is not None else None]
+        """The numbers (sorted) this template may take at this number level [§3.1], within its bounds."""
+        key = (template.id, number_label)
+        if key not in self.drawn:
+            digest = hashlib.sha256(f"{template.id}\0{number_label}".encode()).digest()
+            rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence([self.seed, int.from_bytes(digest[:8], "big")])))
+            low, high = magnitudes.bounds(template)
+            self.drawn[key] = self.rule.draw(number_label, self.count, rng, low, high)
+        return self.drawn[key]
 
     def usable_templates(self, sentence_label: str, role_label: str, quota: int) -> list[Template]:
         """Templates that can give ceil(quota / their count) distinct sentences at both number levels, so both
-        levels can share one template mix [issue rule: number factor independent of the template]."""
+        levels can share one template mix [issue rule: number factor independent of the template]; a template
+        whose bounds leave too few numbers gives way to the others, never to a number outside its bounds."""
         chosen = list(self.templates[sentence_label])
         n_roles = len(self.roles[role_label])
         while chosen:
@@ -96,8 +107,8 @@ class Slots:
 def slots_for(
     analysis: Analysis, lexicon: Lexicon, templates: Templates, own_templates: list[Template], config, rng: np.random.Generator
 ) -> Slots:
-    """The templates, roles and numbers of one base problem. `own_templates`: the in-topic templates written for
-    it (reviewed.json), else the topic's shared in-topic templates are used."""
+    """The templates, roles and number streams of one base problem. `own_templates`: the in-topic templates written
+    for it (reviewed.json), else the topic's shared in-topic templates are used."""
     # the inserted number (a whole number >= 2) is never the answer, nor a number of the problem or its solution
     forbidden: set[Fraction] = set(analysis.known) | ({analysis.answer} if analysis.answer is not None else set())
     in_topic = own_templates or in_topic_templates(analysis.topic, templates)
@@ -113,7 +124,9 @@ def slots_for(
             "overlapped": [r for r in overlapped if role_allowed(r, analysis, name_genders)],
             "nonoverlapped": [r for r in nonoverlapped if role_allowed(r, analysis, name_genders)],
         },
-        numbers={label: pick_numbers(analysis.known, label, forbidden, config.numbers_per_label, rng) for label in NUMBER_LABELS},
+        rule=NumberDraw(list(analysis.known), forbidden),
+        count=config.numbers_per_label,
+        seed=int(rng.integers(2**63)),
     )
 
 
@@ -173,7 +186,7 @@ def make_variants(
 
 
 def _row(base, analysis, template, role, number, edited, offset, edits, cell) -> dict:
-    sentence = render(template.text, role, number, analysis.style, template.identifier)
+    sentence = render(template.text, role, number, analysis.style, magnitudes.is_identifier(template))
     sentence_label, role_label, number_label = cell
     return {
         "base_id": base["id"],

@@ -7,13 +7,17 @@
 A task over these requests uses each request id as the sample id; the response is the output's
 completion (else the first choice's text).
 
+An `.eval` log's members are zstd-compressed (zip method 93, Inspect's default) or deflated (older logs):
+zstd members are unzipped here with `zstandard`, a block at a time, whatever `zipfile` itself supports.
+
 A log is read within bounds: a `.json` log of at most MAX_JSON_LOG bytes, an `.eval` log whose header and
 sample members hold at most MAX_MEMBER bytes each and MAX_TOTAL bytes together once unzipped, and no
 more than MAX_RATIO times the file's size (checked from the zip's directory before anything is
-unzipped, and again while unzipping). A log over these is
-refused with one line. A member that cannot be read (not JSON, nested too deep, too large, a broken
-entry) is one problem of that member, and the other samples are still read. Of each sample only what
-the conversion needs (id, epoch, error, the output's model, completion and first choice) is kept.
+unzipped, and again while unzipping; a member that unzips to more than its directory declares is not
+read). A log over these is refused with one line. Members are read one at a time (`entries`). A member
+that cannot be read (not JSON, nested too deep, too large, a broken entry) is one problem of that
+member, and the other samples are still read. Of each sample only what the conversion needs (id, epoch,
+error, the output's model, completion and first choice) is kept.
 """
 
 from __future__ import annotations
@@ -23,7 +27,9 @@ import zipfile
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Iterator
 
+from ctxrobust.errors import CtxRobustError
 from ctxrobust.evaluation.formats.files import open_regular, parse, read_regular, size_text
 from ctxrobust.evaluation.report import plain
 
@@ -33,6 +39,9 @@ MAX_RATIO = 100  # unzipped bytes per byte of the .eval file, above MIN_RATIO_CH
 MIN_RATIO_CHECK = 256 * 1024 * 1024  # unzipped totals below this are not held to MAX_RATIO
 MAX_DIRECTORY = 64 * 1024 * 1024  # bytes of the zip's central directory, parsed whole on opening (about 500,000 members)
 MAX_JSON_LOG = 256 * 1024 * 1024  # bytes of a .json log, parsed whole (larger logs: `inspect log convert --to eval`)
+MAX_WINDOW = 1 << 27  # bytes of a zstd frame's window held while unzipping (zstd's own default limit)
+BLOCK = 1 << 20  # bytes unzipped at a time
+ZSTD = 93  # the zip compression method of zstd members, Inspect's default
 HEADERS = ("header.json", "_journal/start.json")
 
 
@@ -100,12 +109,28 @@ class Log:
 
 
 def read_log(path: Path) -> Log:
-    """The model and samples of a .json or .eval log; ValueError (one line) for a file that is not one or is
-    over the bounds."""
+    """The model and samples of a .json or .eval log, all held; ValueError (one line) for a file that is not one or
+    is over the bounds. `entries` gives the same one sample at a time."""
+    log = Log(None)
+    for origin, sample, problem in entries(path, log):
+        if sample is not None:
+            log.samples.append(sample)
+        else:
+            log.problems.append((origin, problem))
+    return log
+
+
+def entries(path: Path, log: Log | None = None) -> Iterator[tuple[str | None, dict | None, str | None]]:
+    """(member name, slim sample, None) per sample of a .json or .eval log, or (member name, None, why it cannot be
+    read); (None, None, note) about the log as a whole (a header that cannot be read). `log.model` is set from the
+    header before the first sample is given. ValueError (one line) for a file that is not a log or is over the
+    bounds, found from its directory before anything is given. An .eval log's members are read one at a time."""
+    log = log if log is not None else Log(None)
     with open_regular(path) as handle:
         if zipfile.is_zipfile(handle):
             handle.seek(0)
-            return _read_eval(handle)
+            yield from _eval_entries(handle, log)
+            return
     data, problem = parse(
         read_regular(path, MAX_JSON_LOG, " (an Inspect .json log, parsed whole)", "; convert it with `inspect log convert --to eval`")
     )
@@ -116,12 +141,29 @@ def read_log(path: Path) -> Log:
     samples = data.get("samples") or []
     if not isinstance(samples, list):
         raise ValueError("its 'samples' is not a list; not an Inspect eval log")
-    return Log(_model(data), [_slim(sample) for sample in samples])
+    log.model = _model(data)
+    del data
+    for sample in samples:
+        yield None, _slim(sample), None
 
 
-def _read_eval(handle) -> Log:
-    size = handle.seek(0, 2)
-    handle.seek(0)
+def header_model(path: Path) -> str | None:
+    """The model an Inspect log's header names (an .eval log's header member alone is read), or None: not a log,
+    over its bounds, or no model named."""
+    log = Log(None)
+    try:
+        next(iter(entries(path, log)), None)
+    except (ValueError, zipfile.BadZipFile, CtxRobustError, OSError):
+        return None
+    return log.model
+
+
+class _Unreadable(Exception):
+    """One member that cannot be read: its problem."""
+
+
+def _directory(handle, size: int):
+    """The zip's infos once its directory is known to be within bounds."""
     if size > MAX_TOTAL:
         raise ValueError(f"an .eval log of {size_text(size)}, more than the {size_text(MAX_TOTAL)} read from one log")
     end = getattr(zipfile, "_EndRecData", None)  # the directory's size, before ZipFile reads all of it
@@ -136,15 +178,23 @@ def _read_eval(handle) -> Log:
             "split the evaluation into several logs"
         )
     try:
-        archive = zipfile.ZipFile(handle)
+        return zipfile.ZipFile(handle)
     except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, EOFError, OSError) as exc:
         raise ValueError(f"not a readable zip file ({plain(exc)})") from None
+
+
+def _eval_entries(handle, log: Log) -> Iterator[tuple[str | None, dict | None, str | None]]:
+    size = handle.seek(0, 2)
+    handle.seek(0)
+    archive = _directory(handle, size)
     with archive:
-        infos = archive.infolist()
-        header = next((i for name in HEADERS for i in infos if i.filename == name), None)
+        latest = {}  # a name written again supersedes the earlier member (Inspect appends, the last one wins)
+        for info in archive.infolist():
+            if not info.is_dir():
+                latest[info.filename] = info
+        header = next((latest[name] for name in HEADERS if name in latest), None)
         samples = sorted(
-            (i for i in infos if i.filename.startswith("samples/") and i.filename.endswith(".json") and not i.is_dir()),
-            key=lambda i: i.filename,
+            (i for name, i in latest.items() if name.startswith("samples/") and name.endswith(".json")), key=lambda i: i.filename
         )
         if header is None and not samples:
             raise ValueError("a zip file without header.json or samples/: not an Inspect .eval log")
@@ -160,38 +210,98 @@ def _read_eval(handle) -> Log:
                 f"its header and {len(samples)} sample(s) unzip to {size_text(declared)}, more than {MAX_RATIO} times the "
                 f"{size_text(size)} of the file (JSON logs deflate far less: a zip bomb, not read)"
             )
-        log = Log(None)
-        budget = MAX_TOTAL
-        for info in wanted:
-            name = plain(info.filename)
-            if info.file_size > MAX_MEMBER:
-                problem = f"{size_text(info.file_size)} unzipped, more than the {size_text(MAX_MEMBER)} read of one member; not read"
-                log.problems.append((None, f"{name}: {problem}") if info is header else (name, problem))
-                continue
-            try:
-                with archive.open(info) as member:
-                    raw = member.read(min(MAX_MEMBER, budget) + 1)
-            except (zipfile.BadZipFile, zlib.error, EOFError, RuntimeError, NotImplementedError, ValueError, OSError) as exc:
-                problem = f"cannot be unzipped ({plain(exc)}); not read"
-                log.problems.append((None, f"{name}: {problem}") if info is header else (name, problem))
-                continue
-            if len(raw) > budget:
-                raise ValueError(f"its members hold more than the {size_text(MAX_TOTAL)} read from one log, unzipped")
-            budget -= len(raw)
-            if len(raw) > MAX_MEMBER:
-                problem = f"more than the {size_text(MAX_MEMBER)} read of one member, unzipped; not read"
-                log.problems.append((None, f"{name}: {problem}") if info is header else (name, problem))
-                continue
-            value, problem = parse(raw)
-            del raw
-            if info is header:
-                if problem is None and not isinstance(value, dict):
-                    problem = "not a JSON object"
-                if problem is not None:  # about the log, no sample lost
-                    log.problems.append((None, f"{name}: {problem}; the model is named from the samples"))
-                log.model = _model(value)
-            elif problem is not None:
-                log.problems.append((name, problem))
+        budget = [MAX_TOTAL]
+        if header is not None:
+            value, problem = _read(archive, handle, header, budget)
+            if problem is None and not isinstance(value, dict):
+                problem = "not a JSON object"
+            log.model = _model(value)
+            del value
+            if problem is not None:  # about the log, no sample lost
+                yield None, None, f"{plain(header.filename)}: {problem}; the model is named from the samples"
+        for info in samples:
+            value, problem = _read(archive, handle, info, budget)
+            if problem is not None:
+                yield plain(info.filename), None, problem
             else:
-                log.samples.append(_slim(value))
-    return log
+                yield plain(info.filename), _slim(value), None
+
+
+def _read(archive, handle, info, budget: list[int]):
+    """(JSON value, None) of one member, or (None, why not); ValueError once the members read exceed MAX_TOTAL."""
+    if info.file_size > MAX_MEMBER:
+        return None, f"{size_text(info.file_size)} unzipped, more than the {size_text(MAX_MEMBER)} read of one member; not read"
+    try:
+        raw = _member(archive, handle, info, min(MAX_MEMBER, budget[0]))
+    except _Unreadable as exc:
+        return None, str(exc)
+    if len(raw) > budget[0]:
+        raise ValueError(f"its members hold more than the {size_text(MAX_TOTAL)} read from one log, unzipped")
+    budget[0] -= len(raw)
+    if len(raw) > MAX_MEMBER:
+        return None, f"more than the {size_text(MAX_MEMBER)} read of one member, unzipped; not read"
+    return parse(raw)
+
+
+def _member(archive, handle, info, limit: int) -> bytes:
+    """At most limit + 1 bytes of one member, unzipped: zstd members (Inspect's default) here, in bounded memory;
+    stored and deflated ones through zipfile. _Unreadable names why a member cannot be read."""
+    try:
+        if info.compress_type == ZSTD:
+            return _zstd_member(handle, info, limit)
+        with archive.open(info) as member:
+            return member.read(limit + 1)
+    except _Unreadable:
+        raise
+    except (zipfile.BadZipFile, zlib.error, EOFError, RuntimeError, NotImplementedError, ValueError, OSError) as exc:
+        raise _Unreadable(f"cannot be unzipped ({plain(exc)}); not read") from None
+
+
+class _Span:
+    """The compressed bytes of one member: a file-like read of at most `size` bytes from `start`."""
+
+    def __init__(self, handle, start: int, size: int):
+        self.handle, self.position, self.left = handle, start, size
+
+    def read(self, n: int = -1) -> bytes:
+        n = self.left if n is None or n < 0 else min(n, self.left)
+        if n <= 0:
+            return b""
+        self.handle.seek(self.position)
+        data = self.handle.read(min(n, 1 << 20))
+        self.position += len(data)
+        self.left -= len(data)
+        return data
+
+
+def _zstd_member(handle, info, limit: int) -> bytes:
+    """A zstd member (zip method 93) unzipped by `zstandard`, a block at a time: never more than limit + 1 bytes nor
+    one more than the directory declares (a member that unzips to more is a bomb, not read), its CRC-32 checked."""
+    import zstandard
+
+    if info.flag_bits & 0x1:
+        raise _Unreadable("an encrypted member; not read")
+    handle.seek(info.header_offset)
+    local = handle.read(30)
+    if len(local) != 30 or local[:4] != b"PK\x03\x04":
+        raise _Unreadable("cannot be unzipped (its local header is missing); not read")
+    name_length, extra_length = struct.unpack("<2H", local[26:30])
+    span = _Span(handle, info.header_offset + 30 + name_length + extra_length, info.compress_size)
+    wanted = min(limit, info.file_size) + 1
+    out = bytearray()
+    crc = 0
+    try:
+        reader = zstandard.ZstdDecompressor(max_window_size=MAX_WINDOW).stream_reader(span, read_across_frames=True, closefd=False)
+        while len(out) < wanted:
+            block = reader.read(min(BLOCK, wanted - len(out)))
+            if not block:
+                break
+            crc = zlib.crc32(block, crc)
+            out += block
+    except zstandard.ZstdError as exc:
+        raise _Unreadable(f"cannot be unzipped (zstd: {plain(exc)}); not read") from None
+    if len(out) > info.file_size:
+        raise _Unreadable(f"unzips to more than the {size_text(info.file_size)} its zip directory declares (a zip bomb?); not read")
+    if len(out) < info.file_size or crc != info.CRC:
+        raise _Unreadable("cannot be unzipped (its size or CRC-32 is not the one its zip directory declares); not read")
+    return bytes(out)

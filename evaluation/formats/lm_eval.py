@@ -24,13 +24,25 @@ def is_samples_line(line: dict) -> bool:
     return isinstance(line, dict) and "doc_id" in line and "resps" in line and "doc" in line
 
 
+def run_of(path: Path) -> str | None:
+    """The run a samples file is of: the date lm-eval writes into `samples_<task>_<date>.jsonl` and into the
+    `results_<date>.json` of the same run; None for a file not so named."""
+    name = path.name
+    if not name.startswith("samples_") or not name.endswith(".jsonl") or "_" not in name[len("samples_") :]:
+        return None
+    return name[name.rfind("_") + 1 : -len(".jsonl")] or None
+
+
 def model_name(path: Path, notes: list[str] | None = None) -> str | None:
-    """The model named by a results_*.json beside the samples file (the newest that names one), if any.
+    """The model named by a results_*.json beside the samples file, if any: the run's own (the same date), else
+    the newest that names one.
 
     Each results file is read as a regular file of at most MAX_RESULTS bytes: a FIFO, device, folder or larger
     file there is refused (PredictionsError), since it would block, never end or fill memory. A results file
     that is not JSON (or nests too deep) is passed over, with a note in `notes`."""
-    for results in sorted(path.parent.glob("results_*.json"), reverse=True):
+    run = run_of(path)
+    found = sorted(path.parent.glob("results_*.json"), reverse=True)
+    for results in sorted(found, key=lambda p: p.name != f"results_{run}.json"):  # the run's own first
         try:
             if stat.S_ISDIR(os.stat(results).st_mode):
                 continue  # a folder so named holds no results

@@ -15,7 +15,7 @@ from typing import Iterable, Iterator
 from ctxrobust.canonical import dumps
 from ctxrobust.errors import CtxRobustError
 from ctxrobust.evaluation.formats.files import lines as read_lines
-from ctxrobust.evaluation.formats.files import open_regular
+from ctxrobust.evaluation.formats.files import open_regular, parse
 from ctxrobust.evaluation.report import plain
 from ctxrobust.evaluation.run.requests import Request, body
 from ctxrobust.output import check_output
@@ -239,3 +239,15 @@ def iter_lines(path: Path) -> Iterator[tuple[int, bytes | None]]:
     """(line number, raw line) of each non-blank line of a regular file; None for a line too long to read."""
     with open_regular(path) as handle:
         yield from read_lines(handle)
+
+
+def line_models(path: Path) -> Iterator[tuple[str | None, str | None]]:
+    """(request id, model) of each output line of a Batch file that can be read as one (the others are passed over:
+    reading the file's records says what is wrong with them)."""
+    for _, raw in iter_lines(path):
+        if raw is None:
+            continue
+        line, problem = parse(raw)
+        if problem is None and is_output_line(line):
+            custom_id, model, _, _ = output_record(line)
+            yield custom_id, model

@@ -13,6 +13,7 @@ from ctxrobust.evaluation.gsm_ic import accuracy
 from ctxrobust.evaluation.gsm_ic.options import ScoreOptions
 from ctxrobust.evaluation.gsm_ic.scorer import LEVEL, count_samples, load_items, model_ratios, read_votes, vote
 from ctxrobust.evaluation.report import metric
+from ctxrobust.evaluation.rows import read_requests
 from ctxrobust.options import parse_options
 from ctxrobust.release import Release
 
@@ -24,7 +25,9 @@ def paired_differences(release: Release, predictions: Path, options: ScoreOption
     """{"by_pair": {A: {B: {"difference.<metric>": figure}}}} for every ordered pair A < B of model names."""
     options = parse_options(ScoreOptions, options, "gsm-ic score")
     items = load_items(release)
-    votes, reader = read_votes(Path(predictions), items)
+    if options.requests is not None:
+        items.restrict(read_requests(options.requests, "gsm-ic"))
+    votes, reader = read_votes(predictions, items)
     names, group, samples = count_samples(votes, items)
     out = vote(votes, items, names, group, samples, options.seed)
     weights = cluster_bootstrap.multiplicities(items.n_base, options.replicates, options.seed) if options.replicates else None

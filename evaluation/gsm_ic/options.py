@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from pathlib import Path
+from typing import Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -27,5 +28,8 @@ class ScoreOptions(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     strict: bool = Field(False, description="refuse to score a file with any bad row")
+    requests: Optional[Path] = Field(
+        None, description="the requests `prompts` wrote (JSONL) or a `run` record: score only the items they ask for"
+    )
     seed: int = Field(DEFAULT_SEED, ge=0, description="seed of the bootstrap draws and tie-breaks")
     replicates: int = Field(DEFAULT_REPLICATES, ge=0, le=100_000, description="bootstrap replicates (0: no intervals)")

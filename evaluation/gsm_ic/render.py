@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ctxrobust.evaluation.gsm_ic.scorer import SUBSET_PREFIX
-from ctxrobust.evaluation.report import fmt, fmt_metric, html_page, html_table, markdown_table, md_text, with_interval
+from ctxrobust.evaluation.report import checked, fmt, fmt_metric, html_page, html_table, markdown_table, md_text, with_interval
 
 TABLE3 = [
     ("Micro 2 Steps", "micro.2step"),
@@ -182,6 +182,7 @@ def _invalid_summary(report: dict, esc=str) -> str:
 
 
 def render_markdown(report: dict) -> str:
+    report = checked(report)  # a figure asked for by a name nobody declared is an error, not "n/a"
     parts = ["# GSM-IC evaluation\n", _intro(report, lambda value: md_text(value, None)) + "\n"]
     for title, headers, rows, note in _tables(report):
         parts.append(f"## {title}\n")
@@ -218,6 +219,7 @@ def _factor_figure(report: dict, prefix: str, title: str):
 
 
 def render_html(report: dict) -> str:
+    report = checked(report)  # a figure asked for by a name nobody declared is an error, not "n/a"
     import html
 
     from ctxrobust.evaluation.report import figure_data_uri
@@ -225,10 +227,10 @@ def render_html(report: dict) -> str:
     sections = [("Report", f"<p>{html.escape(_intro(report))}</p>")]
     for title, headers, rows, note in _tables(report):
         sections.append((title, html_table(headers, rows) + f"<p>{html.escape(note)}</p>"))
-    from ctxrobust.evaluation.gsm_ic.units import LEADERBOARD
+    from ctxrobust.evaluation.leaderboard import headline_of
     from ctxrobust.evaluation.plots import interval_section
 
-    plotted = interval_section(report, [name for name, _ in LEADERBOARD["headline"]], title="Accuracy with 95% intervals")
+    plotted = interval_section(report, headline_of(report["dataset"]), title="Accuracy with 95% intervals")
     if plotted:
         sections.append(("Accuracy and intervals by model", plotted))
     for prefix, title in SCOPE_TITLES:

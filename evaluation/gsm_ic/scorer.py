@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import array
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Annotated, Any
 
 import numpy as np
@@ -42,9 +41,10 @@ from ctxrobust.evaluation.gsm_ic import accuracy
 from ctxrobust.evaluation.gsm_ic.answers import answer_value, gold_value, response_answer
 from ctxrobust.evaluation.gsm_ic.options import ScoreOptions
 from ctxrobust.evaluation.gsm_ic.units import unit_of
-from ctxrobust.evaluation.predictions import PredictionsError, PredictionsReader, Problem
+from ctxrobust.evaluation.predictions import Findings, PredictionsError, PredictionsReader, Problem, to_stderr
 from ctxrobust.evaluation.question_bootstrap import stream
 from ctxrobust.evaluation.report import header, mean_over_models, metric, with_units
+from ctxrobust.evaluation.rows import Requested, RequestIds, Scored, native_row, not_asked, read_requests
 from ctxrobust.options import parse_options
 from ctxrobust.release import Release
 
@@ -125,10 +125,29 @@ class Items:
     labels: dict[str, np.ndarray]  # factor column -> label per item ("" for base problems)
     in_subset: np.ndarray | None  # item -> in GSM-IC-4K; None when the release has no GSM-IC-4K
     gold: list[str]  # item -> canonical answer
+    asked: np.ndarray | None = None  # item -> asked for by --requests; None: every item
+    requested: Requested | None = None
 
     @property
     def is_base(self) -> np.ndarray:
         return np.arange(len(self.ids)) < self.n_base
+
+    @property
+    def in_scope(self) -> np.ndarray:
+        """The items scored: those asked for (--requests), else every item."""
+        return np.ones(len(self.ids), dtype=bool) if self.asked is None else self.asked
+
+    def restrict(self, requested: Requested | None) -> Items:
+        """These items with only those `requested` asks for in scope (None: all of them)."""
+        if requested is None or requested.items is None:
+            return self
+        asked = np.zeros(len(self.ids), dtype=bool)
+        for item in requested.items:
+            i = self.index.get(item)
+            if i is not None:
+                asked[i] = True
+        self.asked, self.requested = asked, requested
+        return self
 
 
 def _bad(release: Release, name: str, item: str, message: str) -> CtxRobustError:
@@ -206,7 +225,18 @@ class Votes:
     answer: np.ndarray
 
 
-def read_votes(path: Path, items: Items) -> tuple[Votes, PredictionsReader]:
+def request_ids(items: Items) -> RequestIds:
+    """Request ids `prompts` writes for GSM-IC ("problem/-/sample") read as the problem and sample."""
+
+    def to_row(key, value: dict) -> dict:
+        if key.condition is not None:
+            raise ValueError(f"condition {key.condition!r}: GSM-IC requests have none")
+        return native_row(value, {"id": key.item, "sample": key.sample})
+
+    return RequestIds(known=items.index.__contains__, to_row=to_row)
+
+
+def read_votes(path, items: Items) -> tuple[Votes, PredictionsReader]:
     """Stream the file once; answers are interned to integer codes (gold answers first). The reader
     holds the problems found (bad JSON, wrong types, unknown ids, duplicate (model, id, sample))."""
     models: dict[str, int] = {}
@@ -220,6 +250,8 @@ def read_votes(path: Path, items: Items) -> tuple[Votes, PredictionsReader]:
     def check(row: GsmIcPrediction) -> str | None:
         if row.id not in index:
             return f"unknown id {row.id!r} (not a base problem or variant of this release)"
+        if items.asked is not None and not items.asked[index[row.id]]:
+            return not_asked(row.id, items.requested)
         return None
 
     def key(row: GsmIcPrediction) -> int:
@@ -228,7 +260,7 @@ def read_votes(path: Path, items: Items) -> tuple[Votes, PredictionsReader]:
             raise PredictionsError(f"{path}: more than {(1 << _KEY_BITS) - 1} distinct model names; split the file")
         return (((row.sample or 0) << _KEY_BITS | code) << _KEY_BITS) | index[row.id]
 
-    reader = PredictionsReader(path, GsmIcPrediction, check=check, key=key)
+    reader = PredictionsReader(path, GsmIcPrediction, check=check, key=key, request_ids=request_ids(items))
     model_codes, item_codes, answer_codes = array.array("i"), array.array("i"), array.array("i")
     for row in reader:
         if row.response is not None:
@@ -294,19 +326,19 @@ def vote(votes: Votes, items: Items, names: list[str], group: np.ndarray, sample
 
 def release_scopes(items: Items) -> list[tuple[str, np.ndarray]]:
     """(metric prefix, variant mask) of every scope of the release: all variants, then GSM-IC-4K."""
-    out = [("", ~items.is_base)]
+    out = [("", ~items.is_base & items.in_scope)]
     if items.in_subset is not None:
-        out.append((SUBSET_PREFIX, items.in_subset))
+        out.append((SUBSET_PREFIX, items.in_subset & items.in_scope))
     return out
 
 
 def scopes(items: Items, samples_row: np.ndarray) -> list[tuple[str, np.ndarray]]:
     """The scopes a model is scored on; see the module docstring."""
-    run = ~items.is_base & (samples_row > 0)
+    run = ~items.is_base & (samples_row > 0) & items.in_scope
     if not run.any():
         return []
     if items.in_subset is not None and not (run & ~items.in_subset).any():
-        return [(SUBSET_PREFIX, items.in_subset)]
+        return [(SUBSET_PREFIX, items.in_subset & items.in_scope)]
     return release_scopes(items)
 
 
@@ -351,21 +383,28 @@ def coverage_problems(items: Items, names: list[str], samples: np.ndarray) -> li
     if not names:
         return [Problem(None, "no valid prediction rows: nothing was scored")]
     problems = []
-    base = items.is_base
+    base = items.is_base & items.in_scope
+    n_base = int(base.sum())
     for m, name in enumerate(names):
         row = samples[m]
-        if not (row[base] > 0).any():
+        if not n_base:
+            pass  # --requests asked for no base problem
+        elif not (row[base] > 0).any():
             problems.append(
                 Problem(
                     None,
-                    f"model {name!r}: no predictions for the {items.n_base} base problems; accuracy.base and normalised.* are not reported (add a row for each base id)",
+                    model=name,
+                    kind="missing",
+                    message=f"model {name!r}: no predictions for the {n_base} base problems; accuracy.base and normalised.* are not reported (add a row for each base id)",
                 )
             )
         elif (gap := base & (row == 0)).any():
             problems.append(
                 Problem(
                     None,
-                    f"model {name!r}: no prediction for {int(gap.sum())} of {items.n_base} base problem(s) ({_missing(items.ids, gap)}); scored as wrong",
+                    model=name,
+                    kind="missing",
+                    message=f"model {name!r}: no prediction for {int(gap.sum())} of {n_base} base problem(s) ({_missing(items.ids, gap)}); scored as wrong",
                 )
             )
         scope = scopes(items, row)
@@ -377,7 +416,9 @@ def coverage_problems(items: Items, names: list[str], samples: np.ndarray) -> li
                 problems.append(
                     Problem(
                         None,
-                        f"model {name!r}: no prediction for {int(gap.sum())} of {int(mask.sum())} {label} ({_missing(items.ids, gap)}); scored as wrong",
+                        model=name,
+                        kind="missing",
+                        message=f"model {name!r}: no prediction for {int(gap.sum())} of {int(mask.sum())} {label} ({_missing(items.ids, gap)}); scored as wrong",
                     )
                 )
     return problems
@@ -398,7 +439,7 @@ def model_ratios(items: Items, out: Outcomes, m: int) -> tuple[list[Ratio], list
     row_samples, correct = out.samples[m], out.correct[m]
     ratios: list[Ratio] = []
     quotients: list[tuple[str, str, str]] = []
-    base = items.is_base
+    base = items.is_base & items.in_scope
     has_base = bool((row_samples[base] > 0).any())
     if has_base:  # Table 2: one group per base problem
         hits, total = accuracy.group_counts(items.base_of[base], correct[base], n_base)
@@ -444,13 +485,55 @@ def model_metrics(ratios: list[Ratio], quotients: list[tuple[str, str, str]], we
     return {name: metric(e, ci, n) for name, e, ci, n in sorted(zip(names, estimates, intervals, dens), key=lambda t: t[0])}
 
 
-def score(release: Release, predictions: Path, options: ScoreOptions | dict | None = None) -> dict:
+def scored_mask(items: Items, samples_row: np.ndarray) -> np.ndarray:
+    """The items whose answers enter a model's figures: its scopes' variants and, when it answered any, the
+    base problems (a missing answer among them counts as wrong)."""
+    mask = np.zeros(len(items.ids), dtype=bool)
+    for _, scope in scopes(items, samples_row):
+        mask |= scope & ~items.is_base
+    base = items.is_base & items.in_scope
+    if (samples_row[base] > 0).any():
+        mask |= base
+    return mask
+
+
+def coverage(items: Items, names: list[str], samples: np.ndarray) -> dict:
+    """The report's "coverage" block: items in the release and asked for, and per model the items
+    predicted, scored and missing (scored without a prediction: counted wrong)."""
+    per_model = {}
+    for m, name in enumerate(names):
+        row = samples[m]
+        mask = scored_mask(items, row)
+        per_model[name] = {
+            "items_predicted": int(((row > 0) & items.in_scope).sum()),
+            "items_scored": int(mask.sum()),
+            "missing": int((mask & (row == 0)).sum()),
+        }
+    return {
+        "items_in_release": len(items.ids),
+        "items_requested": None if items.asked is None else int(items.asked.sum()),
+        "requests": None if items.requested is None else items.requested.label,
+        "missing_counted_as": "wrong",
+        "models": per_model,
+    }
+
+
+def score(release: Release, predictions, options: ScoreOptions | dict | None = None) -> dict:
+    """The gsm-ic report; the problems and notices found are printed on standard error as they are found."""
+    return score_rows(release, predictions, options, to_stderr).report
+
+
+def score_rows(release: Release, predictions, options: ScoreOptions | dict | None = None, echo=None) -> Scored:
+    """The gsm-ic report with every problem and notice found (`echo`, if given, gets each as a line as it is found)."""
+    found = Findings(echo)
     options = parse_options(ScoreOptions, options, "gsm-ic score")
     seed, replicates = options.seed, options.replicates
     items = load_items(release)
-    votes, reader = read_votes(Path(predictions), items)
+    if options.requests is not None:
+        items.restrict(read_requests(options.requests, "gsm-ic"))
+    votes, reader = read_votes(predictions, items)
     names, group, samples = count_samples(votes, items)
-    block = reader.finish(options.strict, coverage_problems(items, names, samples))
+    block = reader.finish(options.strict, coverage_problems(items, names, samples), found)
     out = vote(votes, items, names, group, samples, seed)
     weights = cluster_bootstrap.multiplicities(items.n_base, replicates, seed) if replicates else None
     models = {}
@@ -462,5 +545,18 @@ def score(release: Release, predictions: Path, options: ScoreOptions | dict | No
         "parameters": parameters(items, seed, replicates),
         "models": models,
         "summary": {"metrics": mean_over_models(models)},
+        "coverage": coverage(items, names, samples),
     }
-    return with_units(report, unit_of)
+    return found.scored(with_units(report, unit_of))
+
+
+def without_models(report: dict, names: set[str]) -> dict:
+    """The report as if the rows of the models `names` had not been given: each model's figures depend on its
+    own rows only (the same resamples for every model; tie-breaks seeded by its name), so they are dropped
+    and the summary, a mean over models, is taken again. Used to leave a refused submission out unscored."""
+    report["models"] = {name: block for name, block in report["models"].items() if name not in names}
+    report["summary"] = {"metrics": mean_over_models(report["models"])}
+    covered = report.get("coverage")
+    if isinstance(covered, dict):
+        covered["models"] = {name: block for name, block in covered.get("models", {}).items() if name not in names}
+    return report

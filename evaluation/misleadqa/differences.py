@@ -12,7 +12,7 @@ from ctxrobust.evaluation import cluster_bootstrap as cb
 from ctxrobust.evaluation import resampling
 from ctxrobust.evaluation.misleadqa.lure_rates import count_columns, evaluation_subsets, primary_metrics
 from ctxrobust.evaluation.misleadqa.options import ScoreOptions
-from ctxrobust.evaluation.misleadqa.scorer import MainUnits, load_items, model_metrics, read_predictions
+from ctxrobust.evaluation.misleadqa.scorer import MainUnits, load_scored_items, model_metrics, read_predictions
 from ctxrobust.evaluation.report import metric
 from ctxrobust.options import parse_options
 from ctxrobust.release import Release
@@ -24,8 +24,8 @@ PREFIX = "difference."
 def paired_differences(release: Release, predictions: Path, options: ScoreOptions | dict | None = None) -> dict:
     """{"by_pair": {A: {B: {"difference.<metric>": figure}}}} for every pair A < B of eligible models."""
     settings = parse_options(ScoreOptions, options, "misleadqa score")
-    items = load_items(release)
-    _, responses = read_predictions(Path(predictions), items, settings.lenient_letters)
+    items = load_scored_items(release, settings)
+    _, responses = read_predictions(predictions, items, settings.lenient_letters)
     main = items.rows("main")
     cluster, clusters = cb.unit_index([items.cluster[i] for i in main])
     group, groups = cb.unit_index([items.dependency[i] for i in main])

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ctxrobust.evaluation import cluster_bootstrap as cb
+from ctxrobust.evaluation import defaults
 
 MIN_CLUSTERS = 20  # App. C.2: a model enters inference if its A_m covers at least 20 source clusters
 
@@ -37,13 +38,18 @@ class ScoreOptions(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     strict: bool = Field(False, description="refuse to score a file with any bad row")
+    requests: Optional[Path] = Field(
+        None, description="the requests `prompts` wrote (JSONL) or a `run` record: score only the items they ask for"
+    )
     lenient_letters: bool = Field(
         False,
         description="accept 'B.' and '(B)' as well as a bare letter (App. C.1 reads only a bare letter), and scope labels in any case "
         "with a final period",
     )
-    replicates: int = Field(cb.REPLICATES, ge=0, le=100_000, description="cluster-bootstrap replicates (0: no intervals)")
-    seed: int = Field(cb.SEED, ge=0, description="seed of the bootstrap draws")
+    replicates: int = Field(
+        defaults.CLUSTER_BOOTSTRAP_REPLICATES, ge=0, le=100_000, description="cluster-bootstrap replicates (0: no intervals)"
+    )
+    seed: int = Field(defaults.CLUSTER_BOOTSTRAP_SEED, ge=0, description="seed of the bootstrap draws")
     min_clusters: int = Field(
         MIN_CLUSTERS, ge=0, description="source clusters a model's A_m must cover for it to enter inference (App. C.2)"
     )
@@ -58,5 +64,5 @@ class ScoreOptions(BaseModel):
             "lenient_letters": self.lenient_letters,
             "min_clusters": self.min_clusters,
             "exclude_models": sorted(self.exclude_models) if self.exclude_models else None,
-            "levels": {"primary": cb.PRIMARY_LEVEL, "other": cb.LEVEL},
+            "levels": {"primary": defaults.PRIMARY_LEVEL, "other": defaults.LEVEL},
         }

@@ -569,6 +569,7 @@ def _md(value) -> str:
 
 
 def render_markdown(report: dict) -> str:
+    report = rp.checked(report)  # a figure asked for by a name nobody declared is an error, not "n/a"
     parts = [f"# MisleadQA report\n\n{_footer(report, _md)}\n"]
     for title, headers, rows, note in _tables(report, _md):
         table = rp.markdown_table(headers, rows)  # escapes every cell: a literal bar (|B_m|) does not split one
@@ -666,6 +667,7 @@ def figure3(report: dict) -> str:
 
 
 def render_html(report: dict) -> str:
+    report = rp.checked(report)  # a figure asked for by a name nobody declared is an error, not "n/a"
     import html
 
     sections = [("Summary", f"<p>{html.escape(_footer(report))}</p>")]
@@ -685,12 +687,10 @@ def render_html(report: dict) -> str:
                 "the dashed line the mean lure rate on all items of H_m.</p>",
             )
         )
-    from ctxrobust.evaluation.misleadqa.units import LEADERBOARD
+    from ctxrobust.evaluation.leaderboard import headline_of
     from ctxrobust.evaluation.plots import interval_section
 
-    plotted = interval_section(
-        report, [name for name, _ in LEADERBOARD["headline"]] + ["delta.LR", "delta.RLR"], title="Lure rates with intervals"
-    )
+    plotted = interval_section(report, headline_of(report["dataset"]) + ["delta.LR", "delta.RLR"], title="Lure rates with intervals")
     if plotted:
         sections.append(("Lure rates and intervals by model", plotted))
     for title, headers, rows, note in _tables(report):

@@ -8,7 +8,6 @@ separately (App. D.3); the supplement is descriptive (no intervals).
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -52,7 +51,8 @@ from ctxrobust.evaluation.misleadqa.responses import (
     row_problem,
 )
 from ctxrobust.evaluation.misleadqa.units import unit_of
-from ctxrobust.evaluation.predictions import PredictionsReader, Problem
+from ctxrobust.evaluation.predictions import Findings, PredictionsReader, Problem, to_stderr
+from ctxrobust.evaluation.rows import Requested, RequestIds, Scored, native_row, not_asked, read_requests
 from ctxrobust.options import parse_options
 from ctxrobust.release import Release
 
@@ -99,9 +99,26 @@ class Items:
     cluster: list[tuple[str, str]] = field(default_factory=list)  # (source, cluster_id): App. A.4
     dependency: list[str] = field(default_factory=list)  # dependency_group_id: App. A.4, D.6
     index: dict[str, int] = field(default_factory=dict)
+    requested: Requested | None = None  # --requests: only the items it asks for are scored
 
     def rows(self, split: str) -> np.ndarray:
         return np.flatnonzero(np.asarray(self.split) == split)
+
+    def asks(self, i: int) -> bool:
+        return self.split[i] != NOT_ASKED
+
+
+NOT_ASKED = ""  # the split of an item --requests did not ask for: in no split, so in no figure
+
+
+def load_scored_items(release: Release, settings: ScoreOptions) -> Items:
+    """The release's items; with --requests, those it does not ask for are in no split (scored nowhere)."""
+    items = load_items(release)
+    if settings.requests is not None:
+        items.requested = read_requests(settings.requests, "misleadqa")
+        if items.requested.items is not None:
+            items.split = [s if items.requested.asks(i) else NOT_ASKED for i, s in zip(items.ids, items.split)]
+    return items
 
 
 def load_items(release: Release) -> Items:
@@ -164,19 +181,34 @@ class Responses:
 def diagnostic_problem(row: MisleadQAPrediction, items: Items) -> str | None:
     """Scope judgments and option-order answers are of main-split items (App. D.4, D.6)."""
     message = row_problem(row, items.index)
+    if message is None and not items.asks(items.index[row.id]):
+        return not_asked(row.id, items.requested)
     if message is None and (row.prompt == "scope" or row.option_order is not None) and items.split[items.index[row.id]] != "main":
         what = "a scope judgment" if row.prompt == "scope" else "an option-order answer"
         return f"{what} of {row.id!r}, a condition-supplement item: these analyses use main items only (App. D.4, D.6)"
     return message
 
 
-def read_predictions(path: Path, items: Items, lenient: bool) -> tuple[PredictionsReader, Responses]:
-    """Stream the file once, keeping only integer codes."""
+def request_ids(items: Items) -> RequestIds:
+    """Request ids `prompts` writes for MisleadQA ("item/S/0", "item/cf:G/0", "item/S@BCDA/0") read as the
+    item, condition, prompt and option order they name."""
+    from ctxrobust.evaluation.misleadqa.prompts import prediction
+
+    def to_row(key, value: dict) -> dict:
+        named = prediction(key, "", "")
+        return native_row(value, {k: v for k, v in named.items() if k not in ("model", "response")})
+
+    return RequestIds(known=items.index.__contains__, to_row=to_row)
+
+
+def read_predictions(path, items: Items, lenient: bool) -> tuple[PredictionsReader, Responses]:
+    """Stream the rows once, keeping only integer codes."""
     reader = PredictionsReader(
         path,
         MisleadQAPrediction,
         check=lambda row: diagnostic_problem(row, items),
         key=lambda row: (row.model, row.id, row.condition, row.prompt, row.option_order),
+        request_ids=request_ids(items),
     )
     responses = Responses(len(items.ids))
     for row in reader:
@@ -233,16 +265,23 @@ def missing_problems(responses: Responses, items: Items) -> list[Problem]:
                 problems.append(
                     Problem(
                         None,
-                        f"model {model!r}, prompt {prompt}, {split} split: {len(pairs)} (item, condition) pair(s) missing, scored as invalid: {shown}{more}",
+                        model=model,
+                        kind="missing",
+                        message=f"model {model!r}, prompt {prompt}, {split} split: {len(pairs)} (item, condition) pair(s) missing, scored as invalid: {shown}{more}",
                     )
                 )
     problems += diagnostic_missing(responses, items)
     return problems
 
 
-def _missing_line(what: str, pairs: list[str]) -> Problem:
+def _missing_line(what: str, pairs: list[str], model: str | None = None) -> Problem:
     more = f" and {len(pairs) - 5} more" if len(pairs) > 5 else ""
-    return Problem(None, f"{what}: {len(pairs)} (item, condition) pair(s) missing, scored as invalid: {', '.join(pairs[:5])}{more}")
+    return Problem(
+        None,
+        model=model,
+        kind="missing",
+        message=f"{what}: {len(pairs)} (item, condition) pair(s) missing, scored as invalid: {', '.join(pairs[:5])}{more}",
+    )
 
 
 def diagnostic_missing(responses: Responses, items: Items) -> list[Problem]:
@@ -257,12 +296,13 @@ def diagnostic_missing(responses: Responses, items: Items) -> list[Problem]:
                 part = responses.orders[(model, order)][sample][:, [C[c] for c in ORDER_CONDITIONS]]
                 pairs = [f"{items.ids[sample[i]]}/{ORDER_CONDITIONS[j]}" for i, j in np.argwhere(part == MISSING)]
                 if pairs:
-                    problems.append(_missing_line(f"model {model!r}, option order {order}", pairs))
+                    problems.append(_missing_line(f"model {model!r}, option order {order}", pairs, model))
             if ORIGINAL_ORDER not in orders:
                 problems.append(
                     Problem(
                         None,
-                        f"model {model!r}: the option-order rows have no release order ABCD (orders {', '.join(orders)}); "
+                        model=model,
+                        message=f"model {model!r}: the option-order rows have no release order ABCD (orders {', '.join(orders)}); "
                         "Table 4 needs it (`prompts --option-orders K` writes it first)",
                     )
                 )
@@ -271,7 +311,7 @@ def diagnostic_missing(responses: Responses, items: Items) -> list[Problem]:
             part = responses.scope[model][sample]
             pairs = [f"{items.ids[sample[i]]}/{SCOPE_CONTEXTS[j]}" for i, j in np.argwhere(part == MISSING)]
             if pairs:
-                problems.append(_missing_line(f"model {model!r}, prompt scope", pairs))
+                problems.append(_missing_line(f"model {model!r}, prompt scope", pairs, model))
     return problems
 
 
@@ -434,11 +474,40 @@ def model_metrics(model: str, responses: Responses, items: Items, units: MainUni
     return metrics, main_codes
 
 
-def score(release: Release, predictions: Path, settings: ScoreOptions | dict | None = None) -> dict:
+def coverage(responses: Responses, items: Items) -> dict:
+    """The report's "coverage" block: items in the release and asked for, and per model the items
+    predicted (any row of the original prompt), scored (the items of the splits it answered) and missing
+    (scored items with a condition unanswered: that answer counts as invalid)."""
+    per_model = {}
+    for model in responses.models:
+        letters = responses.letters.get((model, "original"))
+        splits = covered_splits(responses, items, model)
+        own = np.concatenate([items.rows(s) for s in splits]) if splits else np.zeros(0, dtype=np.int64)
+        answered = np.zeros(len(items.ids), dtype=bool) if letters is None else (letters != MISSING).any(axis=1)
+        gaps = 0 if letters is None or not own.size else int((letters[own] == MISSING).any(axis=1).sum())
+        per_model[model] = {"items_predicted": int(answered.sum()), "items_scored": int(own.size), "missing": gaps}
+    asked = None if items.requested is None or items.requested.items is None else sum(1 for s in items.split if s != NOT_ASKED)
+    return {
+        "items_in_release": len(items.ids),
+        "items_requested": asked,
+        "requests": None if items.requested is None else items.requested.label,
+        "missing_counted_as": "invalid",
+        "models": per_model,
+    }
+
+
+def score(release: Release, predictions, settings: ScoreOptions | dict | None = None) -> dict:
+    """The misleadqa report; the problems and notices found are printed on standard error as they are found."""
+    return score_rows(release, predictions, settings, to_stderr).report
+
+
+def score_rows(release: Release, predictions, settings: ScoreOptions | dict | None = None, echo=None) -> Scored:
+    """The misleadqa report with every problem and notice found (`echo`, if given, gets each as a line as it is found)."""
+    found = Findings(echo)
     settings = parse_options(ScoreOptions, settings, "misleadqa score")
-    items = load_items(release)
-    reader, responses = read_predictions(Path(predictions), items, settings.lenient_letters)
-    block = reader.finish(settings.strict, missing_problems(responses, items))  # every problem printed before any number
+    items = load_scored_items(release, settings)
+    reader, responses = read_predictions(predictions, items, settings.lenient_letters)
+    block = reader.finish(settings.strict, missing_problems(responses, items), found)  # every problem found before any number
 
     main = items.rows("main")
     cluster, clusters = cb.unit_index([items.cluster[i] for i in main])
@@ -455,10 +524,11 @@ def score(release: Release, predictions: Path, settings: ScoreOptions | dict | N
     eligible = [m for m in sorted(main_codes) if models[m]["metrics"]["inference.eligible"]["estimate"] == 1.0]
     skipped = sorted(set(main_codes) - set(eligible))
     if skipped:
-        print(
-            f"{predictions}: model(s) {', '.join(skipped)} have A_m covering fewer than {settings.min_clusters} source clusters; "
+        found.notice(
+            reader.label,
+            "note",
+            f"model(s) {', '.join(skipped)} have A_m covering fewer than {settings.min_clusters} source clusters; "
             "they get no intervals and stay out of the means (App. C.2)",
-            file=sys.stderr,
         )
     outside = {m for m in main_codes if m not in eligible}
     extra = score_diagnostics(responses, items, outside, settings)  # Table 4, Tables 19-20 (§6.1, §6.3)
@@ -470,7 +540,7 @@ def score(release: Release, predictions: Path, settings: ScoreOptions | dict | N
     summary.update(extra.summary)
     warnings = inference_warnings(models, eligible)
     for line in warnings:
-        print(f"{predictions}: warning: {line}", file=sys.stderr)
+        found.notice(reader.label, "warning", f"warning: {line}")
     summary.update(
         {
             "inference.models": rp.metric(len(eligible), None, len(models)),
@@ -488,10 +558,16 @@ def score(release: Release, predictions: Path, settings: ScoreOptions | dict | N
             _attach(summary, mean, prefix, replicates)
     out_summary = {"metrics": dict(sorted(summary.items())), "warnings": warnings}
     if settings.exclude_models:
-        out_summary["without"] = means_without(models, eligible, main_codes, settings, cluster, len(clusters), predictions)
+        out_summary["without"] = means_without(models, eligible, main_codes, settings, cluster, len(clusters), reader.label)
         out_summary["without"].setdefault("metrics", {}).update(extra.without(set(settings.exclude_models)))  # §6.3 "Excluding OLMo"
-    report = {**rp.header(release, block), "parameters": settings.parameters(), "models": models, "summary": out_summary}
-    return rp.with_units(report, unit_of)
+    report = {
+        **rp.header(release, block),
+        "parameters": settings.parameters(),
+        "models": models,
+        "summary": out_summary,
+        "coverage": coverage(responses, items),
+    }
+    return found.scored(rp.with_units(report, unit_of))
 
 
 def means_without(
@@ -526,7 +602,7 @@ RARE_RATES = ("LR.S", "LR.F", "RLR.S", "RLR.F")
 def inference_warnings(models: dict[str, dict], eligible: list[str]) -> list[str]:
     """Where the figures are known to be fragile: a model entering the means with A_m on fewer source
     clusters than App. C.2 asks (allowed by a lower --min-clusters), and rare rates over few clusters,
-    whose cluster-bootstrap intervals cover less than they claim (bench/coverage.py)."""
+    whose cluster-bootstrap intervals cover less than they claim (bench/interval_coverage.py)."""
     out = []
     for model in eligible:
         metrics = models[model]["metrics"]
@@ -545,7 +621,7 @@ def inference_warnings(models: dict[str, dict], eligible: list[str]) -> list[str
             what = f"rare rates ({', '.join(rare)})" if rare else "its rates"
             out.append(
                 f"model {model!r}: {what} over {covered} source clusters: its cluster-bootstrap intervals are known to "
-                f"cover less than they claim (bench/coverage.py, 25 clusters: 83-92% for 95% intervals of one model)"
+                f"cover less than they claim (bench/interval_coverage.py, 25 clusters: 83-92% for 95% intervals of one model)"
             )
     return out
 

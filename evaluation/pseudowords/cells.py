@@ -149,6 +149,8 @@ class _Columnar:
         for name in ("model", "id"):
             if table[name].null_count or pc.min(pc.utf8_length(table[name])).as_py() < 1:
                 raise _Giveup
+        if pc.any(pc.match_substring(table["id"], "/")).as_py():  # a request id of `prompts`: the row reader reads it
+            raise _Giveup
 
         def numbers(name: str, dtype) -> tuple[np.ndarray, np.ndarray]:
             if name not in names or str(types[name]) == "null":
@@ -317,23 +319,20 @@ class RowAccumulator:
 
         first: dict = {}
         line_key: dict = {}
-        with open(reader.path, "rb") as handle:
-            for number, raw in enumerate(handle, start=1):
-                if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
-                    raw = raw[3:]
-                if not raw.strip():
-                    continue
-                try:
-                    row = row_model.model_validate_json(raw)
-                except ValidationError:
-                    continue
-                key = (row.model, row.id, row.context, row.trial)
-                if key in self.duplicates:
-                    first.setdefault(key, number)
-                    line_key[number] = key
+        for number, raw in reader.source.raw():
+            try:
+                row = row_model.model_validate_json(raw)
+            except ValidationError:
+                continue
+            key = (row.model, row.id, row.context, row.trial)
+            if key in self.duplicates:
+                first.setdefault(key, number)
+                line_key[number] = key
         for i, problem in enumerate(reader.problems):
             if problem.message == self.DUPLICATE and problem.line in line_key:
-                reader.problems[i] = Problem(problem.line, f"duplicate row (same key as line {first[line_key[problem.line]]})")
+                earlier = first[line_key[problem.line]]
+                where = f"line {earlier}" if isinstance(earlier, int) else earlier
+                reader.problems[i] = Problem(problem.line, f"duplicate row (same key as {where})", same_as=earlier)
 
     def table(self) -> CellTable:
         keys = np.array(list(self.cells), dtype=np.int64).reshape(-1, 3)

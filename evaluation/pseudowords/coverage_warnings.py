@@ -1,4 +1,4 @@
-"""Where the pseudowords intervals are known to cover less than they claim (bench/coverage.py).
+"""Where the pseudowords intervals are known to cover less than they claim (bench/interval_coverage.py).
 
 The bench measures every reported 95% interval on simulated data with known truth at the paper's
 size (500 questions; 20 baseline and 10 x 2 context trials) and at a small one. Figures of the K%
@@ -14,7 +14,7 @@ from __future__ import annotations
 SMALL_QUESTIONS = 250  # below: warned (measured at 190 and 100 questions, below 93%)
 TAIL_FIGURES = "WTD, WTD.split_sample, tail_share, the top-K% Jaccard indices and their paired differences"
 MEASURED = (
-    "bench/coverage.py, 20 + 10 x 2 trials: WTD 92.5% and its paired difference 90.5% at 190 questions, "
+    "bench/interval_coverage.py, 20 + 10 x 2 trials: WTD 92.5% and its paired difference 90.5% at 190 questions, "
     "WTD 88.0% and tail_share 90.5% at 100 questions, against 93-97% at 500"
 )
 

@@ -21,6 +21,7 @@ from ctxrobust.evaluation.pseudowords import instability, wtd_interval
 from ctxrobust.evaluation.pseudowords.options import ScoreOptions
 from ctxrobust.evaluation.pseudowords.scorer import ResponseGrader, _unit_input, build_units, parameters, read_cells
 from ctxrobust.evaluation.report import metric
+from ctxrobust.evaluation.rows import read_requests
 from ctxrobust.options import parse_options
 from ctxrobust.release import Release
 
@@ -95,7 +96,8 @@ def paired_differences(release: Release, predictions: Path, options: ScoreOption
     """{"by_pair": {A: {B: {"difference.<figure>": figure}}}} for every pair of units sharing a context group and input."""
     options = parse_options(ScoreOptions, options, "pseudowords score")
     p = parameters(options)
-    table, _ = read_cells(release, Path(predictions), grader=ResponseGrader(options.benchmark, Path(predictions)))
+    requested = None if options.requests is None else read_requests(options.requests, "pseudowords")
+    table, _ = read_cells(release, predictions, grader=ResponseGrader(options.benchmark, str(predictions)), requested=requested)
     units, _, _ = build_units(table)
     floors = {}
     for unit in units:

@@ -27,9 +27,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ctxrobust.evaluation import defaults
 from ctxrobust.evaluation.pseudowords import instability
 
-NULL_EXPERIMENTS = 1000  # Appendix B
+NULL_EXPERIMENTS = defaults.NULL_EXPERIMENTS  # Appendix B
 EXPERIMENTS_PER_BATCH = 100
 QUESTIONS_PER_BATCH = 1000
 

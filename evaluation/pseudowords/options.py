@@ -7,8 +7,7 @@ from typing import Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ctxrobust.evaluation import question_bootstrap
-from ctxrobust.evaluation.pseudowords import noise_floor, shift_null, split_sample
+from ctxrobust.evaluation import defaults
 
 DEFAULT_SEED = 0
 MAX_REPLICATES = 100_000  # bounds the work (and memory) one command may ask for
@@ -27,14 +26,17 @@ class ScoreOptions(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     strict: bool = Field(False, description="refuse to score a file with any bad row")
+    requests: Optional[Path] = Field(
+        None, description="the requests `prompts` wrote (JSONL) or a `run` record: score only the items they ask for"
+    )
     seed: int = Field(DEFAULT_SEED, ge=0, description="seed of the bootstrap, null experiments and splits")
     replicates: int = Field(
-        question_bootstrap.REPLICATES, ge=0, le=MAX_REPLICATES, description="question-bootstrap replicates (0: no intervals)"
+        defaults.QUESTION_BOOTSTRAP_REPLICATES, ge=0, le=MAX_REPLICATES, description="question-bootstrap replicates (0: no intervals)"
     )
     null_experiments: int = Field(
-        noise_floor.NULL_EXPERIMENTS, ge=1, le=MAX_REPLICATES, description="synthetic null experiments of the noise floor (Section 2)"
+        defaults.NULL_EXPERIMENTS, ge=1, le=MAX_REPLICATES, description="synthetic null experiments of the noise floor (Section 2)"
     )
-    splits: int = Field(split_sample.SPLITS, ge=1, le=MAX_REPLICATES, description="symmetric splits of the split-sample WTD (Appendix A)")
+    splits: int = Field(defaults.SPLITS, ge=1, le=MAX_REPLICATES, description="symmetric splits of the split-sample WTD (Appendix A)")
     split_intervals: Literal["all-splits", "per-split"] = Field(
         "all-splits",
         description="intervals of the split-sample correlates: all-splits recomputes the mean over every split per replicate (Appendix B); per-split uses split b mod splits for replicate b (the earlier, wider scheme)",
@@ -42,7 +44,7 @@ class ScoreOptions(BaseModel):
     shift_null_simulations: Optional[int] = Field(
         None,
         ge=0,
-        le=shift_null.MAX_SIMULATIONS,
+        le=defaults.MAX_SIMULATIONS,
         description="simulations of Appendix F's homogeneous-shift null (default: 200 where questions x splits x 200 is at most 70,000,000, else not computed; 0: not computed; at most 1,000,000,000 question-splits)",
     )
     annotations: Optional[Path] = Field(

@@ -9,6 +9,7 @@ import numpy as np
 
 from ctxrobust.evaluation.pseudowords.scorer import INPUTS, _group_order
 from ctxrobust.evaluation.report import (
+    checked,
     figure_data_uri,
     fmt_metric,
     html_page,
@@ -150,7 +151,7 @@ def _table1(report: dict, names: list[str]) -> tuple[str, list[str], list[list[s
         f"Laid out like Table 1: AVG is the no-context accuracy and Δ the mean change with context, each with its 95% interval; "
         f"INS and WTD (K = {report['parameters']['K']}) are noise-floor adjusted. {BY_DESIGN} Point estimates without an "
         "interval: the floor-subtracted metric is biased for the noise-free one and no bootstrap interval covers it "
-        "(bench/coverage.py); the observed metrics' intervals are in Table 6. † probability scores: no noise correction "
+        "(bench/interval_coverage.py); the observed metrics' intervals are in Table 6. † probability scores: no noise correction "
         "(Appendix G)." + (f" {NO_INTERVAL} No interval: {'; '.join(missing)}." if missing else "")
     )
     return "Table 1: main results (%)", ["Model", "AVG", "Δ", "INS ↓", "WTD ↓"], rows, note
@@ -203,7 +204,7 @@ def _tables(report: dict, esc=str) -> list[tuple[str, list[str], list[list[str]]
                 ]
                 for n in names
             ],
-            f"{params['replicates']} question-bootstrap replicates (percentile intervals; WTD's bias-corrected and accelerated, BCa, since its percentile interval covered only 91-93% in bench/coverage.py); floors from {params['null_experiments']} synthetic null experiments.",
+            f"{params['replicates']} question-bootstrap replicates (percentile intervals; WTD's bias-corrected and accelerated, BCa, since its percentile interval covered only 91-93% in bench/interval_coverage.py); floors from {params['null_experiments']} synthetic null experiments.",
         ),
         (
             "Table 7: split-half reliability",
@@ -387,6 +388,7 @@ def _md(value) -> str:
 
 
 def render_markdown(report: dict) -> str:
+    report = checked(report)  # a figure asked for by a name nobody declared is an error, not "n/a"
     lines = [
         f"# pseudowords: context-induced instability (release {_md(report['release']['version'])})",
         "",
@@ -465,6 +467,7 @@ def _heatmap(block: dict, labels: list[str]):
 
 
 def render_html(report: dict) -> str:
+    report = checked(report)  # a figure asked for by a name nobody declared is an error, not "n/a"
     sections = [
         (
             "Release",
@@ -477,12 +480,10 @@ def render_html(report: dict) -> str:
         sections.append(("Warnings", "<ul>" + "".join(f"<li>{html.escape(w)}</li>" for w in warning_lines(report)) + "</ul>"))
     for title, headers, rows, note in _tables(report):
         sections.append((title, html_table(headers, rows) + f"<p>{html.escape(note)}</p>"))
+    from ctxrobust.evaluation.leaderboard import headline_of
     from ctxrobust.evaluation.plots import interval_section
-    from ctxrobust.evaluation.pseudowords.units import LEADERBOARD
 
-    plotted = interval_section(
-        report, [name for name, _ in LEADERBOARD["headline"]], title="Instability and tail degradation with 95% intervals"
-    )
+    plotted = interval_section(report, headline_of(report["dataset"]), title="Instability and tail degradation with 95% intervals")
     if plotted:
         sections.append(("Figures and intervals by model", plotted))
     if report["models"]:

@@ -59,7 +59,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictStr
 from ctxrobust.builders.pseudowords.builder import PseudowordsConfig
 from ctxrobust.errors import CtxRobustError
 from ctxrobust.evaluation import question_bootstrap
-from ctxrobust.evaluation.predictions import PredictionsReader, Problem
+from ctxrobust.evaluation.predictions import Findings, PredictionsReader, Problem, to_stderr
 from ctxrobust.evaluation.pseudowords import cells as cells_module
 from ctxrobust.evaluation.pseudowords import coverage_warnings as coverage_warnings  # intervals known to cover less
 from ctxrobust.evaluation.pseudowords import cross_model, instability, noise_floor, split_sample
@@ -71,6 +71,7 @@ from ctxrobust.evaluation.pseudowords.cells import CellTable, sqa_group  # noqa:
 from ctxrobust.evaluation.pseudowords.options import DEFAULT_SEED, ScoreOptions
 from ctxrobust.evaluation.pseudowords.units import unit_of
 from ctxrobust.evaluation.report import csv_cell, header, mean_over_models, metric, with_units
+from ctxrobust.evaluation.rows import JsonlRows, Requested, RequestIds, Rows, Scored, as_rows, native_row, not_asked, read_requests
 from ctxrobust.options import parse_options
 from ctxrobust.output import atomic_open
 from ctxrobust.release import Release
@@ -127,7 +128,7 @@ class ResponseGrader:
     """Grades `response` rows 0/1 against the benchmark's `answer` (grading.py); needs --benchmark."""
 
     benchmark: Path | None
-    predictions: Path
+    predictions: Any  # names the predictions in messages
     records: dict | None = None
     used: int = 0
     by_rule: dict[str, int] = field(default_factory=dict)
@@ -256,7 +257,9 @@ def build_units(table: CellTable) -> tuple[list[Unit], list[Problem], int]:
         if present.size == 0:
             problems.append(
                 Problem(
-                    None, f"model {model!r}: no rows with a context, so no change can be measured; its {int(n.sum())} row(s) are left out"
+                    None,
+                    model=model,
+                    message=f"model {model!r}: no rows with a context, so no change can be measured; its {int(n.sum())} row(s) are left out",
                 )
             )
             dropped += int(n.sum())
@@ -271,7 +274,8 @@ def build_units(table: CellTable) -> tuple[list[Unit], list[Problem], int]:
             problems.append(
                 Problem(
                     None,
-                    f"model {model!r}, question {table.ids[q_ids[q]]!r}: no baseline rows (context null), so its change cannot be measured; its {int(rows[q])} row(s) are left out",
+                    model=model,
+                    message=f"model {model!r}, question {table.ids[q_ids[q]]!r}: no baseline rows (context null), so its change cannot be measured; its {int(rows[q])} row(s) are left out",
                 )
             )
         used = np.zeros(cells.size, dtype=bool)
@@ -285,7 +289,8 @@ def build_units(table: CellTable) -> tuple[list[Unit], list[Problem], int]:
                 problems.append(
                     Problem(
                         None,
-                        f"model {model!r}, question {table.ids[q_ids[q]]!r}: no {where} rows, so its change cannot be measured; left out of {name!r}",
+                        model=model,
+                        message=f"model {model!r}, question {table.ids[q_ids[q]]!r}: no {where} rows, so its change cannot be measured; left out of {name!r}",
                     )
                 )
             keep = has_base & in_group
@@ -326,24 +331,81 @@ def build_units(table: CellTable) -> tuple[list[Unit], list[Problem], int]:
     return units, problems, dropped
 
 
+def request_ids(benchmark: Path | None) -> RequestIds:
+    """Request ids `prompts` writes for pseudowords ("question/context/trial", "-" for no context) read as
+    the question, context and trial; a hashed long question id is decoded through the benchmark."""
+    from ctxrobust.evaluation.pseudowords.prompts import item_aliases
+
+    aliases = item_aliases(type("Options", (), {"benchmark": benchmark})) if benchmark is not None else {}
+    questions = set(aliases.values())
+
+    def to_row(key, value: dict) -> dict:
+        return native_row(value, {"id": key.item, "context": key.condition, "trial": key.sample})
+
+    return RequestIds(
+        known=questions.__contains__, to_row=to_row, aliases=aliases, item_known=questions.__contains__ if questions else _any_item
+    )
+
+
+def _any_item(item: str) -> bool:
+    return True  # without the benchmark every question id is taken as given
+
+
 def read_cells(
-    release: Release, predictions: Path, columnar: bool = True, grader: ResponseGrader | None = None
+    release: Release,
+    predictions,
+    columnar: bool = True,
+    grader: ResponseGrader | None = None,
+    requested: Requested | None = None,
 ) -> tuple[CellTable, dict | PredictionsReader]:
     """The file's cells, with its "predictions" block (columnar reader, a clean file of graded rows) or the
     PredictionsReader that read it row by row and holds its problems (cells.py); `response` rows are
     graded as they are read."""
     groups = context_groups(release)
     histories = release.config_as(PseudowordsConfig).contexts_per_length
-    fast = cells_module.read_columnar(Path(predictions), groups, histories) if columnar else None
+    source = as_rows(predictions)
+    plain_file = isinstance(source, JsonlRows) and requested is None
+    fast = cells_module.read_columnar(source.path, groups, histories) if columnar and plain_file else None
     if fast is not None:
         return fast
     acc = cells_module.RowAccumulator(groups, histories, row_shape_problem)
     check = acc.check if grader is None else grader.checked(acc.check)
-    reader = PredictionsReader(Path(predictions), PredictionRow, check=check)
+    if requested is not None and requested.items is not None:
+        check = _asked_only(check, requested)
+    reader = PredictionsReader(source, PredictionRow, check=check, request_ids=request_ids(grader.benchmark if grader else None))
     for row in reader:
         acc.add(row if grader is None else grader.graded(row))
     acc.resolve_duplicates(reader, PredictionRow)
     return acc.table(), reader
+
+
+def _asked_only(check, requested: Requested):
+    def both(row: PredictionRow) -> str | None:
+        return check(row) or (None if requested.asks(row.id) else not_asked(row.id, requested))
+
+    return both
+
+
+def coverage(table: CellTable, units: list[Unit], requested: Requested | None) -> dict:
+    """The report's "coverage" block. Questions come from the predictions (a release holds contexts): per
+    model (and context group) the questions predicted, scored, and missing (asked for and not scored, or
+    with rows but lacking the no-context or the context rows: such a question is left out, not counted)."""
+    asked = None if requested is None or requested.items is None else len(requested.items)
+    predicted: dict[str, int] = {}
+    for m, name in enumerate(table.models):
+        predicted[name] = int(np.unique(table.qid[table.model == m]).size)
+    per_unit = {}
+    for unit in units:
+        scored = len(unit.ids)
+        have = predicted.get(unit.model, scored)
+        per_unit[unit.name] = {"items_predicted": have, "items_scored": scored, "missing": (asked if asked is not None else have) - scored}
+    return {
+        "items_in_release": None,
+        "items_requested": asked,
+        "requests": None if requested is None else requested.label,
+        "missing_counted_as": "left out (a question is scored from its rows with and without context)",
+        "models": per_unit,
+    }
 
 
 # --- statistics ------------------------------------------------------------------------------------
@@ -419,13 +481,13 @@ def _design(unit: Unit) -> dict:
 
 
 # figures whose question-bootstrap interval does not cover what it claims at the paper's size
-# (bench/coverage.py): reported without one, with the reason
+# (bench/interval_coverage.py): reported without one, with the reason
 WITHDRAWN_INTERVALS: dict[str, str] = {}
 
 ADJUSTED_NO_CI = (
     "no interval: the floor-subtracted metric is a biased estimate of the noise-free one (the floor, from "
     "null experiments without any effect, overstates the noise where context does change the answer), so "
-    "the observed metric's interval shifted by the floor misses the noise-free value (bench/coverage.py at the "
+    "the observed metric's interval shifted by the floor misses the noise-free value (bench/interval_coverage.py at the "
     "paper's size: 14.5% for WTD.adjusted with an effect, 60.0% for INS.adjusted without one); read it as a point "
     "estimate beside the raw metric's interval"
 )
@@ -849,21 +911,31 @@ def _release_reader_memory() -> None:
         pass
 
 
-def score(release: Release, predictions: Path, options: ScoreOptions | dict | None = None, timings: dict | None = None) -> dict:
-    """The pseudowords report (SPEC "Scoring"; paper Sections 2, 3.1, 3.2, Appendices A, B, D, F, G).
-    `timings`, if given, receives the seconds spent reading and on the statistics."""
+def score(release: Release, predictions, options: ScoreOptions | dict | None = None, timings: dict | None = None) -> dict:
+    """The pseudowords report (SPEC "Scoring"; paper Sections 2, 3.1, 3.2, Appendices A, B, D, F, G); the problems
+    and notices found are printed on standard error as they are found. `timings`, if given, receives the
+    seconds spent reading and on the statistics."""
+    return score_rows(release, predictions, options, to_stderr, timings).report
+
+
+def score_rows(release: Release, predictions, options: ScoreOptions | dict | None = None, echo=None, timings: dict | None = None) -> Scored:
+    """The pseudowords report with every problem and notice found (`echo`, if given, gets each as a line as it is found)."""
+    found = Findings(echo)
     options = parse_options(ScoreOptions, options, "pseudowords score")
     started = time.perf_counter()
     p = parameters(options)
     groups = context_groups(release)
     main = main_group(groups)
-    grader = ResponseGrader(options.benchmark, Path(predictions))
-    table, source = read_cells(release, Path(predictions), grader=grader)
+    rows: Rows = as_rows(predictions)
+    requested = None if options.requests is None else read_requests(options.requests, "pseudowords")
+    grader = ResponseGrader(options.benchmark, rows.label)
+    table, source = read_cells(release, rows, grader=grader, requested=requested)
     units, problems, dropped = build_units(table)
     if isinstance(source, dict) and problems:  # cells the file cannot score: report them as the row reader does
-        table, source = read_cells(release, Path(predictions), columnar=False, grader=grader)
+        table, source = read_cells(release, rows, columnar=False, grader=grader, requested=requested)
         units, problems, dropped = build_units(table)
-    block = source if isinstance(source, dict) else source.finish(options.strict, problems)
+    block = source if isinstance(source, dict) else source.finish(options.strict, problems, found)
+    covered = coverage(table, units, requested)
     del table, source  # the units hold what the statistics need
     _release_reader_memory()  # before the workers fork: what the reader's pool keeps is not theirs to share
     block["excluded"] += dropped
@@ -871,7 +943,7 @@ def score(release: Release, predictions: Path, options: ScoreOptions | dict | No
         block["grading"] = grader.summary()
     if not units:
         raise CtxRobustError(
-            f"{predictions}: no question of any model has both no-context rows (context null) and context rows; "
+            f"{rows.label}: no question of any model has both no-context rows (context null) and context rows; "
             "nothing to score (the problems are listed above)"
         )
     check_work(units, p)
@@ -887,11 +959,12 @@ def score(release: Release, predictions: Path, options: ScoreOptions | dict | No
     report["parameters"] = p.as_dict()
     report["models"] = models
     report["summary"] = summarize(units, models, main)
-    report["warnings"] = coverage_warnings.warnings(models, p.k)  # intervals known to cover less (bench/coverage.py)
+    report["warnings"] = coverage_warnings.warnings(models, p.k)  # intervals known to cover less (bench/interval_coverage.py)
     report["pairs"] = score_pairs(units, results, p)
     report["context_pairs"] = score_context_pairs(units, results, p)
+    report["coverage"] = covered
     if options.export is not None:
         export_examples(options.export, units, results)
     if timings is not None:
         timings.update(read=read - started, statistics=time.perf_counter() - read)
-    return with_units(_rounded(report), unit_of)
+    return found.scored(with_units(_rounded(report), unit_of))

@@ -21,7 +21,7 @@ import math
 import numpy as np
 
 from ctxrobust.errors import CtxRobustError
-from ctxrobust.evaluation import question_bootstrap
+from ctxrobust.evaluation import defaults, question_bootstrap
 from ctxrobust.evaluation.compiled import compiled
 from ctxrobust.evaluation.pseudowords import instability, split_sample
 from ctxrobust.evaluation.pseudowords.cross_model import mean_defined, uncertainty
@@ -29,7 +29,7 @@ from ctxrobust.evaluation.pseudowords.reliability_ceiling import NOT_FOLDABLE, h
 from ctxrobust.evaluation.report import metric
 
 SIMULATIONS = 200  # Appendix F
-MAX_SIMULATIONS = 10_000
+MAX_SIMULATIONS = defaults.MAX_SIMULATIONS
 # simulations x splits x questions of one unit (about 200 ns each): beyond DEFAULT_WORK the null is
 # not computed unless asked for (200 x 200 x 1,690 questions, the size of the paper's Table 3, is
 # within), beyond WORK_LIMIT an explicit --shift-null-simulations is refused

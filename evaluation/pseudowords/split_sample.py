@@ -12,9 +12,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ctxrobust.evaluation import defaults
 from ctxrobust.evaluation.pseudowords import instability
 
-SPLITS = 200  # Appendix B
+SPLITS = defaults.SPLITS  # Appendix B
 ROWS_PER_BATCH = 5  # splits whose tails are computed at once (bounds the (B, levels) arrays)
 SUM_GROUP = 25  # splits whose tails are added up before the running total (fixes the order of summation)
 

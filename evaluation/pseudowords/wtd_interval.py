@@ -4,7 +4,7 @@ percentiles (BCa, Efron 1987).
 WTD_K is the mean of the m = ceil(K N / 100) most degraded changes, a statistic of about 50 of
 500 questions, and the plain percentile interval of its bootstrap replicates is too narrow: at the
 paper's size (500 questions, 20 + 10 x 2 trials, 1,000 replicates) it covered the population value
-92-93% of the time with an effect and 91% with 190 questions (bench/coverage.py; the replicates'
+92-93% of the time with an effect and 91% with 190 questions (bench/interval_coverage.py; the replicates'
 spread is about 6% below the estimate's). BCa reads the same replicates at percentiles moved by
 the bias correction z0 (the share of replicates below the estimate) and the acceleration a (the
 skewness of the jackknife values): 93-94.5% in the same simulations.

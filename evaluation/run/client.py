@@ -7,7 +7,8 @@ before they are parsed, up to MAX_BODY bytes, and checked here: an answer is a s
 one for a refusal); content that is a list, a number or missing is a malformed answer.
 
 Retried: 429 (honouring Retry-After, capped), 5xx, 408, timeouts, dropped connections and bodies that
-are not a chat completion. Not retried: other 4xx (a bad request stays bad). The API key is held by
+are not a chat completion. Not retried: other 4xx (a bad request stays bad). A timeout before the attempt's
+connection was made is a connection failure for the breaker; one after it is not. The API key is held by
 the client only; no message here contains it. The base URL and the key are checked before any
 request (`endpoint`, `check_api_key`), each refused with one line.
 """
@@ -15,6 +16,7 @@ request (`endpoint`, `check_api_key`), each refused with one line.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import math
 import random
 import re
@@ -27,6 +29,17 @@ from ctxrobust.errors import CtxRobustError
 MAX_BODY = 16 * 1024 * 1024  # the longest answer body read (bytes); a longer one is a malformed answer
 MAX_NAME = 200  # served model names and finish reasons are kept up to this many characters
 BASE_URL_EXAMPLE = "e.g. http://localhost:8000/v1 or https://api.openai.com/v1"
+ATTEMPT: contextvars.ContextVar[Attempt | None] = contextvars.ContextVar("attempt", default=None)  # the attempt a request hook belongs to
+CONNECTED = ("connect_tcp.complete", "connect_unix_socket.complete", "send_request_headers.started")  # httpcore trace events
+
+
+class Attempt:
+    """One attempt in flight: whether its connection was made (a pooled one counts as made)."""
+
+    __slots__ = ("connected",)
+
+    def __init__(self) -> None:
+        self.connected = False
 
 
 @dataclass(frozen=True)
@@ -47,9 +60,14 @@ class Answer:
 
 
 class Failure(Exception):
-    def __init__(self, message: str, retry: bool, wait: float | None = None):
+    """A failed attempt: whether to retry, how long the endpoint asked to wait, whether the endpoint
+    answered at all (`reached`: not after a timeout) and, when no connection was made, how connecting
+    failed (`unreachable`)."""
+
+    def __init__(self, message: str, retry: bool, wait: float | None = None, unreachable: str | None = None, reached: bool = True):
         super().__init__(message)
-        self.retry, self.wait = retry, wait
+        self.retry, self.wait, self.unreachable = retry, wait, unreachable
+        self.reached = reached and unreachable is None
 
 
 @dataclass(frozen=True)
@@ -149,6 +167,24 @@ def _name(value) -> str | None:
     return value[:MAX_NAME].encode("utf-8", "replace").decode("utf-8")
 
 
+def _why(exc: BaseException) -> str:
+    """How connecting failed, from the deepest cause the transport kept ("ConnectionRefusedError: [Errno
+    111] Connect call failed ..."), one short line."""
+    from ctxrobust.release_files import printable
+
+    deepest, seen = exc, set()
+    while len(seen) < 20 and id(deepest) not in seen:
+        seen.add(id(deepest))
+        cause = deepest.__cause__ or deepest.__context__
+        if cause is None:
+            break
+        deepest = cause
+    text = " ".join(str(deepest).split())
+    if deepest is exc or not text:
+        return "connection failed"
+    return printable(f"{type(deepest).__name__}: {text}" if isinstance(deepest, OSError) else text, limit=160)
+
+
 def _kind(value) -> str:
     return {list: "a list", dict: "an object", bool: "a boolean", int: "a number", float: "a number"}.get(type(value), type(value).__name__)
 
@@ -181,19 +217,51 @@ def parse_completion(data: bytes) -> Answer:
     return Answer(content, _name(completion.get("model")), _name(choices[0].get("finish_reason")))
 
 
+def _timed_out(message: str) -> Failure:
+    """A timeout: before the attempt's connection was made it is a connection failure (the breaker counts
+    it); after, the endpoint was reached but did not answer in time (neither counted nor a reset)."""
+    attempt = ATTEMPT.get()
+    if attempt is not None and not attempt.connected:
+        return Failure(f"{message} while connecting", True, unreachable="timed out connecting")
+    return Failure(message, True, reached=False)
+
+
 class ChatClient:
     """Chat completions from one endpoint; `complete` is a coroutine, cancelled at once when the run stops."""
 
-    def __init__(self, base_url: str, api_key: str, policy: RetryPolicy, seed: int = 0):
+    def __init__(self, base_url: str, api_key: str, policy: RetryPolicy, seed: int = 0, pace=None, breaker=None):
+        """`pace` (a pacing.RateCap) is awaited before every attempt; `breaker` (a pacing.Breaker) hears
+        of every attempt that could not connect and of every one that reached the endpoint."""
         import openai
 
         self.openai = openai
         where = endpoint(base_url)
+        http_client = openai.DefaultAsyncHttpxClient(event_hooks={"request": [self._going_out]})
         self.client = openai.AsyncOpenAI(
-            base_url=where.base_url, api_key=api_key, max_retries=0, timeout=policy.timeout, default_query=where.query or None
+            base_url=where.base_url,
+            api_key=api_key,
+            max_retries=0,
+            timeout=policy.timeout,
+            default_query=where.query or None,
+            http_client=http_client,
         )
         self.policy = policy
+        self.pace, self.breaker = pace, breaker
         self._random = random.Random(seed)
+
+    async def _going_out(self, request) -> None:
+        """The HTTP client's request hook: through httpcore's trace it marks the attempt connected once
+        its connection is made, and gives its turn under the rate cap on when the request's first bytes
+        are written, after any connecting, so the spacing holds on the wire."""
+        pace, attempt = self.pace, ATTEMPT.get()
+
+        async def trace(event: str, info: dict) -> None:
+            if attempt is not None and event.endswith(CONNECTED):
+                attempt.connected = True
+            if event.endswith("send_request_headers.started") and pace is not None:
+                pace.give(attempt)
+
+        request.extensions["trace"] = trace
 
     async def close(self) -> None:
         await self.client.close()
@@ -211,9 +279,9 @@ class ChatClient:
         except openai.RateLimitError as exc:
             raise Failure("429 rate limited", True, _retry_after(exc)) from None
         except openai.APITimeoutError:
-            raise Failure("timed out", True) from None
-        except openai.APIConnectionError:
-            raise Failure("connection failed", True) from None
+            raise _timed_out("timed out") from None
+        except openai.APIConnectionError as exc:
+            raise Failure("connection failed", True, unreachable=_why(exc)) from None
         except openai.APIStatusError as exc:
             status = exc.status_code
             raise Failure(f"HTTP {status}", status >= 500 or status == 408, _retry_after(exc)) from None
@@ -228,22 +296,41 @@ class ChatClient:
         try:
             data = await asyncio.wait_for(self._read(body), self.policy.timeout)
         except asyncio.TimeoutError:
-            raise Failure(f"timed out (no whole answer within {self.policy.timeout:g} s)", True) from None
+            raise _timed_out(f"timed out (no whole answer within {self.policy.timeout:g} s)") from None
         return parse_completion(data)
 
     async def complete(self, body: dict) -> Answer:
         """The answer to one body after at most 1 + retries attempts."""
         last = "not sent"
-        for attempt in range(self.policy.retries + 1):
+        for number in range(self.policy.retries + 1):
             try:
-                answer = await self._once(body)
-                return Answer(answer.text, answer.served_model, answer.finish_reason, attempts=attempt + 1)
+                answer = await self._attempt(body)
+                if self.breaker is not None:
+                    self.breaker.reached()
+                return Answer(answer.text, answer.served_model, answer.finish_reason, attempts=number + 1)
             except Failure as failure:
                 last = str(failure)
-                if not failure.retry or attempt == self.policy.retries:
-                    return Answer(None, error=last, attempts=attempt + 1)
-                wait = min(self.policy.cap, self.policy.base * 2**attempt) * self._random.uniform(0.5, 1.0)
+                if self.breaker is not None:
+                    if failure.unreachable is not None:
+                        self.breaker.failed(failure.unreachable)
+                    elif failure.reached:
+                        self.breaker.reached()
+                if not failure.retry or number == self.policy.retries:
+                    return Answer(None, error=last, attempts=number + 1)
+                wait = min(self.policy.cap, self.policy.base * 2**number) * self._random.uniform(0.5, 1.0)
                 if failure.wait is not None:
                     wait = min(self.policy.cap, max(wait, failure.wait))
                 await asyncio.sleep(wait)
         return Answer(None, error=last)
+
+    async def _attempt(self, body: dict) -> Answer:
+        """One attempt, in its turn under the rate cap."""
+        attempt = Attempt()
+        ATTEMPT.set(attempt)
+        if self.pace is None:
+            return await self._once(body)
+        await self.pace.take(attempt)
+        try:
+            return await self._once(body)
+        finally:
+            self.pace.give(attempt)  # an attempt that failed before it went out gives its turn on

@@ -3,9 +3,10 @@ answers cached as they arrive, predictions written atomically in the dataset's n
 run record beside them.
 
 The record (`<predictions>.run.json`) holds the model, the endpoint without credentials, the prompt
-options and sampling plan, counts (requests, cached, sent, answered, failed), the model names the
-endpoint answered under, up to 200 failures with their reasons, and the start and end times. It names
-the environment variable the key came from, never the key.
+options and sampling plan, the subset of items asked (subsets.record; null for every item), the rate
+cap, counts (requests, cached, sent, answered, failed, unanswered), the model names the endpoint
+answered under, up to 200 failures with their reasons, why the run stopped early (null when it did
+not), and the start and end times. It names the environment variable the key came from, never the key.
 
 Files: the predictions and the record are written to temporary files created exclusively beside
 them and renamed into place; the cache is never opened through a link (cache.py). While a run writes
@@ -16,6 +17,11 @@ Requests are sent from one asyncio event loop, `concurrency` at a time. SIGINT a
 every request in flight at once, whatever the endpoint is doing; the finished answers stay in the
 cache (the same command resumes), no predictions are written, and the run ends with `Interrupted`
 (exit 130 or 143).
+
+An endpoint that cannot be reached `max_connection_failures` times in a row stops the run: the answers
+received are kept in the cache, the predictions (unanswered requests as invalid answers) and the record
+are written, and the run ends with one line naming the endpoint and what failed (`EndpointUnreachable`).
+When answers come under another model name than the one asked for, one warning says how many.
 """
 
 from __future__ import annotations
@@ -39,6 +45,7 @@ from ctxrobust.canonical import dumps, dumps_pretty
 from ctxrobust.errors import CtxRobustError, Interrupted
 from ctxrobust.evaluation.run.cache import Cache, open_regular, request_key, try_lock
 from ctxrobust.evaluation.run.client import ChatClient, RetryPolicy, check_api_key, endpoint, public_url
+from ctxrobust.evaluation.run.pacing import Breaker, RateCap
 from ctxrobust.evaluation.run.requests import NO_CONDITION, SEPARATOR, Request, RequestKey, SamplingPlan, body, check_unique
 from ctxrobust.output import atomic_open
 from ctxrobust.progress import CLEAR, INTERVAL, eta_text, is_terminal, rate_text
@@ -46,6 +53,11 @@ from ctxrobust.progress import CLEAR, INTERVAL, eta_text, is_terminal, rate_text
 MAX_FAILURES_LISTED = 200
 NO_KEY = "EMPTY"  # what local servers (vLLM, llama.cpp) accept when no key is set
 STOP_SECONDS = 5.0  # after SIGINT/SIGTERM, the longest wait for the requests in flight to be cancelled
+MAX_CONNECTION_FAILURES = 10  # connection failures in a row that stop a run
+
+
+class EndpointUnreachable(CtxRobustError):
+    """The endpoint could not be reached too many times in a row; what was answered is written."""
 
 
 @dataclass
@@ -158,6 +170,33 @@ def _differs(served: str | None, model: str) -> bool:
     return served is not None and served != model
 
 
+def with_port(url: str) -> str:
+    """The endpoint as a dead one is named: scheme://host:port/path, the port given even when the URL
+    leaves it to the scheme; no credentials, query or fragment."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(public_url(url))
+    if parts.port is not None:
+        return public_url(url)
+    port = 443 if parts.scheme.lower() == "https" else 80
+    return urlunsplit((parts.scheme, f"{parts.netloc}:{port}", parts.path, "", ""))
+
+
+def served_warning(served: Counter, model: str, answers: int) -> str | None:
+    """One line when answers came under model names other than `model` (None when none did)."""
+    from ctxrobust.release_files import shown
+
+    others = {name: n for name, n in served.items() if _differs(name, model)}
+    if not others:
+        return None
+    names = ", ".join(shown(name) for name in sorted(others, key=lambda name: (-others[name], name))[:3])
+    more = f" and {len(others) - 3} other name(s)" if len(others) > 3 else ""
+    return (
+        f"warning: {sum(others.values())} of {answers} answer(s) came from model {names}{more}, not {shown(model)} (--model); "
+        "each answer's model is kept in the cache and counted in the run record (served_models)"
+    )
+
+
 def run(
     requests: list[Request],
     prediction: Callable[[RequestKey, str, str], dict],
@@ -175,8 +214,13 @@ def run(
     plan: SamplingPlan,
     stream: TextIO | None = None,
     quiet: bool = False,
+    subset: dict | None = None,
+    max_per_minute: float | None = None,
+    max_connection_failures: int = MAX_CONNECTION_FAILURES,
 ) -> dict:
-    from ctxrobust.release_files import printable, shown
+    """Send `requests` (a subset's when `subset`, its record, is given), write the predictions and the
+    record, and return the record; EndpointUnreachable after writing both when the endpoint is down."""
+    from ctxrobust.release_files import printable
 
     started, clock = datetime.now(timezone.utc), time.monotonic()
     endpoint(base_url)  # one clear line for a URL that cannot be used, before anything is opened or sent
@@ -202,22 +246,10 @@ def run(
                     progress.cached += 1
                 else:
                     todo.append(r)
-            warned = []
-
-            def check_served(served) -> None:
-                if not warned and isinstance(served, str) and _differs(served, model):
-                    warned.append(served)
-                    progress.say(
-                        f"warning: the endpoint answered as model {shown(served)}, not {shown(model)} (--model); "
-                        "each answer's model is kept in the cache and counted in the run record"
-                    )
-
-            for r in requests:
-                entry = cache.get(keys[r.id])
-                if entry is not None:
-                    check_served(entry.get("served_model"))
             progress.update(force=not todo)
-            client = ChatClient(base_url, api_key, policy)
+            pace = RateCap(max_per_minute) if max_per_minute is not None else None
+            breaker = Breaker(max_connection_failures)
+            client = ChatClient(base_url, api_key, policy, pace=pace, breaker=breaker)
             progress.start()
 
             async def ask(r: Request) -> None:
@@ -227,11 +259,10 @@ def run(
                     progress.count("failed")
                 else:
                     cache.put(keys[r.id], r.id, answer.text, answer.served_model, answer.finish_reason)
-                    check_served(answer.served_model)
                     progress.count("answered")
 
-            signum = _send(todo, ask, concurrency, client)
-            if todo and signum is None:
+            signum = _send(todo, ask, concurrency, client, breaker)
+            if todo and signum is None and not breaker.tripped:
                 progress.update(force=True)
         finally:
             cache.close()
@@ -254,6 +285,15 @@ def run(
                 _, token, _ = r.id.rsplit(SEPARATOR, 2)
                 key = RequestKey(r.item, None if token == NO_CONDITION else token, r.sample)
                 handle.write(dumps(prediction(key, model, text)) + "\n")
+        warning = served_warning(served, model, sum(served.values()))
+        if warning:
+            progress.say(warning)
+        stopped = None
+        if breaker.tripped:
+            stopped = (
+                f"{with_port(base_url)}: {breaker.limit} connection failures in a row ({breaker.last}); "
+                f"stopped with {progress.cached + progress.answered} of {len(requests)} request(s) answered"
+            )
         finished = datetime.now(timezone.utc)
         record = {
             "dataset": dataset,
@@ -265,7 +305,10 @@ def run(
             "api_key_set": api_key != NO_KEY,
             "prompt_options": options,
             "sampling_plan": plan.model_dump(),
+            "subset": subset,
             "concurrency": concurrency,
+            "max_requests_per_minute": max_per_minute,
+            "max_connection_failures": max_connection_failures,
             "retries": {
                 "retries": policy.retries,
                 "base_seconds": policy.base,
@@ -280,20 +323,30 @@ def run(
                 "sent": len(todo),
                 "answered": progress.answered,
                 "failed": progress.failed,
+                "unanswered": len(requests) - progress.cached - progress.answered - progress.failed,
             },
             "failures": [{"id": i, "error": failures[i]} for i in sorted(failures)[:MAX_FAILURES_LISTED]],
+            "stopped": stopped,
             "started": started.isoformat(timespec="seconds"),
             "finished": finished.isoformat(timespec="seconds"),
             "seconds": round(time.monotonic() - clock, 3),
         }
         with atomic_open(record_path(output)) as handle:
             handle.write(dumps_pretty(record))
+    if stopped is not None:
+        unanswered = record["counts"]["unanswered"] + record["counts"]["failed"]
+        raise EndpointUnreachable(
+            f"{stopped}; the answers are kept in the cache {printable(str(cache_path))} and the predictions written to "
+            f"{printable(str(output))} with the {unanswered} unanswered as invalid answers; "
+            "check that the endpoint is up at --base-url, then rerun the same command to send only the rest"
+        )
     return record
 
 
-def _send(todo: list[Request], ask, concurrency: int, client: ChatClient) -> int | None:
+def _send(todo: list[Request], ask, concurrency: int, client: ChatClient, breaker: Breaker) -> int | None:
     """Ask every request, `concurrency` at a time, in an event loop of its own; the signal that stopped
-    it (SIGINT or SIGTERM, every request in flight cancelled), or None when all were asked."""
+    it (SIGINT or SIGTERM, every request in flight cancelled), or None when all were asked or the
+    breaker tripped (every request in flight cancelled too)."""
     loop = asyncio.new_event_loop()
     received: list[int] = []
     installed: list[tuple[int, object]] = []
@@ -311,6 +364,7 @@ def _send(todo: list[Request], ask, concurrency: int, client: ChatClient) -> int
             await asyncio.shield(_close(client))
 
     main = loop.create_task(ask_all())
+    breaker.on_trip = main.cancel
 
     def on_signal(signum: int) -> None:
         if received:
@@ -330,7 +384,7 @@ def _send(todo: list[Request], ask, concurrency: int, client: ChatClient) -> int
     try:
         loop.run_until_complete(main)
     except asyncio.CancelledError:
-        if not received:
+        if not received and not breaker.tripped:
             raise
     except RuntimeError:  # the loop stopped STOP_SECONDS after a signal, before every request was cancelled
         if not received:

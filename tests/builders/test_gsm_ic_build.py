@@ -141,8 +141,8 @@ def test_build_selects_usable_problems_and_crosses_all_factors(pool):
     output = build(pool)
     files = rows_of(output)
     bases = files["base.jsonl"]
-    # the paper's step mix for 2 longer problems is one 3-step and one 4-step; the only 4-step one is not usable
-    assert sorted(b["n_steps"] for b in bases) == [2, 2, 2, 3, 3]
+    # the paper's step mix for 2 longer problems is one 3-step and one 4-step
+    assert sorted(b["n_steps"] for b in bases) == [2, 2, 2, 3, 4]
     assert {b["id"] for b in bases} >= {"pool-0001", "pool-0002", "pool-0003"}
     variants = files["variants.jsonl"]
     assert len(variants) == 80 and len({v["new_question"] for v in variants}) == 80
@@ -152,18 +152,14 @@ def test_build_selects_usable_problems_and_crosses_all_factors(pool):
         assert all(v["answer"] == base["answer"] and v["original_question"] == base["question"] for v in own)
     notes = output.notes
     assert notes["pool"]["skipped_unjoined"][0]["id"] == "pool-0008"
-    assert notes["pool"]["excluded_by_reason"] == {"few_sentences": 1, "group_reference": 1, "no_person": 1, "topic_undecided": 1}
-    # pool-0009 asks about money and its topic's shared templates all give money: no in-topic sentence is left;
+    assert notes["pool"]["excluded_by_reason"] == {"group_reference": 1, "no_person": 1, "topic_undecided": 1}
+    # pool-0009 asks about money: its topic's shared templates that give no money serve it (money-7 ...);
     # pool-0006's cows and sheep on a farm lead animals over garden by too little for the topic rule to decide
     assert [(e["id"], [r.split(":")[0] for r in e["reasons"]]) for e in notes["pool"]["excluded"]] == [
         ("pool-0006", ["no_person", "topic_undecided"]),
         ("pool-0007", ["group_reference"]),
-        ("pool-0009", ["few_sentences"]),
     ]
-    assert (
-        notes["step_mix_note"]
-        == "the usable pool allows no step mix {3: 1, 4: 1, 5: 0, 6: 0, 7: 0} for the longer base problems; drew the closest, {3: 2, 4: 0, 5: 0, 6: 0, 7: 0}"
-    )
+    assert "pool-0009" in {b["id"] for b in bases} and "step_mix_note" not in notes
     assert sum(notes["cells"].values()) == 80 and notes["gsm_ic_4k"]["bases_covered"] == 5
     assert len(files["gsm-ic-4k.jsonl"]) == 10
 
@@ -238,7 +234,7 @@ def test_a_listed_base_id_whose_topic_the_rule_leaves_undecided_is_one_clear_err
 
 
 def test_too_few_usable_problems_is_one_clear_error(pool):
-    with pytest.raises(CtxRobustError, match="only 3 usable pool problems with two steps and 2 with 3 to 7, 4 and 2 requested"):
+    with pytest.raises(CtxRobustError, match="only 3 usable pool problems with two steps and 3 with 3 to 7, 4 and 2 requested"):
         build(pool, n_two_step=4, n_variants=96)
 
 
@@ -308,6 +304,7 @@ GSM_IC_CHECKS = [
     "out_range_outside",
     "template_mix",
     "template_bounds",
+    "magnitude_plausible",
 ]
 
 
@@ -357,7 +354,7 @@ def test_validators_pass_on_a_fixture_build_and_catch_tampering(pool, tmp_path):
 
 
 def test_each_irrelevance_and_number_rule_names_the_variant_that_breaks_it(pool, tmp_path):
-    config = GsmIcConfig(**SMALL)
+    config = GsmIcConfig(**SMALL, base_ids=["pool-0001", "pool-0002", "pool-0003", "pool-0004", "pool-0005"])
     output = build_from_pool(pool, config)
     variants = [dict(v) for v in rows_of(output)["variants.jsonl"]]
     by_base = {}

@@ -172,3 +172,135 @@ def test_the_shared_in_topic_bounds_reading_5_left_are_revisited():
     assert [i for i in NOT_REVISITED if by_id[i].max is None] == []
     assert by_id["clothing-2"].max <= 50 and by_id["garden-5"].max <= 100 and by_id["sports-2"].max <= 200
     assert by_id["home-7"].min >= 100 and by_id["sports-5"].min >= 10 and by_id["travel-7"].min >= 100
+
+
+# (a pattern of template text, the smallest number it may take, the largest; None: no limit): what the reading of a
+# build from a researcher's own problem file found implausible (review.md, "Bounds audit after the base-file reading")
+BASE_FILE_READING = [
+    (r"craft blog has \{number\} readers", None, 100_000),  # "a craft blog has 6,000,000 readers"
+    (r"steps last month", 30_000, 1_000_000),  # "walked 25,000 steps last month"
+    (r"library .*has \{number\} books", 1_000, None),  # "the town library has 300 books"
+    (r"pharmacy .*prescriptions a day", 30, 2_000),  # "fills 12 prescriptions a day"
+    (r"'s store had \{number\} customers last year", 1_000, 1_000_000),  # "8,900,000 customers last year"
+    (r"wrote a story of \{number\} words", None, 50_000),  # "a story of 130,000 words"
+    (r"ran \{number\} meters yesterday", 1_000, 42_195),  # "ran 170 meters yesterday"
+    (r"hometown has \{number\} (houses|residents)", 500, None),  # "a hometown with 130 houses"
+    (r"movies at the cinema", None, 500),
+    (r"has visited \{number\} museums", None, 100),
+    (r"stamp collection holds", None, 10_000),
+    (r"restaurant served \{number\} meals last year", 5_000, 500_000),  # 14 to 1,400 a day
+    (r"(café|cafe) serves \{number\} cups of coffee a week", 100, 20_000),
+    (r"bee farm has \{number\} bees", 10_000, None),  # a farm's hives, not a handful of bees
+    (r"cartons of eggs", 20, 5_000),  # a farm's sales, not one person's 5,000 cartons at home
+    (r"school district .*has \{number\} (textbooks|students)", 1_000, None),  # "a district with 310 textbooks"
+    (r"parking lot at .*mall", 200, 3_000),  # "a mall's parking lot with 51 spaces"
+    (r"employee ID is|(library|loyalty) card with the number", 100, None),  # "employee ID 7", "library card number 18"
+    (r"phone holds \{number\} photos", 100, None),  # "a phone holding 37 photos"
+    (r"grocery store has \{number\} customers a week", 500, None),
+]
+
+
+@pytest.mark.parametrize("pattern, smallest, largest", BASE_FILE_READING)
+def test_the_templates_the_base_file_reading_found_implausible_are_bounded_or_reworded(pattern, smallest, largest):
+    from ctxrobust.builders.gsm_ic import magnitudes
+
+    matched = [t for t in every_template() if re.search(pattern, t.text)]
+    assert matched, pattern
+    for template in matched:
+        low, high = magnitudes.bounds(template)
+        assert smallest is None or low >= smallest, (template.id, template.text, low)
+        assert largest is None or (high is not None and high <= largest), (template.id, template.text, high)
+
+
+def test_the_five_sentences_the_base_file_reading_counted_cannot_be_rendered():
+    from ctxrobust.builders.gsm_ic import magnitudes
+
+    shared = {t.id: t for t in SHARED.in_topic + SHARED.off_topic}
+    for template_id, number in [
+        ("crafts-7", 6_000_000),
+        ("sports-7", 25_000),
+        ("school-7", 300),
+        ("health-7", 12),
+        ("shopping-6", 8_900_000),
+    ]:
+        low, high = magnitudes.bounds(shared[template_id])
+        assert not low <= number <= (high or number), template_id
+    # the pharmacy's class is decided in one place: its text's phrase rules and its declaration agree
+    assert magnitudes.class_of(shared["health-7"].text).name == shared["health-7"].magnitude == "shop_week"
+
+
+def test_a_person_sells_vegetables_for_an_amount_not_a_dollars_worth():
+    assert all("worth of" not in t.text for t in every_template() if "{money}" in t.text)
+
+
+# the five sentences of the second default reading, each at the number it was rendered with
+SECOND_DEFAULT_READING = [
+    ("pool-0762", "{role}'s juice bar chain makes {number} smoothies a week.", 47, "chain_period"),
+    ("pool-0280", "{role}'s pediatrician has measured {number} children over the years.", 180, "professional"),
+    ("pool-0772", "{role}'s flower farm planted {number} tulips this fall.", 42, "farm_planting"),
+    ("pool-0058", "{role}'s bank branch has {number} customers.", 270, "bank_customers"),
+    ("pool-0060", "{role}'s library has {number} members.", 83, "library_members"),
+]
+
+
+@pytest.mark.parametrize("base_id, text, number, name", SECOND_DEFAULT_READING)
+def test_the_five_sentences_of_the_second_default_reading_cannot_be_rendered(base_id, text, number, name):
+    from ctxrobust.builders.gsm_ic import magnitudes
+
+    template = own(base_id, text)
+    magnitude = magnitudes.class_of(template.text, template.identifier)
+    assert magnitude.name == name == template.magnitude
+    low, _ = magnitudes.bounds(template)
+    assert number < low  # the builder cannot draw it
+    assert number < magnitude.low  # and the validator's replay (magnitude_plausible) refuses it
+
+
+# (a holder's phrase, the smallest number it may take): the holder floors of magnitudes.py, over every template
+HOLDER_FLOORS = [
+    (r"\bchain\b.* a (day|week|month|year)\b", 1_000),
+    (r"(doctor|pediatrician|dentist|clinic)\b.*(over the years|has (seen|examined|measured))", 1_000),
+    (
+        r"'s [\w ]*(shop|store|bakery|diner|bar|café|service|stand|truck|parlor|studio) has (served|sold|made|baked|folded|decorated) \{number\}",
+        1_000,
+    ),
+    (r"since opening", 1_000),
+    (r"library has \{number\} members", 500),
+    (r"bank branch has \{number\} customers", 1_000),
+    (r"(farm|vineyard) (planted|grows|has) \{number\} (tulip|tomato|grapevines|tulips)", 500),
+    (r"'s [\w ]*(store|shop|bakery|farm|stand) .* (a|this|last) year\b", 200),
+]
+
+
+@pytest.mark.parametrize("pattern, smallest", HOLDER_FLOORS)
+def test_a_holder_floor_bounds_every_template_whose_count_it_holds(pattern, smallest):
+    from ctxrobust.builders.gsm_ic import magnitudes
+
+    matched = [t for t in every_template() if re.search(pattern, t.text)]
+    assert matched, pattern
+    assert [(t.id, t.text) for t in matched if magnitudes.bounds(t)[0] < smallest] == []
+
+
+# a template whose {role} reads as a child (a pupil's school, a camp attended, classmates) cannot take an adult relative
+CHILD_READING = r"\b(attends|classmates|recess)\b|where \{role\} studies has \{number\} students"
+
+
+def test_no_template_reads_as_a_childs_so_any_role_fits_it():
+    assert [(t.id, t.text) for t in every_template() if re.search(CHILD_READING, t.text)] == []
+
+
+def test_the_validator_refuses_each_sentence_of_the_second_default_reading_at_its_number():
+    from ctxrobust.validators import gsm_ic
+
+    class Release:  # the rows magnitude_plausible reads: no base problems, the five variants
+        def rows(self, name):
+            if name != gsm_ic.VARIANTS:
+                return []
+            return [
+                {"id": f"{base_id}-v0000", "template_id": "", "sentence_template": text, "number": str(number),
+                 "sentence": text.format(role="Kim", number=number)}
+                for base_id, text, number, _ in SECOND_DEFAULT_READING
+            ]  # fmt: skip
+
+    failures = list(gsm_ic.magnitude_plausible(Release()))
+    assert sorted(f.item for f in failures) == sorted(f"{b}-v0000" for b, *_ in SECOND_DEFAULT_READING)
+    assert all("implausible" in f.message for f in failures)

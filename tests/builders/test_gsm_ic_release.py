@@ -7,7 +7,7 @@ from collections import Counter
 import pytest
 
 from ctxrobust.build import build_release
-from ctxrobust.builders.gsm_ic import GsmIcBuilder, GsmIcConfig
+from ctxrobust.builders.gsm_ic import GsmIcBuilder, GsmIcConfig, magnitudes
 from ctxrobust.builders.gsm_ic.builder import template_mix_distance
 from ctxrobust.builders.gsm_ic.irrelevance import names_target, template_gives_money
 from ctxrobust.builders.gsm_ic.lexicon import load_reviewed, load_templates
@@ -87,8 +87,9 @@ def test_default_build_has_the_papers_shape(store):
     assert all(v["role"].partition("'s ")[0] in people[v["base_id"]] for v in variants if v["role_label"] == "overlapped")
     templates = {t.id: t for t in load_templates().in_topic + load_templates().off_topic}
     templates.update({t.id: t for b in bases for t in load_reviewed().templates_for(b["id"], b["question"])})
+    bounds = {i: magnitudes.bounds(t) for i, t in templates.items()}
     assert all(
-        templates[v["template_id"]].min <= int(v["number"]) <= (templates[v["template_id"]].max or 10**15)
+        bounds[v["template_id"]][0] <= int(v["number"]) <= (bounds[v["template_id"]][1] or 10**15)
         for v in variants
         if v["template_id"] in templates
     )
@@ -97,9 +98,9 @@ def test_default_build_has_the_papers_shape(store):
 
 def identifier_templates(bases) -> set[str]:
     shared = load_templates()
-    ids = {t.id for t in shared.in_topic + shared.off_topic if t.identifier}
+    ids = {t.id for t in shared.in_topic + shared.off_topic if magnitudes.is_identifier(t)}
     for b in bases:
-        ids |= {t.id for t in load_reviewed().templates_for(b["id"], b["question"]) if t.identifier}
+        ids |= {t.id for t in load_reviewed().templates_for(b["id"], b["question"]) if magnitudes.is_identifier(t)}
     return ids
 
 
@@ -125,6 +126,15 @@ def scans(bases, variants):
     top = {b["id"]: max(known_numbers(b["question"], b["solution"])) for b in bases}
     out = [int(v["number"]) / top[v["base_id"]] for v in variants if v["number_label"] == "out_range"]
     assert sum(r <= 20 for r in out) < 0.4 * len(out) and sum(r > 100 for r in out) > 0.25 * len(out)
+    # a sentence that reads as a child's (a pupil's school, a camp attended, classmates) never takes an adult relative
+    child = re.compile(r"\b(attends|classmates|recess)\b|\b(school|district|class)\b.*\{role\} (studies|goes)\b")
+    adult = re.compile(r"'s (mother|father|grandmother|grandfather|aunt|uncle|boss|coworker)$")
+    assert not [v["id"] for v in variants if child.search(v["sentence_template"]) and adult.search(v["role"])]
+    # every holder's count lies above its floor (magnitudes.py): a business, a farm, a library or a bank
+    holders = {"chain_period", "professional", "business_total", "library_members", "bank_customers", "farm_planting"}
+    classes = {v["id"]: magnitudes.class_of(v["sentence_template"]) for v in variants}
+    assert {c.name for c in classes.values()} >= holders - {"library_members", "bank_customers"}
+    assert not [v["id"] for v in variants if classes[v["id"]].name in holders and int(v["number"]) < classes[v["id"]].low]
 
 
 def test_release_builds_and_every_check_passes(small_release):
@@ -144,6 +154,7 @@ def test_release_builds_and_every_check_passes(small_release):
         "number_format",
         "out_range_outside",
         "template_bounds",
+        "magnitude_plausible",
         "template_mix",
     } <= set(release.manifest["validators"])
     assert [f["rows"] for f in release.files] == [100, 400, 1600]

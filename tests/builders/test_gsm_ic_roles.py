@@ -51,6 +51,10 @@ def names(question, solution=""):
         ("Méliès bought 2 kg of meat. How much money does he have left from $180?", ["Méliès"]),  # accented letters
         ("In all, Amaya spent 100 minutes. How long did she watch?", ["Amaya"]),  # "all" across a comma is no determiner
         ("Kemal moved from Oakvale, which has 4,000 people, to Brixby, which has 300 fewer. How many people live in Brixby?", []),
+        # a hyphenated name is one name: never cut to "Soo", which the problem does not name
+        ("Soo-ah buys 12 tickets. She uses 5 of them. How many tickets does Soo-ah have left?", ["Soo-ah"]),
+        ("Jean-Luc gave 4 pens to Tobias. How many pens does he have left if he had 10?", ["Jean-Luc", "Tobias"]),
+        ("Two-thirds of the 30 students walk to school. How many students walk?", []),
     ],
 )
 def test_people_detection(question, expected):

@@ -13,8 +13,9 @@ import pytest
 from paths import REPO
 
 from ctxrobust import cli, registry
+from ctxrobust.commands import common
 
-COMMANDS = ("build", "release", "sources", "validate", "prompts", "run", "score", "screen", "push")
+COMMANDS = ("build", "release", "sources", "validate", "prompts", "run", "score", "screen", "push", "export")
 
 
 def _help(capsys, argv: list[str]) -> str:
@@ -116,7 +117,7 @@ def test_dataset_option_flags_show_each_datasets_default_and_values(command, cap
     """A flag made from a dataset's options field states that dataset's default (unless the description
     already tells it) and the values a Literal field takes."""
     out = _flat(_help(capsys, [command, "--help"]))
-    part = cli.OPTION_PARTS[command]
+    part = common.OPTION_PARTS[command]
     for dataset in registry.datasets():
         for name, info in dataset.load(part).model_fields.items():
             description = _flat(info.description or "")
@@ -125,13 +126,13 @@ def test_dataset_option_flags_show_each_datasets_default_and_values(command, cap
                 assert f"{description} (required)" in out
             elif info.default is not None and info.default is not False and "default" not in description:
                 assert f"{description} (default: {info.default})" in out, f"{dataset.name} --{name}: default not shown"
-            values = cli._literal_values(info.annotation) or []
+            values = common._literal_values(info.annotation) or []
             assert all(str(v) in out for v in values), f"{dataset.name} --{name}: values not shown"
 
 
 def test_sampling_defaults_in_help_are_the_datasets_plans():
     """The help states each dataset's sampling plan (prompts.PLAN) without importing the prompt code: kept equal here."""
-    for field, text in cli.PLAN_DEFAULTS.items():
+    for field, text in common.PLAN_DEFAULTS.items():
         stated: dict[str, float] = {}
         for clause in text.split(", "):
             value, _, datasets = clause.partition(" for ")

@@ -134,7 +134,7 @@ def test_score_at_a_terminal_prints_a_summary_and_writes_the_full_report_beside(
     assert cli.main(["score", str(release), str(predictions)]) == 0
     full = capsys.readouterr().out
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(cli, "_stdout_is_terminal", lambda: True)
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: True)  # standard output (captured) as a terminal
     assert cli.main(["score", str(release), str(predictions)]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].split() == ["model", "INS.adjusted", "WTD.adjusted", "accuracy.baseline", "accuracy.context"]
@@ -150,7 +150,7 @@ def test_score_at_a_terminal_prints_a_summary_and_writes_the_full_report_beside(
 
 def test_score_at_a_terminal_inside_a_release_is_one_error_line(release, predictions, monkeypatch, capsys):
     monkeypatch.chdir(release)
-    monkeypatch.setattr(cli, "_stdout_is_terminal", lambda: True)
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: True)  # standard output (captured) as a terminal
     assert cli.main(["score", str(release), str(predictions)]) == 2
     err = capsys.readouterr().err.splitlines()
     assert len(err) == 1 and err[0].startswith("error: the full report preds.report.json: is inside the release folder")

@@ -9,6 +9,7 @@ is either run here or named there.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shlex
@@ -103,3 +104,25 @@ def test_the_readme_loads_a_local_release_with_datasets(workdir):
     run = subprocess.run([sys.executable, "-c", code], cwd=workdir, capture_output=True, text=True, timeout=600)
     assert run.returncode == 0, run.stderr[-2000:]
     assert int(run.stdout.split()[-1]) > 0
+
+
+def test_the_readme_scores_from_python_as_the_command_does(workdir, mirror):
+    """The README's Python scoring block runs as written and prints the figures `ctxrobust score` reports."""
+    code = next((block for block in blocks("python") if any("ctxrobust.score(" in line for line in block)), None)
+    assert code, "the README shows no ctxrobust.score call"
+    env = reader_env(mirror, workdir)
+    shown = "\n".join(code) + '\nimport json\nprint(json.dumps(report.to_dict()["models"]))\n'
+    run = subprocess.run([sys.executable, "-c", shown], cwd=workdir, env=env, capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr[-2000:]
+    cli = subprocess.run(
+        [BIN / "ctxrobust", "score", "releases/gsm-ic/1.0.0", "examples/gsm-ic.jsonl", "--format", "json"],
+        cwd=workdir,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert cli.returncode == 0, cli.stderr[-2000:]
+    models = json.loads(cli.stdout)["models"]
+    api = json.loads(run.stdout.strip().splitlines()[-1])
+    assert api and {m: v["metrics"] for m, v in api.items()} == {m: v["metrics"] for m, v in models.items()}

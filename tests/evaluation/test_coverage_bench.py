@@ -1,4 +1,4 @@
-"""bench/coverage.py measures the intervals the scorer reports: its `--figures` path, which skips the trial
+"""bench/interval_coverage.py measures the intervals the scorer reports: its `--figures` path, which skips the trial
 splits (and the null experiments unless an adjusted figure is asked for), gives exactly the figures
 (estimates and intervals) of the full path."""
 
@@ -15,7 +15,7 @@ from paths import REPO
 
 @pytest.fixture(scope="module")
 def bench():
-    spec = importlib.util.spec_from_file_location("bench_coverage", REPO / "bench" / "coverage.py")
+    spec = importlib.util.spec_from_file_location("bench_coverage", REPO / "bench" / "interval_coverage.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -52,7 +52,7 @@ def test_a_subset_is_computed_alone(bench):
 
 def test_an_unknown_figure_is_refused():
     done = subprocess.run(
-        [sys.executable, str(REPO / "bench" / "coverage.py"), "--only", "pseudowords", "--figures", "WTD.split_sample", "--quick"],
+        [sys.executable, str(REPO / "bench" / "interval_coverage.py"), "--only", "pseudowords", "--figures", "WTD.split_sample", "--quick"],
         capture_output=True,
         text=True,
         timeout=120,

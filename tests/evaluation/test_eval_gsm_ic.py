@@ -235,7 +235,7 @@ def test_summary_is_the_mean_over_models(mini_report):
 
 
 def test_report_shape_and_intervals(mini_report, mini):
-    assert set(mini_report) == {"dataset", "release", "predictions", "parameters", "models", "summary", "units"}
+    assert set(mini_report) == {"dataset", "release", "predictions", "parameters", "models", "summary", "units", "coverage"}
     assert mini_report["dataset"] == "gsm-ic"
     assert mini_report["release"] == {"version": "0.0.1", "manifest_sha256": mini.manifest_sha256()}
     block = mini_report["predictions"]

@@ -624,7 +624,7 @@ def test_clean_file_passes_strict_and_reports_are_byte_identical(mini, tmp_path)
         outputs.append(out.read_bytes())
     assert outputs[0] == outputs[1]
     report = json.loads(outputs[0])
-    assert set(report) == {"dataset", "release", "parameters", "predictions", "models", "summary", "units"}
+    assert set(report) == {"dataset", "release", "parameters", "predictions", "models", "summary", "units", "coverage"}
     assert report["parameters"]["replicates"] == 300 and report["parameters"]["seed"] == 2027
     assert set(report["release"]) == {"version", "manifest_sha256"} and set(report["summary"]) == {"metrics", "warnings"}
     for block in [report["summary"]] + list(report["models"].values()):

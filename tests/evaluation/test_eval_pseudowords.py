@@ -210,7 +210,7 @@ def test_report_figures_by_hand(release, tmp_path):
     assert 0 < floor < 1
     assert metrics["INS.adjusted"]["estimate"] == pytest.approx(1 / 3 - floor, abs=2e-6)
     assert metrics["INS"]["ci"] is not None
-    # no interval for the floor-subtracted metrics, with the reason (bench/coverage.py)
+    # no interval for the floor-subtracted metrics, with the reason (bench/interval_coverage.py)
     for name in ("INS.adjusted", "WTD.adjusted"):
         assert metrics[name]["ci"] is None and "biased" in metrics[name]["note"]
     assert metrics["INS"]["n"] == 3

@@ -53,6 +53,12 @@ def score_report(release: Path, predictions: Path, out: Path, *extra: str) -> di
     return json.loads(out.read_text(encoding="utf-8"))
 
 
+def messages(problems: list[dict]) -> list[str]:
+    """Each problem as one line: an origin that is no line number ("samples/...json", "sample <id>") before its
+    message, whether the report keeps it as the problem's line or in its message."""
+    return [f"{p['line']}: {p['message']}" if isinstance(p.get("line"), str) else p["message"] for p in problems]
+
+
 def leftovers(folder: Path) -> list[str]:
     return sorted(p.name for p in folder.iterdir() if p.name.startswith(".") or ".part" in p.name)
 
@@ -318,7 +324,7 @@ def test_inspect_members_are_capped_in_total_and_each(gsm, tmp_path, monkeypatch
     monkeypatch.setattr(inspect_log, "MAX_TOTAL", sum(sizes))
     monkeypatch.setattr(inspect_log, "MAX_MEMBER", max(sizes) - 1)  # the largest sample alone is over: one problem
     report = score_report(gsm, log, tmp_path / "r.json")
-    problems = [p["message"] for p in report["predictions"]["problems"]]
+    problems = messages(report["predictions"]["problems"])
     assert sum("more than the" in p and "read of one member; not read" in p for p in problems) >= 1
     assert report["predictions"]["input_format"] == "inspect" and list(report["models"]) == ["openai/m"]
 
@@ -373,7 +379,7 @@ def test_nesting_bombs_in_an_inspect_log_are_one_problem_each(gsm, tmp_path, cap
     lines = request_lines(gsm, tmp_path)
     log = inspect_eval(tmp_path / "log.eval", lines, header=BOMB, extra={"samples/zz_epoch_1.json": BOMB.encode()})
     report = score_report(gsm, log, tmp_path / "r.json")
-    problems = [p["message"] for p in report["predictions"]["problems"]]
+    problems = messages(report["predictions"]["problems"])
     assert "header.json: JSON nested more than 200 levels deep; not read; the model is named from the samples" in problems
     assert "samples/zz_epoch_1.json: JSON nested more than 200 levels deep; not read" in problems
     assert list(report["models"]) == ["openai/m"]  # named from the samples when the header cannot be read
@@ -394,7 +400,7 @@ def test_odd_shapes_in_an_inspect_log_are_problems_not_crashes(gsm, tmp_path):
     }
     log = inspect_eval(tmp_path / "log.eval", lines[2:], header="[1, 2]", extra=odd)
     report = score_report(gsm, log, tmp_path / "r.json")
-    problems = [p["message"] for p in report["predictions"]["problems"]]
+    problems = messages(report["predictions"]["problems"])
     assert any("the sample output holds no completion" in p for p in problems)
     assert any("sample id is not a request id string" in p for p in problems)
     assert all("\x1b" not in p and len(p) <= 500 for p in problems)

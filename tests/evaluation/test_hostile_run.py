@@ -272,7 +272,14 @@ def test_a_poisoned_cache_line_is_asked_again_not_copied(release, tmp_path, caps
         assert server.calls - calls == 1
     err = capsys.readouterr().err
     assert "1 cache line(s) hold no text answer (first: line 1); their requests are asked again" in err
-    assert record_of(out)["counts"] == {"requests": REQUESTS, "cached": REQUESTS - 1, "sent": 1, "answered": 1, "failed": 0}
+    assert record_of(out)["counts"] == {
+        "requests": REQUESTS,
+        "cached": REQUESTS - 1,
+        "sent": 1,
+        "answered": 1,
+        "failed": 0,
+        "unanswered": 0,
+    }
     assert {json.loads(line)["response"] for line in out.read_text(encoding="utf-8").splitlines()} == {"The answer is 12."}
 
 
@@ -294,8 +301,8 @@ def test_an_endpoint_answering_as_another_model_is_recorded_and_warned_once(rele
     err = capsys.readouterr().err
     warnings = [line for line in err.splitlines() if line.startswith("warning:")]
     assert warnings == [
-        "warning: the endpoint answered as model 'other-model\\x1b[31m', not 'm' (--model); "
-        "each answer's model is kept in the cache and counted in the run record"
+        f"warning: {REQUESTS} of {REQUESTS} answer(s) came from model 'other-model\\x1b[31m', not 'm' (--model); "
+        "each answer's model is kept in the cache and counted in the run record (served_models)"
     ]
     assert record_of(out)["served_models"] == {"other-model\x1b[31m": REQUESTS}
     assert {e["served_model"] for e in cache_lines(tmp_path / "run.jsonl.cache.jsonl")} == {"other-model\x1b[31m"}

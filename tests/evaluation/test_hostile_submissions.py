@@ -144,15 +144,15 @@ def test_another_files_problem_never_refuses_an_honest_file_under_strict(gsm, tm
 def test_a_file_changed_between_its_two_reads_is_refused(gsm, tmp_path, monkeypatch):
     write(tmp_path / "a.jsonl", rows("m1"))
     b = write(tmp_path / "b.jsonl", rows("m2"))
-    original, calls = submissions._write_stream, []
+    original, calls = submissions._read_stream, []
 
-    def changing(subs, keep, target):
+    def changing(subs, keep):
         if not calls:
             write(b, rows("m1"))  # b now claims a's model name
         calls.append(1)
-        return original(subs, keep, target)
+        return original(subs, keep)
 
-    monkeypatch.setattr(submissions, "_write_stream", changing)
+    monkeypatch.setattr(submissions, "_read_stream", changing)
     report = scored(gsm, tmp_path / "a.jsonl", b, tmp_path / "r.json")
     subs = by_label(report)
     assert subs["b.jsonl"]["status"] == "refused" and "changed while it was being scored" in subs["b.jsonl"]["reason"]
@@ -296,8 +296,9 @@ def test_the_stream_is_scored_once_and_once_more_only_when_a_file_is_refused(gsm
     for k in range(300):
         write(folder / f"s{k:03d}.jsonl", [{"model": "m", "id": ids[k % len(ids)], "answer": "12"}])
     calls = []
-    original = scorer.score
-    monkeypatch.setattr(scorer, "score", lambda *a, **k: calls.append(1) or original(*a, **k))
+    original = scorer.score_rows
+    monkeypatch.setattr(scorer, "score_rows", lambda *a, **k: calls.append(1) or original(*a, **k))
+    monkeypatch.delattr(scorer, "without_models")  # a scorer whose figures are not per model: a refusal scores again
     release, dataset = Release(gsm), registry.get("gsm-ic")
     options = dataset.load("score_options")(replicates=10)
     report = submissions.score_submissions(release, dataset, [folder], options, False, lambda line: None)

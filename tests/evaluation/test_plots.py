@@ -6,7 +6,8 @@ import pytest
 from test_tidy_reports import case
 
 from ctxrobust.cli import main
-from ctxrobust.evaluation.plots import interval_figure
+from ctxrobust.evaluation.metrics import UndeclaredMetric
+from ctxrobust.evaluation.plots import interval_figure, percent_figures
 
 
 def fake_report(n_models: int) -> dict:
@@ -40,3 +41,12 @@ def test_html_reports_plot_the_intervals(dataset, tmp_path):
     assert main(["score", str(release), str(predictions), *options, "-o", str(tmp_path / "r.html")]) == 0
     page = (tmp_path / "r.html").read_text(encoding="utf-8")
     assert "intervals by model</h2><img" in page and "the bar its interval" in page
+
+
+def test_which_panels_are_percentages_is_the_registrys():
+    report = {"dataset": "pseudowords", "units": {"INS": "correlation"}, "models": {}}  # the registry wins over the report
+    assert percent_figures(report, ["INS", "WTD.adjusted", "split_half.r", "jaccard.improved"]) == {"INS", "WTD.adjusted"}
+    with pytest.raises(UndeclaredMetric, match="INS.renamed"):
+        percent_figures(report, ["INS.renamed"])
+    other = {"dataset": "elsewhere", "units": {"a": "fraction", "b": "correlation"}, "models": {}}
+    assert percent_figures(other, ["a", "b", "c"]) == {"a", "c"}  # a dataset the registry does not hold: its units

@@ -83,7 +83,7 @@ def test_models_on_few_questions_are_warned_about_in_the_json_and_the_markdown(t
 
     lines = coverage_warnings.warnings({"a": {"design": {"questions": 50}}, "b": {"design": {"questions": 500}}}, 10)
     assert len(lines) == 1 and lines[0].startswith("model 'a': 50 questions (fewer than 250)") and "m = 5 questions" in lines[0]
-    assert "against 93-97% at 500" in lines[0]  # the measured coverage it cites (bench/coverage.py, README)
+    assert "against 93-97% at 500" in lines[0]  # the measured coverage it cites (bench/interval_coverage.py, README)
     report = pw.score(
         make_release(tmp_path / "release"), simulated_file(tmp_path, models=1, n=60), {**OPTIONS, "shift_null_simulations": 0}
     )

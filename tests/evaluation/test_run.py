@@ -254,7 +254,15 @@ def test_run_then_score_equals_the_native_answers(case, tmp_path, monkeypatch, c
     assert server.authorizations == {f"Bearer {SECRET}"}
     assert server.calls == len(lines) + len(faults) and server.answered == len(lines)
     record = json.loads((tmp_path / "run.jsonl.run.json").read_text(encoding="utf-8"))
-    assert record["counts"] == {"requests": len(lines), "cached": 0, "sent": len(lines), "answered": len(lines), "failed": 0}
+    assert record["counts"] == {
+        "requests": len(lines),
+        "cached": 0,
+        "sent": len(lines),
+        "answered": len(lines),
+        "failed": 0,
+        "unanswered": 0,
+    }
+    assert record["subset"] is None and record["stopped"] is None
     assert record["endpoint"] == server.url and record["model"] == "m" and record["api_key_env"] == "CTXROBUST_TEST_KEY"
     native = write_rows(tmp_path / "native.jsonl", native_answers(dataset, lines, "m", answer, bench_of(flags)))
     via_run = score(release, tmp_path / "run.jsonl", score_flags, tmp_path / "run-report.json")

@@ -218,3 +218,61 @@ def test_pseudowords_differences_are_paired_on_shared_questions(tmp_path):
     )
     assert other["difference.INS.adjusted"]["estimate"] == pytest.approx(other["difference.INS"]["estimate"] - floors, abs=1e-6)
     assert report["leaderboard"]["ranked_by"] == "INS.adjusted" and not report["leaderboard"]["shared_draws"]
+
+
+def test_a_batch_output_and_its_error_file_are_one_submission(tmp_path):
+    from test_hostile_formats import request_lines
+    from test_run import batch_output, write_rows
+
+    release = gsm.write_release(tmp_path / "release", gsm.BASES, gsm.VARIANTS).path
+    lines = request_lines(release, tmp_path)
+    texts = {line["id"]: f"The answer is {GOLD[line['item']] if line['item'] in GOLD else GOLD[BASE_OF[line['item']]]}." for line in lines}
+    failed = {lines[3]["id"], lines[4]["id"]}
+    answered = batch_output([{"custom_id": line["id"], "body": {"model": "m"}} for line in lines], texts, failed)
+    output = write_rows(tmp_path / "batch_abc_output.jsonl", [o for o in answered if o["custom_id"] not in failed])
+    errors = write_rows(tmp_path / "batch_abc_errors.jsonl", [o for o in answered if o["custom_id"] in failed])
+    other = write(tmp_path / "other.jsonl", rows("alpha", RIGHT_A))
+    assert score(release, output, errors, other, "-o", tmp_path / "r.json") == 0
+    report = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))
+    subs = {s["label"]: s for s in report["submissions"]}
+    assert sorted(subs) == ["batch_abc_output.jsonl (+1 file(s) of its run)", "other.jsonl"]
+    run = subs["batch_abc_output.jsonl (+1 file(s) of its run)"]
+    assert run["files"] == [str(output), str(errors)] and run["models"] == {"m": "m"} and run["rows"] == len(lines)
+    assert sum("counted as an invalid response" in p["message"] for p in run["problems"]) == 2
+    micro = report["models"]["m"]["metrics"]["micro"]
+    assert micro["estimate"] == pytest.approx(7 / 9) and micro["n"] == 9  # the two failed requests are variants, wrong
+
+
+def test_a_file_refused_under_strict_is_left_out_without_scoring_the_others_again(case, monkeypatch):
+    from ctxrobust.evaluation import submissions
+
+    release, folder, tmp = case
+    calls = []
+    original = submissions._quiet_score
+
+    def counted(*args):
+        calls.append(1)
+        return original(*args)
+
+    monkeypatch.setattr(submissions, "_quiet_score", counted)
+    assert score(release, folder / "a.jsonl", folder / "b.jsonl", folder / "c.jsonl", "--strict", "-o", tmp / "strict.json") == 0
+    assert len(calls) == 1  # one scoring pass: gsm-ic's figures are per model
+    assert score(release, folder / "a.jsonl", folder / "b.jsonl", "-o", tmp / "two.json") == 0
+    strict, two = (json.loads((tmp / name).read_text(encoding="utf-8")) for name in ("strict.json", "two.json"))
+    assert strict["models"] == two["models"] and strict["summary"] == two["summary"]
+    assert strict["differences"] == two["differences"] and strict["coverage"]["models"] == two["coverage"]["models"]
+    assert strict["predictions"]["excluded"] == two["predictions"]["excluded"] == 0
+    assert {s["label"]: s["status"] for s in strict["submissions"]}["c.jsonl"] == "refused"
+
+
+def test_the_leaderboard_ranks_on_any_declared_figure(case, capsys):
+    release, folder, tmp = case
+    assert score(release, folder, "-o", tmp / "report.json", "--rank-by", "macro") == 0
+    board = json.loads((tmp / "report.json").read_text(encoding="utf-8"))["leaderboard"]
+    assert board["ranked_by"] == "macro" and board["better"] == "higher"
+    values = [row["metrics"]["macro"]["estimate"] for row in board["rows"]]
+    assert values == sorted(values, reverse=True) and [row["rank"] for row in board["rows"]] == [1, 2, 3]
+    capsys.readouterr()
+    assert score(release, folder, "-o", tmp / "other.json", "--rank-by", "nope") == 2
+    assert "no figure named 'nope' is declared" in capsys.readouterr().err
+    assert not (tmp / "other.json").exists()

@@ -1,5 +1,5 @@
-"""Tidy reports: each dataset's CSV loads with one pandas.read_csv call, one row per figure, with units;
-Parquet holds the same rows; the JSON names every figure's unit."""
+"""Tidy reports: each dataset's CSV loads with one pandas.read_csv call, one row per figure, with the unit and
+direction the metric registry declares; Parquet holds the same rows; the JSON names every figure's unit."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ import test_eval_misleadqa as mqa
 import test_eval_pseudowords as pw
 
 from ctxrobust.cli import main
+from ctxrobust.evaluation import metrics
 from ctxrobust.evaluation.report import figure_names
 from ctxrobust.evaluation.tidy import COLUMNS, MEAN, tidy_rows
 
@@ -52,6 +53,7 @@ def test_the_csv_report_loads_with_one_read_csv_call(dataset, tmp_path):
     assert tuple(frame.columns) == COLUMNS
     figures = count_figures({k: v for k, v in report.items() if k not in ("parameters", "predictions", "release", "units")})
     assert len(frame) == figures > 10
+    assert set(frame["higher_is_better"].dropna()) <= {True, False} and frame["higher_is_better"].notna().any()
     assert frame["estimate"].dtype == "float64" and frame["ci_low"].dtype == "float64" and frame["ci_high"].dtype == "float64"
     assert set(frame["unit"]) <= UNITS and frame["unit"].notna().all()
     assert (frame["dataset"] == dataset).all()
@@ -69,7 +71,9 @@ def test_the_csv_report_loads_with_one_read_csv_call(dataset, tmp_path):
             assert (got["ci_low"], got["ci_high"]) == tuple(figure["ci"])
         else:
             assert pd.isna(got["ci_low"]) and pd.isna(got["ci_high"])
-        assert got["unit"] == report["units"][metric]
+        assert got["unit"] == report["units"][metric] == metrics.lookup(dataset, metric).unit
+        better = metrics.lookup(dataset, metric).higher_is_better
+        assert pd.isna(got["higher_is_better"]) if better is None else got["higher_is_better"] == better
     parquet = pd.read_parquet(tmp_path / "report.parquet")
     assert list(parquet.columns) == list(COLUMNS) and len(parquet) == len(frame)
     pd.testing.assert_frame_equal(
@@ -114,7 +118,19 @@ def test_tidy_rows_name_pairs_and_sections():
     }
     rows = {(r["section"], r["model"], r["metric"]): r for r in tidy_rows(report)}
     assert set(rows) == {("model", "a", "m"), ("pairs.by_group.G", "(all pairs)", "r.mean"), ("pairs.by_group.G", "a / b", "r")}
-    assert rows[("pairs.by_group.G", "a / b", "r")]["unit"] == "correlation"
+    assert rows[("pairs.by_group.G", "a / b", "r")]["unit"] == "correlation"  # a dataset the registry does not hold: its units
+    assert rows[("model", "a", "m")]["higher_is_better"] is None
+
+
+def test_tidy_rows_take_unit_and_direction_from_the_registry_and_refuse_undeclared_figures():
+    figure = {"estimate": 0.5, "ci": None, "n": 3}
+    report = {"dataset": "misleadqa", "units": {"LR.S": "wrong"}, "models": {"a": {"metrics": {"LR.S": figure, "size.A": figure}}}}
+    rows = {r["metric"]: r for r in tidy_rows(report)}
+    assert (rows["LR.S"]["unit"], rows["LR.S"]["higher_is_better"]) == ("fraction", False)
+    assert (rows["size.A"]["unit"], rows["size.A"]["higher_is_better"]) == ("count", None)
+    report["models"]["a"]["metrics"]["LR.renamed"] = figure
+    with pytest.raises(metrics.UndeclaredMetric, match="LR.renamed"):
+        tidy_rows(report)
 
 
 def test_markdown_reports_show_each_models_invalid_rate(tmp_path):

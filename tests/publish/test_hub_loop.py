@@ -98,7 +98,11 @@ def test_hf_names_work_for_validate_prompts_and_score(hub, pushed, pseudowords_r
     assert (tmp_path / "req.jsonl").read_bytes() == (tmp_path / "req-local.jsonl").read_bytes()
     preds = predictions(tmp_path / "preds.jsonl", pseudowords_release)
     assert main(["score", pushed, str(preds), "--format", "csv", "-o", str(tmp_path / "r.csv")]) == 0
-    assert (tmp_path / "r.csv").read_text(encoding="utf-8").startswith("dataset,section,model,metric,estimate,ci_low,ci_high,n,unit\n")
+    assert (
+        (tmp_path / "r.csv")
+        .read_text(encoding="utf-8")
+        .startswith("dataset,section,model,metric,estimate,ci_low,ci_high,n,unit,higher_is_better\n")
+    )
     assert TOKEN not in capsys.readouterr().err
 
 

@@ -26,7 +26,7 @@ simulated clusters), and intervals are the scorer's cluster bootstrap (10,000 re
 for the two primary contrasts). A second scenario has rare residual lure rates (1-5%) on 25
 clusters, where the report warns that coverage is low.
 
-    .venv/bin/python bench/coverage.py [--datasets 200] [--questions 500] [--population 200000] [--only pseudowords|misleadqa]
+    .venv/bin/python bench/interval_coverage.py [--datasets 200] [--questions 500] [--population 200000] [--only pseudowords|misleadqa]
 
 `--figures NAME,...` (pseudowords) computes only the named figures (per-model bootstrap figures, the
 raw uncertainty correlates, the pair's Pearson r and Jaccard indices, the paired differences, and the
