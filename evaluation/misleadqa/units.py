@@ -23,12 +23,3 @@ def unit_of(name: str) -> str:
     if DIFFERENCES.search(name):
         return DIFFERENCE
     return FRACTION
-
-
-# the leaderboard of several submissions (Section 4.2, Table 2): lure rates, lower is better
-LEADERBOARD = {
-    "headline": [("LR.F", "lower"), ("LR.S", "lower"), ("RLR.F", "lower"), ("RLR.S", "lower")],
-    "invalid": ["responses.invalid.rate"],
-    "shared_draws": True,  # one resampling of units for every model
-    "differences": "ctxrobust.evaluation.misleadqa.differences:paired_differences",
-}

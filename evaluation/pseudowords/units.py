@@ -16,12 +16,3 @@ def unit_of(name: str) -> str:
     if name == "delta" or name.startswith(("WTD", "noise_floor.WTD")):
         return DIFFERENCE
     return FRACTION
-
-
-# the leaderboard of several submissions (Section 2, Table 1): noise-adjusted instability and tail degradation, lower is better
-LEADERBOARD = {
-    "headline": [("INS.adjusted", "lower"), ("WTD.adjusted", "lower"), ("accuracy.baseline", "higher"), ("accuracy.context", "higher")],
-    "invalid": [],
-    "shared_draws": False,  # each model resamples questions with its own stream; the differences draw their own, paired
-    "differences": "ctxrobust.evaluation.pseudowords.differences:paired_differences",
-}
