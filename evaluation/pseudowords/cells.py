@@ -24,6 +24,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ctxrobust.evaluation.formats.files import MAX_LINE
+
 SQA_ID = re.compile(r"SQA-([0-9]{6})-([0-9]{3})")
 BLOCK_BYTES = 32 << 20  # bytes parsed at a time by the columnar reader
 MAX_TRIAL_BIT = 62  # the columnar reader tracks trials 0..62 in a 64-bit mask (bit 0: no trial number)
@@ -244,6 +246,8 @@ def read_columnar(path: Path, groups: dict[str, str], histories: int) -> tuple[C
                 data = carry + data
                 cut = data.rfind(b"\n")
                 if cut < 0:
+                    if len(data) > MAX_LINE:  # a line longer than any reader holds: the row reader reports it
+                        return None
                     carry = data
                     continue
                 carry = data[cut + 1 :]

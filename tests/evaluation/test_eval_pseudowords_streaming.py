@@ -266,3 +266,17 @@ def test_the_score_command_writes_the_same_bytes_for_the_same_inputs_and_seed(sm
             written[name, fmt] = out.read_bytes()
     assert written["a", "json"] == written["b", "json"] and written["a", "md"] == written["b", "md"]
     assert written["a", "json"] != written["c", "json"]
+
+
+def test_a_line_longer_than_any_reader_holds_is_left_to_the_row_reader(tmp_path, small_run, monkeypatch):
+    """The columnar reader never holds more than one bounded line: past the bound it declines the file."""
+    release, predictions = small_run
+    monkeypatch.setattr(pseudowords.cells_module, "MAX_LINE", 4096)
+    monkeypatch.setattr(pseudowords.cells_module, "BLOCK_BYTES", 1024)
+    path = tmp_path / "long.jsonl"
+    parsed = []
+    block = pseudowords.cells_module._Columnar.block
+    monkeypatch.setattr(pseudowords.cells_module._Columnar, "block", lambda self, data: parsed.append(len(data)) or block(self, data))
+    path.write_text("".join(_lines(predictions)) + '{"model":"m","id":"' + "x" * 10_000 + '"', encoding="utf-8")
+    assert pseudowords.cells_module.read_columnar(path, pseudowords.context_groups(release), 10) is None
+    assert parsed and max(parsed) <= 4096 + 1024  # never the long line: declined before it is held whole
