@@ -228,7 +228,7 @@ def _score_converted(release, dataset, path: Path, options, form: str, echo=None
     from ctxrobust.canonical import sha256_file
     from ctxrobust.errors import PredictionsError
     from ctxrobust.evaluation.formats.convert import records
-    from ctxrobust.evaluation.predictions import Findings, rows_scorer
+    from ctxrobust.evaluation.predictions import MAX_LISTED, Findings, rows_scorer
     from ctxrobust.evaluation.report import path_text, plain
     from ctxrobust.evaluation.rows import RecordRows
 
@@ -251,8 +251,10 @@ def _score_converted(release, dataset, path: Path, options, form: str, echo=None
     found = Findings(echo)
     found.notice(shown, "note", f"read as {form} ({len(rows)} response(s), {failed} failed request(s))")
     typed = [_typed(shown, problem) for problem in own]
-    for problem in typed:  # printed as the scorer prints its own, before any figure
-        found.problem(problem)
+    for k, problem in enumerate(typed):  # printed as the scorer prints its own, before any figure; the first MAX_LISTED
+        found.problem(problem, listed=k < MAX_LISTED)
+    if len(typed) > MAX_LISTED:
+        found.notice(shown, "more", f"... and {len(typed) - MAX_LISTED} more problem(s); every one is in the report")
     if refusing and getattr(options, "strict", False):  # a record that gave no row is a problem of the file
         error = PredictionsError(
             f"{shown}: {len(own)} problem(s) (see the report's problems); --strict refuses to score it "

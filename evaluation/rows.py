@@ -405,18 +405,57 @@ class Requested:
         return self.items is None or item in self.items
 
 
-def _record_items(record: dict) -> list | None:
-    """The item ids a run record's `subset` names (`run --limit/--sample/--items`), or None (null: the run
-    asked for every item)."""
+MAX_REQUESTS = 4 << 30  # bytes of a requests JSONL read for --requests
+MAX_ID_CHARS = 4096  # the longest item id read from --requests (as for --items)
+SHOWN = 3  # ids named in an error
+REQUESTS_HINT = "give a requests JSONL written by `ctxrobust prompts` or a run record"
+
+
+def _record_items(record: dict, label: str, limit: int | None) -> list[str] | None:
+    """The item ids a run record's `subset` names (`run --limit/--sample/--items`), or None (no subset: the
+    run asked for every item). Anything but a list of at most `limit` id strings is refused in one line."""
     subset = record.get("subset")
-    if isinstance(subset, dict) and isinstance(subset.get("item_ids"), list):
-        return [str(i) for i in subset["item_ids"]]
-    return None
+    if subset is None:
+        return None
+    field_name = "`subset.item_ids`"
+    if not isinstance(subset, dict):
+        raise PredictionsError(f"{label}: the run record's `subset` is not an object; {REQUESTS_HINT}")
+    ids = subset.get("item_ids")
+    if not isinstance(ids, list):
+        raise PredictionsError(f"{label}: the run record's {field_name} is not a list of item ids; {REQUESTS_HINT}")
+    if limit is not None and len(ids) > limit:
+        raise PredictionsError(f"{label}: the run record's {field_name} names {len(ids)} ids, more than the release's {limit} items")
+    for i in ids:
+        if not isinstance(i, str) or not i:
+            raise PredictionsError(f"{label}: the run record's {field_name} holds {plain(type(i).__name__)}, not item id strings")
+        if len(i) > MAX_ID_CHARS:
+            raise PredictionsError(f"{label}: the run record's {field_name} holds an id longer than {MAX_ID_CHARS} characters")
+    return ids
 
 
-def read_requests(path: Path, dataset: str, aliases: dict[str, str] | None = None) -> Requested:
+def _check_known(label: str, items: set[str], known: Callable[[str], bool] | None) -> None:
+    """Refuse request items the release does not have (as --items does), naming a few."""
+    if known is None:
+        return
+    unknown = sorted(i for i in items if not known(i))
+    if unknown:
+        shown = ", ".join(repr(plain(i, 80)) for i in unknown[:SHOWN]) + (", ..." if len(unknown) > SHOWN else "")
+        raise PredictionsError(
+            f"{label}: {len(unknown)} of its {len(items)} item(s) are not in the release ({shown}); {REQUESTS_HINT} for this release"
+        )
+
+
+def read_requests(
+    path: Path,
+    dataset: str,
+    aliases: dict[str, str] | None = None,
+    known: Callable[[str], bool] | None = None,
+    limit: int | None = None,
+) -> Requested:
     """The items a requests JSONL written by `prompts` (chat lines or OpenAI Batch input lines) or a `run`
-    record (`<predictions>.run.json`) asks for. A file of another dataset is refused in one line."""
+    record (`<predictions>.run.json`) asks for. A file of another dataset, an item the release does not
+    have (`known`, when given) or a record naming more ids than the release's `limit` items is refused in
+    one line; only the item ids are kept."""
     from ctxrobust.evaluation.run.requests import NO_CONDITION, decode
 
     label = f"--requests {plain(path)}"
@@ -425,39 +464,68 @@ def read_requests(path: Path, dataset: str, aliases: dict[str, str] | None = Non
         problem = encoding_problem(head)
         if problem:
             raise PredictionsError(f"{label}: {problem}")
-        first = head.lstrip()[:1]
-        if first == b"{" and b"\n" in head and not head.split(b"\n", 1)[0].rstrip().endswith(b"}"):  # a pretty-printed run record
+        body = head.lstrip()
+        if body.startswith(b"\xef\xbb\xbf"):
+            body = body[3:].lstrip()
+        if body[:1] == b"{" and _is_record(body):
             data = handle.read(MAX_RECORD + 1)
             if len(data) > MAX_RECORD:
-                raise PredictionsError(f"{label}: over {MAX_RECORD >> 20} MB; a run record is a small JSON object")
+                raise PredictionsError(f"{label}: over {MAX_RECORD >> 20} MB; a run record is a small JSON object; {REQUESTS_HINT}")
+            if data.startswith(b"\xef\xbb\xbf"):
+                data = data[3:]
             record, problem = parse_line(data)
-            if problem or not isinstance(record, dict) or "sampling_plan" not in record:
-                raise PredictionsError(f"{label}: not a requests JSONL of `prompts` nor a `run` record ({problem or 'no sampling_plan'})")
+            if problem or not isinstance(record, dict) or not ("sampling_plan" in record or "subset" in record):
+                raise PredictionsError(f"{label}: not a requests JSONL nor a run record ({problem or 'no sampling_plan'}); {REQUESTS_HINT}")
             if record.get("dataset") not in (None, dataset):
                 raise PredictionsError(f"{label}: a run record of {plain(record.get('dataset'))}, not of {dataset}")
-            ids = _record_items(record)
-            return Requested(label, None if ids is None else set(ids))
+            ids = _record_items(record, label, limit)
+            if ids is None:
+                return Requested(label, None)
+            asked = set(ids)
+            _check_known(label, asked, known)
+            return Requested(label, asked)
         items: set[str] = set()
         pairs: set[tuple[str, str | None]] = set()
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
+        read = 0
+        for number, line in lines(handle, MAX_LINE):
+            if line is None:
+                raise PredictionsError(f"{label}:{number}: {long_line()}; {REQUESTS_HINT}")
+            read += len(line)
+            if read > MAX_REQUESTS:
+                raise PredictionsError(f"{label}: over {MAX_REQUESTS >> 30} GB; {REQUESTS_HINT}")
             value, problem = parse_line(line)
             if problem or not isinstance(value, dict):
-                raise PredictionsError(f"{label}:{number}: {problem or 'not a JSON object'}; give the file `prompts` wrote")
+                raise PredictionsError(f"{label}:{number}: {problem or 'not a JSON object'}; {REQUESTS_HINT}")
             if value.get("dataset") not in (None, dataset):
                 raise PredictionsError(f"{label}:{number}: a request of {plain(value.get('dataset'))}, not of {dataset}")
             item, condition = value.get("item"), value.get("condition")
             if not isinstance(item, str):  # an OpenAI Batch input line: the item is in its custom_id
                 key = decode(str(value.get("custom_id", value.get("id", ""))), aliases)
                 if key is None:
-                    raise PredictionsError(f"{label}:{number}: names no item (no 'item' and no request id); give the file `prompts` wrote")
+                    raise PredictionsError(f"{label}:{number}: names no item (no 'item' and no request id); {REQUESTS_HINT}")
                 item, condition = key.item, key.condition
+            if not item or len(item) > MAX_ID_CHARS:
+                raise PredictionsError(
+                    f"{label}:{number}: an item id that is empty or longer than {MAX_ID_CHARS} characters; {REQUESTS_HINT}"
+                )
             items.add(item)
             pairs.add((item, None if condition in (None, NO_CONDITION) else str(condition)))
     if not items:
-        raise PredictionsError(f"{label}: no requests in it")
+        raise PredictionsError(f"{label}: no requests in it; {REQUESTS_HINT}")
+    _check_known(label, items, known)
     return Requested(label, items, pairs)
+
+
+def _is_record(head: bytes) -> bool:
+    """Whether a file's head is a run record: pretty-printed (a first line that does not close the
+    object), or one compact JSON object with a `subset` or `sampling_plan` key."""
+    first = head.split(b"\n", 1)[0].rstrip()
+    if b"\n" in head and not first.endswith(b"}"):
+        return True
+    if first.endswith(b"}"):
+        value, problem = parse_line(first)
+        return problem is None and isinstance(value, dict) and ("subset" in value or "sampling_plan" in value) and "item" not in value
+    return b"\n" not in head and (b'"subset"' in head or b'"sampling_plan"' in head) and b'"item"' not in head  # a long compact record
 
 
 def not_asked(item: str, requested: Requested) -> str:

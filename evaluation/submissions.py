@@ -305,6 +305,12 @@ def _survey_converted(sub: Submission, dataset, options, form: str, log: Callabl
         sub.refuse(str(exc).removeprefix(f"{sub.shown}: ").removeprefix(f"{sub.path}: "))
         return []
     log(f"{sub.shown}: read as {form} ({len(converted.rows)} response(s), {converted.failed} failed request(s))")
+    return _converted_models(sub, converted)
+
+
+def _converted_models(sub: Submission, converted) -> list[str]:
+    """The model names of a runner file's (or run's) converted rows, in order; a row whose model the reader
+    refuses is withheld from the scorer and is a problem of its record."""
     sub.converted, sub.dropped = converted, converted.dropped
     sub.rows = len(converted.rows) + converted.dropped
     sub.own += [_origin_problem(origin, message) for origin, message in converted.problems]
@@ -356,19 +362,7 @@ def _survey_group(sub: Submission, dataset, options, log: Callable[[str], None])
         f"{sub.shown}: {len(sub.group.paths)} files of one run, read as {sub.input_format} "
         f"({len(converted.rows)} response(s), {converted.failed} failed request(s))"
     )
-    sub.converted, sub.dropped = converted, converted.dropped
-    sub.rows = len(converted.rows) + converted.dropped
-    sub.own += [_origin_problem(origin, message) for origin, message in converted.problems]
-    found = {}
-    for index, row in enumerate(converted.rows):
-        name = row.get("model") if isinstance(row, dict) else None
-        problem = MODEL_NOT_TEXT if not isinstance(name, str) else model_name_problem(name)
-        if problem:
-            sub.withheld.add(index)
-            sub.own.append(_origin_problem(converted.origins[index], problem))
-        else:
-            found.setdefault(name, None)
-    return list(found)
+    return _converted_models(sub, converted)
 
 
 def _submissions(files: list[Path], dataset, input_format: str | None) -> list[Submission]:

@@ -93,6 +93,12 @@ def _batch_prompts(args, plan_requests, target: Path | None, inputs=()) -> int:
     return 0
 
 
+def items_input(args) -> list[Path]:
+    """The --items file as an input: an output may not overwrite it."""
+    items = getattr(args, "items", None)
+    return [Path(items)] if items else []
+
+
 def run(args) -> int:
     from ctxrobust import registry
     from ctxrobust.output import atomic_open, check_output
@@ -101,10 +107,11 @@ def run(args) -> int:
     dataset = registry.get(release.dataset)
     subset = subset_asked(args, dataset)
     _, options, _, plan_requests = _requests(args, release, dataset)
-    target = check_output(args.output, "-o", _input_paths(options)) if args.output else None
+    inputs = [*_input_paths(options), *items_input(args)]
+    target = check_output(args.output, "-o", inputs) if args.output else None
     plan_requests, _ = selected(plan_requests, subset)
     if args.format == "openai-batch":
-        return _batch_prompts(args, plan_requests, target, _input_paths(options))
+        return _batch_prompts(args, plan_requests, target, inputs)
     from ctxrobust.evaluation.run.requests import chat_line, check_unique
 
     requests = (chat_line(r, args.model) for r in check_unique(plan_requests))

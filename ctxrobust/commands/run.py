@@ -18,7 +18,7 @@ from ctxrobust.commands.common import (
     _release_path,
     _requests,
 )
-from ctxrobust.commands.prompts import add_subset_flags, selected, subset_asked
+from ctxrobust.commands.prompts import add_subset_flags, items_input, selected, subset_asked
 from ctxrobust.errors import CtxRobustError
 
 HELP = "send a release's requests to an OpenAI-compatible endpoint and write predictions"
@@ -95,7 +95,7 @@ def run(args) -> int:
     dataset = registry.get(release.dataset)
     subset = subset_asked(args, dataset)
     module, options, plan, requests = _requests(args, release, dataset)
-    inputs = _input_paths(options)
+    inputs = [*_input_paths(options), *items_input(args)]
     target = check_output(args.output, "-o", inputs)
     requests, selection = selected(requests, subset)
     cache = Path(args.cache) if args.cache else default_cache(target)

@@ -13,7 +13,7 @@ import os
 import stat
 from pathlib import Path
 
-from ctxrobust.evaluation.formats.files import MAX_LINE, lines, long_line, open_regular, parse, read_regular
+from ctxrobust.evaluation.formats.files import MAX_LINE, lines, long_line, open_regular, parse, size_text
 from ctxrobust.evaluation.report import plain
 
 MAX_RESULTS = 64 * 1024 * 1024  # bytes of a results_*.json read into memory (lm-eval's are tens of KB)
@@ -37,27 +37,15 @@ def model_name(path: Path, notes: list[str] | None = None) -> str | None:
     """The model named by a results_*.json beside the samples file, if any: the run's own (the same date), else
     the newest that names one.
 
-    Each results file is read as a regular file of at most MAX_RESULTS bytes: a FIFO, device, folder or larger
-    file there is refused (PredictionsError), since it would block, never end or fill memory. A results file
-    that is not JSON (or nests too deep) is passed over, with a note in `notes`."""
+    A results file that cannot be read as a regular file of at most MAX_RESULTS bytes (a link, which is never
+    followed, a FIFO, device, folder or larger file) or that is not JSON (or nests too deep) is passed over,
+    with a note naming it in `notes`: the samples are scored all the same."""
     run = run_of(path)
     found = sorted(path.parent.glob("results_*.json"), reverse=True)
     for results in sorted(found, key=lambda p: p.name != f"results_{run}.json"):  # the run's own first
-        try:
-            if stat.S_ISDIR(os.stat(results).st_mode):
-                continue  # a folder so named holds no results
-        except OSError as exc:  # a dangling link, no permission: as before, no model name from it
-            if notes is not None:
-                notes.append(f"{plain(results.name)} beside it: cannot read ({exc.strerror or exc}); passed over when naming the model")
-            continue
-        data, problem = parse(
-            read_regular(
-                results,
-                MAX_RESULTS,
-                f" (an lm-eval results file beside {plain(path.name)}, read for its model name)",
-                "; remove it, or move the samples file to a folder of its own run",
-            )
-        )
+        data, problem = _read_results(results)
+        if problem is None:
+            data, problem = parse(data)
         if problem is not None:
             if notes is not None:
                 notes.append(f"{plain(results.name)} beside it: {problem}; passed over when naming the model")
@@ -68,6 +56,29 @@ def model_name(path: Path, notes: list[str] | None = None) -> str | None:
             if isinstance(name, str) and name:
                 return name
     return None
+
+
+def _read_results(results: Path) -> tuple[bytes, str | None]:
+    """(the bytes of a results file, None), or (b"", why it is not read): never through a link, never from
+    anything but a regular file, never more than MAX_RESULTS bytes."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0)
+    try:
+        if stat.S_ISLNK(os.lstat(results).st_mode):
+            return b"", "a link (not followed)"
+        fd = os.open(results, flags)
+    except OSError as exc:
+        return b"", f"cannot read ({exc.strerror or exc})"
+    mode = os.fstat(fd)
+    if not stat.S_ISREG(mode.st_mode):
+        os.close(fd)
+        special = "a FIFO, device or other special file, not a regular file"
+        return b"", "a folder, not a results file" if stat.S_ISDIR(mode.st_mode) else special
+    os.set_blocking(fd, True)
+    with os.fdopen(fd, "rb") as handle:
+        data = handle.read(MAX_RESULTS + 1) if mode.st_size <= MAX_RESULTS else b""
+        if mode.st_size > MAX_RESULTS or len(data) > MAX_RESULTS:
+            return b"", f"more than the {size_text(MAX_RESULTS)} read into memory"
+    return data, None
 
 
 def records(path: Path):

@@ -26,7 +26,7 @@ def paired_differences(release: Release, predictions: Path, options: ScoreOption
     options = parse_options(ScoreOptions, options, "gsm-ic score")
     items = load_items(release)
     if options.requests is not None:
-        items.restrict(read_requests(options.requests, "gsm-ic"))
+        items.restrict(read_requests(options.requests, "gsm-ic", known=items.index.__contains__, limit=len(items.ids)))
     votes, reader = read_votes(predictions, items)
     names, group, samples = count_samples(votes, items)
     out = vote(votes, items, names, group, samples, options.seed)

@@ -530,7 +530,7 @@ def score_rows(release: Release, predictions, options: ScoreOptions | dict | Non
     seed, replicates = options.seed, options.replicates
     items = load_items(release)
     if options.requests is not None:
-        items.restrict(read_requests(options.requests, "gsm-ic"))
+        items.restrict(read_requests(options.requests, "gsm-ic", known=items.index.__contains__, limit=len(items.ids)))
     votes, reader = read_votes(predictions, items)
     names, group, samples = count_samples(votes, items)
     block = reader.finish(options.strict, coverage_problems(items, names, samples), found)

@@ -115,7 +115,7 @@ def load_scored_items(release: Release, settings: ScoreOptions) -> Items:
     """The release's items; with --requests, those it does not ask for are in no split (scored nowhere)."""
     items = load_items(release)
     if settings.requests is not None:
-        items.requested = read_requests(settings.requests, "misleadqa")
+        items.requested = read_requests(settings.requests, "misleadqa", known=items.index.__contains__, limit=len(items.ids))
         if items.requested.items is not None:
             items.split = [s if items.requested.asks(i) else NOT_ASKED for i, s in zip(items.ids, items.split)]
     return items

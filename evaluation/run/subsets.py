@@ -317,6 +317,7 @@ def read_items(path: Path) -> list[str]:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise CtxRobustError(f"--items {_shown(path)}: not UTF-8 text (byte {exc.start}); list item ids, one a line") from None
+    text = text.removeprefix("\ufeff")  # a byte-order mark some editors write
     items: dict[str, None] = {}
     for number, line in enumerate(text.splitlines(), 1):
         line = line.strip()
