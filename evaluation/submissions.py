@@ -334,22 +334,11 @@ def _survey_group(sub: Submission, dataset, options, log: Callable[[str], None])
     module = dataset.load("prompts")
     aliases = module.item_aliases(options) if hasattr(module, "item_aliases") else {}
     names = {path: plain(path.name) for path in sub.group.paths}
-    converted, notes = Converted(), []
+    converted = Converted()
     try:
         for path, origin, row, problem in sub.group.records(module.prediction, aliases):
             where = None if origin is None else f"{names[path]} line {origin}" if isinstance(origin, int) else f"{names[path]} {origin}"
-            if row is not None:
-                converted.rows.append(row)
-                converted.origins.append(where)
-                if problem:
-                    converted.failed += 1
-                    converted.problems.append((where, problem))
-            elif origin is None:
-                notes.append((None, f"{names[path]}: {problem}"))
-            else:
-                converted.dropped += 1
-                if problem:
-                    converted.problems.append((where, problem))
+            converted.take(where, row, f"{names[path]}: {problem}" if where is None and row is None else problem)
         digest = hashlib.sha256()
         for path in sub.group.paths:
             digest.update(_file_sha256(path).encode("ascii"))
@@ -357,7 +346,7 @@ def _survey_group(sub: Submission, dataset, options, log: Callable[[str], None])
     except PredictionsError as exc:
         sub.refuse(str(exc))
         return []
-    converted.problems += notes
+    converted.close()
     log(
         f"{sub.shown}: {len(sub.group.paths)} files of one run, read as {sub.input_format} "
         f"({len(converted.rows)} response(s), {converted.failed} failed request(s))"

@@ -97,6 +97,30 @@ class Converted:
     dropped: int = 0  # source records that gave no row (each has a problem, or is one of the left_out)
     cells: dict[int, str] = field(default_factory=dict)  # row index -> a table's bad cell, which the scorer rejects: said so
     left_out: int = 0  # records left out without a problem of their own: said once, in a line about the file
+    notes: list[tuple[None, str]] = field(default_factory=list)  # about the file as a whole: no record lost
+
+    def take(self, origin, row: dict | None, problem: str | None) -> None:
+        """One record of `records()`: a row (a failed request's with its problem), a record that gave no row,
+        or, with no origin, a note about the file (added after the records' problems by `close`)."""
+        if row is not None:
+            self.rows.append(row)
+            self.origins.append(origin)
+            if problem:
+                self.failed += 1
+                self.problems.append((origin, problem))
+        elif origin is None:
+            self.notes.append((None, problem))
+        else:
+            self.dropped += 1
+            if problem:
+                self.problems.append((origin, problem))
+            else:
+                self.left_out += 1
+
+    def close(self) -> Converted:
+        self.problems += self.notes
+        self.notes = []
+        return self
 
 
 def _text_file(path: Path) -> None:
@@ -340,24 +364,9 @@ def convert(path: Path, form: str, prediction: Callable, aliases: dict[str, str]
     if tabular.is_table(form):
         return _table(path, form, dataset or tabular.dataset_of(prediction))
     out = Converted()
-    notes: list[tuple[None, str]] = []  # about the file as a whole: no record lost
     for origin, _, row, problem in _records(path, form, prediction, aliases, dataset):
-        if row is not None:
-            out.rows.append(row)
-            out.origins.append(origin)
-            if problem:
-                out.failed += 1
-                out.problems.append((origin, problem))
-        elif origin is None:
-            notes.append((None, problem))
-        else:
-            out.dropped += 1
-            if problem:
-                out.problems.append((origin, problem))
-            else:
-                out.left_out += 1
-    out.problems += notes
-    return out
+        out.take(origin, row, problem)
+    return out.close()
 
 
 def _table(path: Path, form: str, dataset: str) -> Converted:
