@@ -11,9 +11,6 @@ from __future__ import annotations
 
 import csv
 import io
-import os
-import tempfile
-from pathlib import Path
 from typing import Iterator
 
 from ctxrobust.evaluation import metrics
@@ -105,21 +102,3 @@ def parquet_bytes(report: dict) -> bytes:
     sink = io.BytesIO()
     pq.write_table(table, sink, compression="zstd", write_statistics=False, store_schema=False)
     return sink.getvalue()
-
-
-def write_atomically(path: Path, data: bytes) -> None:
-    """Write beside the target, fsync, rename: a failed write leaves no partial file."""
-    path = Path(path)
-    handle, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent)
-    try:
-        umask = os.umask(0)
-        os.umask(umask)
-        os.fchmod(handle, 0o666 & ~umask)  # an ordinary file, not mkstemp's private one
-        with os.fdopen(handle, "wb") as out:
-            out.write(data)
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)

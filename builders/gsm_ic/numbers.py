@@ -253,26 +253,14 @@ def candidate_intervals(known: list[Fraction], label: str) -> list[tuple[int, in
     return spans
 
 
-def _log_uniform(lo: int, hi: int, rng: np.random.Generator) -> int:
-    """An integer of [lo, hi] drawn uniformly on a log scale, so draws spread over every magnitude of the span."""
-    value = int(np.floor(np.exp(rng.uniform(np.log(lo), np.log(hi + 1)))))
-    return min(max(value, lo), hi)
-
-
 def readable(value: int, lo: int, hi: int) -> int:
     """`value` rounded to 2 (else 3) significant digits if that stays in [lo, hi], as counts are written ("4,227" -> 4200)."""
-    for digits in (2, 3):
-        scale = 10 ** max(0, len(str(value)) - digits)
-        rounded = (value + scale // 2) // scale * scale
-        if lo <= rounded <= hi:
-            return rounded
-    return value
+    return int(_readable_all(np.array([value]), np.array([lo]), np.array([hi]))[0])
 
 
 def clip(intervals: list[tuple[int, int]], low: int, high: int | None) -> list[tuple[int, int]]:
     """The parts of `intervals` inside [low, high] (high None: no upper bound)."""
-    top = high if high is not None else None
-    out = [(max(lo, low), hi if top is None else min(hi, top)) for lo, hi in intervals]
+    out = [(max(lo, low), hi if high is None else min(hi, high)) for lo, hi in intervals]
     return [(lo, hi) for lo, hi in out if lo <= hi]
 
 
@@ -300,7 +288,6 @@ class NumberDraw:
     the merged in-range intervals (an integer's label by one search) and the forbidden whole numbers."""
 
     def __init__(self, known: list[Fraction], forbidden: set[Fraction]):
-        self.known = known
         self.intervals = {label: candidate_intervals(known, label) for label in ("in_range", "out_range")}
         inside = _in_range_intervals(known)
         self.starts = np.array([lo for lo, _ in inside] or [0], dtype=np.int64)
@@ -351,19 +338,6 @@ class NumberDraw:
             if len(chosen) == before:  # a whole batch gave nothing new: the bounds hold no more
                 break
         return sorted(chosen)
-
-
-def pick_numbers(
-    known: list[Fraction],
-    label: str,
-    forbidden: set[Fraction],
-    count: int,
-    rng: np.random.Generator,
-    low: int = 2,
-    high: int | None = None,
-) -> list[int]:
-    """Up to `count` distinct integers in [low, high] with the given label and not in `forbidden`, sorted (NumberDraw.draw)."""
-    return NumberDraw(known, forbidden).draw(label, count, rng, low, high)
 
 
 def number_style(question: str, solution: str) -> dict:

@@ -15,15 +15,12 @@ line, not one per row. grouping.py groups the files of one run into one submissi
 
 from __future__ import annotations
 
-import os
-import re
 import zipfile
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from ctxrobust.canonical import dumps
 from ctxrobust.errors import CtxRobustError, PredictionsError
 from ctxrobust.evaluation.formats import inspect_log, lm_eval, openai_batch, tabular
 from ctxrobust.evaluation.formats.files import MAX_LINE, TOO_DEEP, long_line, open_regular, parse
@@ -41,7 +38,6 @@ MAX_EXAMPLES = 3  # request ids shown in the line about a file of another releas
 SHOWN_ID = 40  # characters of each of them shown
 SHOWN_REASON = 120  # characters of the first one's reason shown
 UNKNOWN_MODEL = "unknown-model"  # the model of rows whose file names none
-_SAME_KEY = re.compile(r"\(same key as line (\d+)\)")  # the scorer's duplicate row: a line of the converted rows
 
 
 def _first_object(handle):
@@ -372,57 +368,3 @@ def convert(path: Path, form: str, prediction: Callable, aliases: dict[str, str]
 def _table(path: Path, form: str, dataset: str) -> Converted:
     table = tabular.read(path, form, tabular.shape_of(dataset))
     return Converted(rows=table.rows, origins=table.origins, problems=list(table.problems), dropped=len(table.problems), cells=table.cells)
-
-
-def write_native(converted: Converted, target: Path) -> None:
-    """The rows as a native predictions file at a new path (created exclusively: never through a link)."""
-    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o644)
-    with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-        for row in converted.rows:
-            handle.write(dumps(row) + "\n")
-
-
-def relabel(report: dict, path: Path, form: str, converted: Converted, sha256: str) -> dict:
-    """The report of the converted rows, about the file given: its path, hash and format, the
-    conversion's problems, and the scorer's problems placed at their original lines."""
-    block = report.get("predictions")
-    if not isinstance(block, dict):
-        return report
-    moved = []
-    for problem in block.get("problems", []):
-        line = problem.get("line")
-        origin = _origin_of(converted, line)
-        message = _SAME_KEY.sub(lambda match: _same_key(converted, int(match.group(1))), problem.get("message", ""))
-        if isinstance(line, int) and line - 1 in converted.cells:  # a table's cell of another type: said of its column
-            message = plain(converted.cells[line - 1], MAX_MESSAGE)
-        moved.append(_problem(origin, message, None))  # the scorer's, already escaped and cut
-    own = [_problem(origin, message) for origin, message in converted.problems]
-    lost = sum(1 for origin, _ in converted.problems if origin is not None) + converted.left_out  # a note about the file is none
-    block.update(
-        {
-            "path": str(path),
-            "sha256": sha256,
-            "input_format": form,
-            "rows": block.get("rows", 0) + lost - converted.failed,
-            "failed_requests": converted.failed,
-            "problems": own + moved,
-        }
-    )
-    block["excluded"] = block.get("excluded", 0) + lost - converted.failed
-    return report
-
-
-def _origin_of(converted: Converted, line):
-    """Where the converted file's line `line` came from in the file given (its line, "row N", "sample <id>")."""
-    return converted.origins[line - 1] if isinstance(line, int) and 0 < line <= len(converted.origins) else line
-
-
-def _same_key(converted: Converted, line: int) -> str:
-    """The scorer's "(same key as line N)", N a line of the converted rows, said of the file given."""
-    origin = _origin_of(converted, line)
-    return f"(same key as line {origin})" if isinstance(origin, int) else f"(same key as {plain(origin, 80)})"
-
-
-def _problem(origin, message: str, limit: int | None = MAX_MESSAGE) -> dict:
-    text = f"{origin}: {message}" if isinstance(origin, str) else message
-    return {"line": origin if not isinstance(origin, str) else None, "message": plain(text, limit)}

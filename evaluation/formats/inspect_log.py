@@ -25,7 +25,7 @@ from __future__ import annotations
 import struct
 import zipfile
 import zlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
@@ -104,20 +104,6 @@ def _model(header) -> str | None:
 @dataclass
 class Log:
     model: str | None  # the header's model, if it names one
-    samples: list = field(default_factory=list)  # slim samples, in member (or list) order
-    problems: list[tuple[str | None, str]] = field(default_factory=list)  # (sample member lost, or None: a note on the log; why)
-
-
-def read_log(path: Path) -> Log:
-    """The model and samples of a .json or .eval log, all held; ValueError (one line) for a file that is not one or
-    is over the bounds. `entries` gives the same one sample at a time."""
-    log = Log(None)
-    for origin, sample, problem in entries(path, log):
-        if sample is not None:
-            log.samples.append(sample)
-        else:
-            log.problems.append((origin, problem))
-    return log
 
 
 def entries(path: Path, log: Log | None = None) -> Iterator[tuple[str | None, dict | None, str | None]]:

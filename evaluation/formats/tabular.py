@@ -20,7 +20,7 @@ Cells are typed by the dataset's predictions JSON Schema (schemas/predictions.<d
 A cell that cannot be read as its field's type keeps its text in the row, so the scorer refuses that row
 exactly as it refuses its JSON Lines twin (`"sample": "x"`): one problem of its row, counted as excluded,
 refused under --strict; the report says it of the table, at the CSV line the row starts on (the header is
-line 1; for Parquet "row N"), naming the column (convert.relabel). What the schema's other rules say of a
+line 1; for Parquet "row N"), naming the column. What the schema's other rules say of a
 row (an unknown id, a sample below 0) is the scorer's to report, as for a JSON Lines row. A row that cannot
 be split into cells (a quote never closed, too few or too many cells, a line not UTF-8 or over its bound) is
 one problem of the conversion, and the other rows are still read. A file that cannot be read as a whole (a

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from ctxrobust.builders.gsm_ic.numbers import (
+    NumberDraw,
     candidate_intervals,
     find_numbers,
     format_money,
@@ -16,7 +17,6 @@ from ctxrobust.builders.gsm_ic.numbers import (
     number_style,
     numbers_in,
     parse_answer,
-    pick_numbers,
     problem_numbers,
     readable,
     solution_text,
@@ -122,18 +122,18 @@ def test_readable_rounds_to_two_or_three_significant_digits_inside_the_interval(
     assert readable(87, 2, 100) == 87
 
 
-def test_pick_numbers_excludes_forbidden_and_is_seeded():
+def test_number_draws_exclude_forbidden_and_are_seeded():
     known = [Fraction(8), Fraction(12), Fraction(96)]
     forbidden = {Fraction(8), Fraction(12), Fraction(96), Fraction(20)}
-    first = pick_numbers(known, "in_range", forbidden, 10, np.random.default_rng(5))
-    again = pick_numbers(known, "in_range", forbidden, 10, np.random.default_rng(5))
+    first = NumberDraw(known, forbidden).draw("in_range", 10, np.random.default_rng(5))
+    again = NumberDraw(known, forbidden).draw("in_range", 10, np.random.default_rng(5))
     assert first == again and len(first) == 10 and first == sorted(first)
     assert all(Fraction(a) not in forbidden and a >= 2 and is_in_range(a, known) for a in first)
-    out = pick_numbers(known, "out_range", forbidden, 10, np.random.default_rng(5))
+    out = NumberDraw(known, forbidden).draw("out_range", 10, np.random.default_rng(5))
     assert len(out) == 10 and all(not is_in_range(a, known) for a in out)
     assert all(a > 10 * 96 for a in out)  # above the whole range (8/10 < 2: nothing below it)
     # over several magnitudes: log-uniform draws fill every decade of (10r, 1000r] = (960, 96,000]
-    many = pick_numbers(known, "out_range", forbidden, 300, np.random.default_rng(1))
+    many = NumberDraw(known, forbidden).draw("out_range", 300, np.random.default_rng(1))
     decades = {len(str(a)) for a in many}
     assert decades == {3, 4, 5} and sum(a <= 20 * 96 for a in many) < 0.3 * len(many)
 
