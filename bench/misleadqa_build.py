@@ -22,7 +22,9 @@ QUICK = {
     "fred_location_n": 8,
     "situatedqa_time_n": 8,
     "situatedqa_location_n": 8,
-    "audit_sizes": {"fred/time": 2, "fred/location": 2, "situatedqa/time": 2, "situatedqa/location": 2, "ambigdocs/entity": 1},
+    "ambigdocs_n": 8,
+    "condambigqa_n": 8,
+    "audit_sizes": {"fred/time": 2, "fred/location": 2, "situatedqa/time": 2, "situatedqa/location": 2, "ramdocs/entity": 1},
 }
 
 
@@ -50,7 +52,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="mqa-bench-") as tmp:
         store = SnapshotStore(cache_dir=Path(tmp) / "cache", mirror=Path(args.mirror), allow_upstream=False)
         started = time.perf_counter()
-        store.require([n for n in store.names() if n.startswith(("fred/", "situatedqa/"))])
+        store.require([n for n in store.names() if n.startswith(("fred/", "situatedqa", "ramdocs/", "condambigqa/"))])
         fetched = time.perf_counter() - started
 
         started = time.perf_counter()

@@ -145,7 +145,7 @@ register(
         leaderboard=MISLEADQA_LEADERBOARD,
         screen="ctxrobust.evaluation.misleadqa.screening:main",
         schemas=("misleadqa.item", "misleadqa.candidate", "misleadqa.exclusion", "misleadqa.audit", "predictions.misleadqa"),
-        sources=("fred/", "situatedqa/"),
+        sources=("fred/", "situatedqa/", "situatedqa_raw/", "ramdocs/", "condambigqa/"),
     )
 )
 register(

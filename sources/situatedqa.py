@@ -110,3 +110,84 @@ def fact(record: SituatedQARecord) -> Fact | None:
         alternatives=record.answers[1:],
         provenance=record.answer_provenance(record.answers[0]),
     )
+
+
+# --- raw_data: the annotation records (situatedqa_raw/) -------------------------------------------
+
+
+class TimelineValue(Located):
+    """One value of a question's answer timeline (raw_data temp files): `answers`, true from `start`
+    (year, month or None, day or None) until the next value's start; `field` locates it in the record
+    (`timelines[i].cur_answers` or `timelines[i].prev_answers`)."""
+
+    upstream_id: str
+    question: str
+    field: str
+    answers: tuple[str, ...]
+    start: tuple[int, int | None, int | None] | None
+
+    def answer_provenance(self, answer: str) -> Provenance:
+        return self.provenance(self.upstream_id, self.field, answer)
+
+
+def _start(value, where: str) -> tuple[int, int | None, int | None] | None:
+    """A timeline start `{year, month, date}`; None when absent or without a year."""
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise CtxRobustError(f"{where}: a timeline start must be an object of year, month, date")
+    parts = []
+    for key, low, high in (("year", 1, 9999), ("month", 1, 12), ("date", 1, 31)):
+        part = value.get(key)
+        if isinstance(part, str) and part.strip().isdigit():
+            part = int(part)
+        parts.append(part if isinstance(part, int) and not isinstance(part, bool) and low <= part <= high else None)
+    if parts[0] is None:
+        return None
+    return (parts[0], parts[1], parts[2] if parts[1] is not None else None)
+
+
+def read_timelines(path: Path, snapshot: str, sha256: str) -> list[TimelineValue]:
+    """Every dated value of every answer timeline of a raw_data temp file (geo files have none)."""
+    if kind_of(snapshot) != "temp":
+        return []
+    out = []
+    for located, where, row in read_records(path, snapshot, sha256):
+        if "id" not in row or "question" not in row:
+            raise CtxRobustError(f"{where}: missing field(s) id, question; not a SituatedQA raw_data temp record")
+        timelines = row.get("timelines") or []
+        if not isinstance(timelines, list):
+            raise CtxRobustError(f"{where}: field 'timelines' must be a list")
+        for i, timeline in enumerate(timelines):
+            if not isinstance(timeline, dict):
+                raise CtxRobustError(f"{where}: timelines[{i}] must be an object")
+            for which in ("cur", "prev"):
+                answers = timeline.get(f"{which}_answers")
+                if answers is None:
+                    continue
+                field = f"timelines[{i}].{which}_answers"
+                values = _strings(answers, where, field)
+                if values:
+                    out.append(
+                        TimelineValue(
+                            **located.model_dump(),
+                            upstream_id=str(row["id"]),
+                            question=str(row["question"]).strip(),
+                            field=field,
+                            answers=values,
+                            start=_start(timeline.get(f"{which}_start"), f"{where}: {field}"),
+                        )
+                    )
+    return out
+
+
+def raw_field(row: dict, field: str):
+    """The value at a raw_data locator such as `timelines[0].prev_answers` (None when absent)."""
+    value = row
+    for part in field.split("."):
+        name, _, index = part.partition("[")
+        value = value.get(name) if isinstance(value, dict) else None
+        if index:
+            position = int(index.rstrip("]"))
+            value = value[position] if isinstance(value, list) and position < len(value) else None
+    return value

@@ -22,6 +22,7 @@ from ctxrobust.errors import CtxRobustError
 from ctxrobust.validators.checks import Failure, check
 
 DATASET = "misleadqa"
+RAW_PREFIX = "situatedqa_raw/"  # SituatedQA raw_data records: the answer timelines
 USER_SITUATEDQA = "situatedqa_dir/"  # snapshot-name prefix of files read from config situatedqa_dir
 
 
@@ -248,7 +249,13 @@ def _situatedqa_problems(reader: _SourceReader, role: str, prov: dict, scope: di
     if str(row.get("id")) != prov["upstream_id"]:
         return [f"{role}: {prov['snapshot']}:{prov['line']} is question {row.get('id')}, provenance says {prov['upstream_id']}"]
     field_name = prov.get("field") or "answer"
-    answers = row.get(field_name if field_name in ("answer", "any_answer") else "answer", [])
+    if prov["snapshot"].startswith(RAW_PREFIX):  # an answer timeline value (raw_data), e.g. timelines[0].prev_answers
+        from ctxrobust.sources.situatedqa import raw_field
+
+        answers = raw_field(row, field_name) if field_name.startswith("timelines[") else None
+        answers = answers if isinstance(answers, list) else []
+    else:
+        answers = row.get(field_name if field_name in ("answer", "any_answer") else "answer", [])
     if answer_key(value) not in {answer_key(clean_text(answer)) for answer in answers}:
         return [f"{role}: {value!r} is not an entry of {field_name} at {prov['snapshot']}:{prov['line']} ({answers})"]
     if scope is not None:
@@ -297,12 +304,17 @@ def check_provenance(release) -> Iterable[Failure]:
     reader = _SourceReader(store, release.config_as(MisleadQAConfig).situatedqa_dir)
     for name, item in _items(release):
         options = item["options"]
+        # options the maintainers restated (construction.options): each source value is re-read as recorded
+        restated = item["construction"].get("options") == "restated"
         records = [
-            ("G", item["provenance"]["G"], item["target_scope"], options[item["gold"]]),
-            ("S", item["provenance"]["S"], item["alt_scope"], options[item["lure"]]),
+            ("G", item["provenance"]["G"], item["target_scope"], item["provenance"]["G"]["value"] if restated else options[item["gold"]]),
+            ("S", item["provenance"]["S"], item["alt_scope"], item["provenance"]["S"]["value"] if restated else options[item["lure"]]),
         ]
         distractor_texts = [options[letter] for letter in distractor_letters(item)]
         for number, prov in enumerate(item["provenance"]["distractors"]):
+            if restated:
+                records.append((f"distractor {number}", prov, None, prov["value"]))
+                continue
             matching = [t for t in distractor_texts if answer_key(t) == answer_key(prov["value"])]
             if not matching:
                 yield Failure(name, item["id"], f"distractor provenance {number} ({prov['value']!r}) matches no distractor option")
@@ -362,6 +374,11 @@ def distractor_relation_problems(reader: _SourceReader, item: dict) -> list[str]
     target = json.loads(reader.line(reader.path(g["snapshot"]), g["line"] or 0) or "{}")
     problems = []
     for number, prov in enumerate(item["provenance"]["distractors"]):
+        if prov["snapshot"].startswith(RAW_PREFIX) and prov["upstream_id"] == g["upstream_id"]:
+            # a value of the question's own answer timeline: the same relation by construction
+            if answer_key(prov["value"]) in {answer_key(clean_text(a)) for a in target.get("answer", [])}:
+                problems.append(f"distractor {number} ({prov['value']!r}) is an answer of the target context itself")
+            continue
         if prov.get("field") != "answer":
             problems.append(f"distractor {number} ({prov['value']!r}) comes from {prov.get('field')!r}, not an answer of a context")
             continue
@@ -477,31 +494,51 @@ def check_fred_review(release) -> Iterable[Failure]:
                 yield Failure(name, item.get("id"), f"{role} ({prov['date']}): {problem}")
 
 
-def _user_problems(release, readers: dict, source: str, role: str, prov: dict, value: str) -> list[str]:
-    """Re-read an AmbigDocs / CondAmbigQA fact from the user file the build recorded."""
-    if source not in readers:
-        entry = release.manifest.get("build_notes", {}).get("user_sources", {}).get(source)
-        path_field = f"{source}_path"
-        path = getattr(release.config_as(MisleadQAConfig), path_field, None)
-        if entry is None or not path or not Path(path).is_file():
-            readers[source] = (
-                f"{source} file {path or '(none recorded)'} not found: supply it at that path (config {path_field}) to check provenance"
-            )
-        else:
-            from ctxrobust.canonical import sha256_file
+def _facts_of(source: str, path: Path, snapshot: str, sha256: str) -> dict:
+    """(line, index, field) -> fact of every record of an entity or condition source file."""
+    from ctxrobust.builders.misleadqa.condition_items import reviewed_values
+    from ctxrobust.sources import ambigdocs, condambigqa, ramdocs
 
-            if sha256_file(Path(path)) != entry["sha256"]:
+    reader = {"ambigdocs": ambigdocs, "ramdocs": ramdocs, "condambigqa": condambigqa}[source]
+    if source == "condambigqa":  # the short answers and extra values of the project's review are facts of the record too
+
+        def facts_of(record):
+            return condambigqa.facts(record, reviewed_values)
+    else:
+        facts_of = ambigdocs.facts
+    facts = {}
+    for record in reader.read_file(path, snapshot, sha256):
+        for fact in facts_of(record):
+            p = fact.provenance
+            facts[(p.line, p.index, p.field)] = fact
+    return facts
+
+
+def _user_problems(release, readers: dict, source: str, role: str, prov: dict, value: str) -> list[str]:
+    """Re-read an entity (AmbigDocs, RAMDocs) or CondAmbigQA fact: from the pinned snapshot it names,
+    or from the user file the build recorded."""
+    if source not in readers:
+        store = getattr(release, "store", None)
+        snapshot = prov["snapshot"]
+        if store is not None and snapshot in store.lock:
+            readers[source] = _facts_of(source, store.path(snapshot), snapshot, store.lock[snapshot].sha256)
+        else:
+            entry = release.manifest.get("build_notes", {}).get("user_sources", {}).get(source)
+            path_field = f"{source}_path"
+            path = getattr(release.config_as(MisleadQAConfig), path_field, None)
+            if entry is None or not path or not Path(path).is_file():
                 readers[source] = (
-                    f"{path}: sha256 differs from the one recorded at build time ({entry['sha256']}); supply the file the release was built from"
+                    f"{source} file {path or '(none recorded)'} not found: supply it at that path (config {path_field}) to check provenance"
                 )
             else:
-                module = __import__(f"ctxrobust.sources.{source}", fromlist=["read_file", "facts"])
-                facts = {}
-                for record in module.read_file(Path(path), entry["file"], entry["sha256"]):
-                    for fact in module.facts(record):
-                        p = fact.provenance
-                        facts[(p.line, p.index, p.field)] = fact
-                readers[source] = facts
+                from ctxrobust.canonical import sha256_file
+
+                if sha256_file(Path(path)) != entry["sha256"]:
+                    readers[source] = (
+                        f"{path}: sha256 differs from the one recorded at build time ({entry['sha256']}); supply the file the release was built from"
+                    )
+                else:
+                    readers[source] = _facts_of(source, Path(path), entry["file"], entry["sha256"])
     found = readers[source]
     if isinstance(found, str):
         return [f"{role}: {found}"]

@@ -1,13 +1,17 @@
 """Human adjudication of screened candidates, a pinned build input (paper Appendix B.1 "Human
 adjudication", "Release membership").
 
-An adjudication file (JSON Lines or CSV) holds one row per reviewed candidate: `id`, `decision`
-(retain | exclude | revise | verify), `criterion` (the screening criterion at issue, 1-6, or empty),
-`reason` and `reviewer`. A candidate whose decision is not `retain` leaves the release and is
-listed in exclusions.jsonl with its decision and reason; a candidate without a row was not flagged
-and stays, except in the project's own file (DEFAULT), which decides every SituatedQA candidate: a
-SituatedQA candidate without a row there is excluded as `adjudication_unreviewed`. Rows naming ids
-that are not in the candidate pool are reported in the build notes (`ids_not_in_pool`). The file's sha256 is recorded in the manifest like any user source.
+An adjudication file (JSON Lines or CSV) holds one row per reviewed candidate: `id`, `item_sha256`
+(the hash of the item as the reviewer read it: `item_sha256` below, given by candidates.jsonl),
+`decision` (retain | exclude | revise | verify), `criterion` (the screening criterion at issue, 1-6,
+or empty), `reason` and `reviewer`. A decision holds only for the item it names: when the question,
+a context, an option, the gold or the lure changes, the hash changes and the candidate is unreviewed
+again. A candidate without a current decision is unreviewed: it is excluded (`adjudication_unreviewed`)
+unless the build keeps unreviewed items (`keep_unreviewed`), and it is counted as unreviewed either way,
+never as reviewed. A candidate whose decision is not `retain` leaves the release and is listed in
+exclusions.jsonl with its decision and reason. Rows naming ids that are not in the candidate pool
+are reported in the build notes (`ids_not_in_pool`). The file's sha256 is recorded in the manifest
+like any user source.
 
 The file is read as a regular file of at most MAX_BYTES of UTF-8 text; a line that is not UTF-8, not
 JSON, JSON nested deeper than any decision, or a CSV row the csv module refuses is one error naming
@@ -17,7 +21,9 @@ the file and line.
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
+import json
 import os
 import stat
 from pathlib import Path
@@ -37,20 +43,38 @@ CRITERIA = {
     5: "F edits and fluency",
     6: "distractor validity",
 }
-FIELDS = ("id", "decision", "criterion", "reason", "reviewer")
+FIELDS = ("id", "item_sha256", "decision", "criterion", "reason", "reviewer")
 MAX_BYTES = 64 << 20  # a decision per candidate, a few thousand short rows
-# sources the project's own file (DEFAULT) decides in full: a candidate of these without a row there
-# was not read and is excluded as unreviewed (a user file keeps the paper's rule: no row, not flagged)
-FULLY_REVIEWED = frozenset({"situatedqa"})
 
 
 class Decision(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
     id: str = Field(min_length=1)
+    item_sha256: str = Field(pattern=r"^[0-9a-f]{64}$")  # the item as read (item_sha256); another version voids the decision
     decision: Literal["retain", "exclude", "revise", "verify"]
     criterion: int | None = Field(None, ge=1, le=6)
     reason: str = Field(min_length=1)
     reviewer: str = Field(min_length=1)
+
+
+def item_sha256(item: dict) -> str:
+    """The sha256 a decision is pinned to: what a reader of the item reads (question, the G, S and F
+    texts, the gold, the lure, the two distractors and E), independent of the option letters, which
+    are balanced only after adjudication (Appendix B.1 "Final option assignment"). Any change to
+    one of these texts gives another hash, and the decision no longer applies."""
+    options = item["options"]
+    shown = {
+        "question": item["question"],
+        "G": item["contexts"]["G"]["text"],
+        "S": item["contexts"]["S"]["text"],
+        "F": item["contexts"]["F"]["text"],
+        "gold": options[item["gold"]],
+        "lure": options[item["lure"]],
+        "distractors": sorted(options[k] for k in "ABCD" if k not in (item["gold"], item["lure"])),
+        "abstain": options["E"],
+    }
+    text = json.dumps(shown, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def _text(path: Path) -> str:
@@ -81,7 +105,7 @@ def _csv_rows(path: Path, text: str) -> list[tuple[int, dict]]:
     reader = csv.DictReader(io.StringIO(text))
     try:
         fields = reader.fieldnames or []
-        missing = [f for f in ("id", "decision", "reason", "reviewer") if f not in fields]
+        missing = [f for f in ("id", "item_sha256", "decision", "reason", "reviewer") if f not in fields]
         if missing:
             raise CtxRobustError(f"{path}: CSV header lacks {', '.join(missing)}; expected columns {', '.join(FIELDS)}")
         rows = []
@@ -126,7 +150,8 @@ def read(path: Path) -> dict[str, Decision]:
             err = exc.errors()[0]
             where = ".".join(str(p) for p in err["loc"]) or "row"
             raise CtxRobustError(
-                f"{path}:{number}: {where}: {err['msg']}; decisions are retain|exclude|revise|verify, criterion 1-6 or empty"
+                f"{path}:{number}: {where}: {err['msg']}; decisions are retain|exclude|revise|verify, criterion 1-6 or empty, "
+                "item_sha256 the 64-hex hash of the item read (candidates.jsonl gives it)"
             ) from None
         if decision.id in out:
             raise CtxRobustError(f"{path}:{number}: candidate {decision.id} is decided twice; keep one row per candidate")
@@ -137,3 +162,55 @@ def read(path: Path) -> dict[str, Decision]:
 def exclusion_detail(decision: Decision) -> str:
     criterion = f"criterion {decision.criterion} ({CRITERIA[decision.criterion]}): " if decision.criterion else ""
     return f"{criterion}{decision.reason} (reviewer: {decision.reviewer})"
+
+
+def judgments(decisions: dict[str, Decision], candidates: list[dict], model: str = "project-maintainers") -> list[dict]:
+    """The maintainers' decisions as screening judgments (`ctxrobust screen` input, App. B.1), one per
+    candidate with a current decision: the criterion an exclusion names fails, the others are not
+    judged further (uncertain); a retained candidate passes all six. Candidates without a current
+    decision get no judgment, so `screen` lists them as not judged."""
+    rows = []
+    for item in candidates:
+        decision = decisions.get(item["id"])
+        if decision is None or decision.item_sha256 != item.get("item_sha256"):
+            continue
+        answer = {}
+        for number in CRITERIA:
+            if decision.decision == "retain":
+                answer[str(number)] = {"judgment": "pass", "reason": decision.reason}
+            elif decision.criterion == number:
+                answer[str(number)] = {"judgment": "fail", "reason": decision.reason}
+            else:
+                answer[str(number)] = {"judgment": "uncertain", "reason": "not judged: the item was excluded on another criterion"}
+        rows.append({"model": model, "id": item["id"], "condition": "screen", "response": json.dumps(answer, ensure_ascii=False)})
+    return rows
+
+
+def _main(argv: list[str]) -> int:
+    """python -m ctxrobust.builders.misleadqa.adjudication judgments RELEASE OUTPUT: the project's decisions
+    on a release's candidates as a screening judgments file."""
+    import sys
+
+    from ctxrobust.canonical import read_jsonl, write_jsonl
+
+    if len(argv) != 3 or argv[0] != "judgments":
+        print("usage: python -m ctxrobust.builders.misleadqa.adjudication judgments RELEASE OUTPUT.jsonl", file=sys.stderr)
+        return 2
+    output = Path(argv[2])
+    if output.exists():
+        print(f"{output}: exists; give a new file", file=sys.stderr)
+        return 2
+    try:
+        rows = judgments(read(DEFAULT), read_jsonl(Path(argv[1]) / "candidates.jsonl"))
+    except (OSError, ValueError, CtxRobustError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    write_jsonl(output, rows)
+    print(f"wrote {len(rows)} judgment(s) to {output}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    import sys
+
+    raise SystemExit(_main(sys.argv[1:]))

@@ -13,6 +13,7 @@ AUDIT_SIZES = {  # Appendix B.2, Table 10
     "situatedqa/time": 35,
     "situatedqa/location": 35,
     "ambigdocs/entity": 50,
+    "ramdocs/entity": 50,  # the default entity group; ambigdocs/entity when AmbigDocs records are supplied
 }
 
 

@@ -18,31 +18,45 @@ from ctxrobust.builders.misleadqa.config import MisleadQAConfig
 from ctxrobust.builders.misleadqa.groups import dependency_groups
 from ctxrobust.builders.misleadqa.item_rules import item_checks
 from ctxrobust.builders.misleadqa.options import balanced_letters, provisional_letters
-from ctxrobust.builders.misleadqa.selection import Selected, SelectionState, select
+from ctxrobust.builders.misleadqa.selection import Selected, SelectionState, exclusion_row, select
+from ctxrobust.builders.misleadqa.timelines import Timelines
 from ctxrobust.canonical import sha256_file
 from ctxrobust.errors import CtxRobustError
 
 FRED_PREFIX = "fred/"
+RAMDOCS = "ramdocs/RAMDocs_test.jsonl"  # the default entity group (questions sampled from AmbigDocs)
+CONDAMBIGQA = "condambigqa/mcaqa.json"  # the default condition supplement
 DEFAULT_ADJUDICATION = "builders/misleadqa/review/adjudication.jsonl"
+DEFAULT_RESTATEMENTS = "builders/misleadqa/review/restatements.jsonl"
 SITUATEDQA_PREFIX = "situatedqa/"
+SITUATEDQA_RAW_PREFIX = "situatedqa_raw/"  # the annotation records: answer timelines of the time questions
 
 
 class MisleadQABuilder(Builder):
     dataset = "misleadqa"
     Config = MisleadQAConfig
     _checks = None  # the item rules, made at the first screening
+    _restated = None  # the maintainers' restatements and what became of them (read at the start of a build)
 
     def required_snapshots(self) -> list[str]:
         from ctxrobust.sources.lock import load_lock
 
         names = self.store.names() if self.store is not None else list(load_lock())
-        return sorted(n for n in names if n.startswith(FRED_PREFIX) or self._situatedqa_split_read(n))
+        pinned = {RAMDOCS: self.config.ambigdocs_path is None, CONDAMBIGQA: self.config.condambigqa_path is None}
+        return sorted(n for n in names if n.startswith(FRED_PREFIX) or self._situatedqa_split_read(n) or pinned.get(n, False))
 
     def _situatedqa_split_read(self, name: str) -> bool:
-        """A pinned SituatedQA qa_data file (temp.<split>.jsonl, geo.<split>.jsonl) of a split the config names."""
-        if not name.startswith(SITUATEDQA_PREFIX):
+        """A pinned SituatedQA qa_data file (temp.<split>.jsonl, geo.<split>.jsonl) of a split the config
+        names, or (when the pinned qa_data is read) the raw_data temp file of that split."""
+        if name.startswith(SITUATEDQA_RAW_PREFIX):
+            if self.config.situatedqa_dir is not None or not name.removeprefix(SITUATEDQA_RAW_PREFIX).startswith("temp."):
+                return False
+            prefix = SITUATEDQA_RAW_PREFIX
+        elif name.startswith(SITUATEDQA_PREFIX):
+            prefix = SITUATEDQA_PREFIX
+        else:
             return False
-        split = name.removeprefix(SITUATEDQA_PREFIX).split(".")[1:-1]
+        split = name.removeprefix(prefix).split(".")[1:-1]
         return split != [] and split[0] in self.config.situatedqa_splits
 
     # --- sources ---------------------------------------------------------------
@@ -86,8 +100,18 @@ class MisleadQABuilder(Builder):
         cfg = self.config
         notes: dict = {"user_sources": {}}
         user_records = self._user_records(notes)  # a missing or malformed user file fails before anything is built
+        self._restatements(notes)
         exclusions: list[dict] = []
-        selections = self._fred(notes, exclusions) | self._situatedqa(notes) | self._user_items(user_records)
+        selections = self._fred(notes, exclusions) | self._situatedqa(notes) | self._user_items(user_records, notes)
+        if self._restated is not None:
+            accepted = {c.id for selected in selections.values() for c in selected.accepted}
+            applied = self._restated["applied"]
+            notes["restatements"] = {
+                "applied": len(applied & accepted),
+                "applied_to_candidates_left_out": len(applied - accepted),
+                "stale": sorted(self._restated["stale"]),
+                "ids_not_built": sorted(set(self._restated["rows"]) - self._restated["seen"]),
+            }
         candidates = self._candidates(selections)
         self._adjudicate(selections, notes, exclusions)
         main, condition = self._items(selections)
@@ -162,135 +186,205 @@ class MisleadQABuilder(Builder):
         for name, path, sha in files:
             for record in situatedqa.read_file(path, name, sha):
                 records[record.kind].append(record)
+        timeline_values = [
+            v for name, path, sha in self._snapshots(SITUATEDQA_RAW_PREFIX) for v in situatedqa.read_timelines(path, name, sha)
+        ]
+        timelines = Timelines(timeline_values)
+        notes["situatedqa"] = {
+            "timeline_values": len(timeline_values),
+            "questions_with_timelines": len(timelines.by_question),
+        }
         state, out = SelectionState(), {}
         for kind, dimension, n in (("temp", "time", cfg.situatedqa_time_n), ("geo", "location", cfg.situatedqa_location_n)):
-            pool = situatedqa_items.SituatedQAPool(records[kind])
+            pool = situatedqa_items.SituatedQAPool(records[kind], timelines if kind == "temp" else None)
             specs = situatedqa_items.specs(pool, cfg.seed)
-            out[("situatedqa", dimension)] = self._select(specs, n, cfg.situatedqa_per_question, state)
+            out[("situatedqa", dimension)] = self._select(specs, n, cfg.situatedqa_per_question, state, cfg.situatedqa_per_type)
         return out
 
-    def _user_items(self, records: dict[str, list]) -> dict[tuple[str, str], Selected]:
-        """AmbigDocs (entity) and CondAmbigQA (the condition supplement) items, from the files supplied."""
+    def _user_items(self, records: dict[str, list], notes: dict) -> dict[tuple[str, str], Selected]:
+        """Entity items (AmbigDocs when a file is supplied, else the pinned RAMDocs test split) and the
+        condition supplement (CondAmbigQA: the supplied file, else the pinned mcaqa.json)."""
+        from ctxrobust.sources import condambigqa, ramdocs
+
         cfg, out = self.config, {}
         if "ambigdocs" in records:
-            specs = entity_items.specs(records["ambigdocs"], cfg.seed)
-            out[("ambigdocs", "entity")] = self._select(specs, cfg.ambigdocs_n, cfg.ambigdocs_per_question, SelectionState())
+            entity_source, entity_records = "ambigdocs", records["ambigdocs"]
+        else:
+            entity_source, entity_records = (
+                "ramdocs",
+                ramdocs.read_file(self.store.path(RAMDOCS), RAMDOCS, self.store.snapshot(RAMDOCS).sha256),
+            )
+        notes["entity_source"] = entity_source
+        specs = entity_items.specs(entity_records, cfg.seed, source=entity_source)
+        out[(entity_source, "entity")] = self._select(specs, cfg.ambigdocs_n, cfg.ambigdocs_per_question, SelectionState())
         if "condambigqa" in records:
-            specs = condition_items.specs(records["condambigqa"], cfg.seed)
-            out[("condambigqa", "condition")] = self._select(specs, cfg.condambigqa_n, cfg.condambigqa_per_question, SelectionState())
+            condition_records = records["condambigqa"]
+        else:
+            condition_records = condambigqa.read_file(self.store.path(CONDAMBIGQA), CONDAMBIGQA, self.store.snapshot(CONDAMBIGQA).sha256)
+        specs = condition_items.specs(condition_records, cfg.seed)
+        out[("condambigqa", "condition")] = self._select(specs, cfg.condambigqa_n, cfg.condambigqa_per_question, SelectionState())
         return out
 
-    def _screen(self, candidate: Candidate) -> None:
-        """Construction rules (Appendix B.1), the same the validators replay: every released item passes
-        them by construction, and `validate` proves it again."""
+    def _restatements(self, notes: dict) -> None:
+        """Read the maintainers' restatements (review/restatements.jsonl, App. A.1) before any candidate is built."""
+        from ctxrobust.builders.misleadqa import restatements
+
+        value = self.config.restatements
+        if value == "none":
+            return
+        path = restatements.DEFAULT if value == "default" else Path(value)
+        rows = restatements.read(path)
+        notes["user_sources"]["restatements"] = {
+            "file": DEFAULT_RESTATEMENTS if value == "default" else path.name,
+            "sha256": sha256_file(path),
+        }
+        self._restated = {"rows": rows, "applied": set(), "stale": set(), "seen": set()}
+
+    def _restate(self, candidate: Candidate) -> Candidate:
+        """The candidate with the maintainers' restatement written for it, if any: a row written for another
+        version of the candidate (its `base_sha256`) is stale and not applied."""
+        from ctxrobust.builders.misleadqa import restatements
+        from ctxrobust.builders.misleadqa.adjudication import item_sha256
+
+        row = self._restated["rows"].get(candidate.id) if self._restated is not None else None
+        if row is None:
+            return candidate
+        self._restated["seen"].add(candidate.id)
+        letters = provisional_letters(self.config.seed, candidate.id)
+        if row.base_sha256 != item_sha256(candidate.item(*letters)):
+            self._restated["stale"].add(candidate.id)
+            return candidate
+        self._restated["applied"].add(candidate.id)
+        return restatements.apply(candidate, row, letters[2])
+
+    def _screen(self, candidate: Candidate) -> Candidate:
+        """The candidate as released (with its restatement, if one was written for it) checked by the
+        construction rules (Appendix B.1), the same the validators replay: every released item passes them
+        by construction, and `validate` proves it again. A restated candidate that breaks a rule is
+        excluded with the reason `restated_<rule>`."""
+        restated = self._restate(candidate)
+        if restated.needs:  # a draft: its placeholders are read once a maintainer's restatement replaces them
+            return restated
         if self._checks is None:
             self._checks = item_checks(self.config)
-        item = candidate.item(*provisional_letters(self.config.seed, candidate.id))
+        item = restated.item(*provisional_letters(self.config.seed, restated.id))
         for name, check in self._checks.items():
             problems = check(item)
             if problems:
-                raise Excluded(name, problems[0])
+                raise Excluded(f"restated_{name}" if restated is not candidate else name, problems[0])
+        return restated
 
-    def _select(self, specs, n, per_cluster, state) -> Selected:
-        return select(specs, n, per_cluster, self.config.seed, state, self._screen)
+    def _select(self, specs, n, per_cluster, state, per_type=None) -> Selected:
+        return select(specs, n, per_cluster, self.config.seed, state, self._screen, per_type)
 
     def _candidates(self, selections: dict[tuple[str, str], Selected]) -> list[dict]:
         """The candidate pool before adjudication (Appendix A.2 "Candidate pool"): every candidate that
         passed the construction rules, at its provisional option positions, with its construction
         metadata; the input to screening (`ctxrobust prompts --prompt screen`)."""
+        from ctxrobust.builders.misleadqa.adjudication import item_sha256
+
         chosen = [c for _, selected in sorted(selections.items()) for c in selected.accepted]
         groups = dependency_groups(chosen)
         rows = []
         for candidate in chosen:
             row = candidate.item(*provisional_letters(self.config.seed, candidate.id))
             row["dependency_group_id"] = groups[candidate.cluster_id]
+            row["item_sha256"] = item_sha256(row)
+            row["needs_restatement"] = list(candidate.needs)
             rows.append(row)
         return sorted(rows, key=lambda r: r["id"])
 
     def _adjudicate(self, selections: dict[tuple[str, str], Selected], notes: dict, exclusions: list[dict]) -> None:
-        """Human adjudication (Appendix B.1): candidates decided exclude, revise or verify leave the
-        release for exclusions.jsonl with their decision and reason; the counts go to the notes."""
+        """Human adjudication (Appendix B.1), pinned to the items read: a candidate whose decision names the
+        item as built (adjudication.item_sha256) is kept or excluded as decided; one without such a
+        decision is unreviewed, and excluded unless `keep_unreviewed`. Counts per source-scope group go
+        to the notes, with who read what."""
         from ctxrobust.builders.misleadqa import adjudication
 
-        value = self.config.adjudication
-        screened = sum(len(s.accepted) for s in selections.values())
+        cfg = self.config
+        value = cfg.adjudication
         if value == "none":
-            notes["screening"] = {
-                "candidates": screened,
-                "reviewed": False,
-                "flagged": 0,
-                "retained": screened,
-                "excluded": 0,
-                "note": "built without adjudication: the items were not reviewed by a person",
-            }
-            return
-        path = adjudication.DEFAULT if value == "default" else Path(value)
-        decisions = adjudication.read(path)
-        notes["user_sources"]["adjudication"] = {
-            "file": path.name if value != "default" else DEFAULT_ADJUDICATION,
-            "sha256": sha256_file(path),
-        }
-        by_decision: Counter = Counter()
-        flagged = 0
+            decisions, source = {}, None
+        else:
+            path = adjudication.DEFAULT if value == "default" else Path(value)
+            decisions = adjudication.read(path)
+            source = DEFAULT_ADJUDICATION if value == "default" else path.name
+            notes["user_sources"]["adjudication"] = {"file": source, "sha256": sha256_file(path)}
+        groups: dict[str, dict] = {}
         known = set()
-        unreviewed: list[str] = []
-        for selected in selections.values():
+        for (src, dimension), selected in sorted(selections.items()):
+            counts = {
+                "candidates": len(selected.accepted),
+                "drafts": 0,
+                "screened": 0,
+                "flagged": 0,
+                "retained": 0,
+                "excluded": 0,
+                "unreviewed": 0,
+            }
+            decided: Counter = Counter()
+            readers: set[str] = set()
             kept = []
             for candidate in selected.accepted:
                 known.add(candidate.id)
-                decision = decisions.get(candidate.id)
-                if decision is not None:
-                    flagged += 1
-                    by_decision[decision.decision] += 1
-                elif value == "default" and candidate.source in adjudication.FULLY_REVIEWED:
-                    # the project's file decides every candidate of these sources: one without a row was not read
-                    unreviewed.append(candidate.id)
+                if candidate.needs:  # a draft no restatement has completed: nothing a reader could read
+                    counts["drafts"] += 1
+                    counts["excluded"] += 1
                     exclusions.append(
-                        {
-                            "id": candidate.id,
-                            "source": candidate.source,
-                            "scope_dimension": candidate.scope_dimension,
-                            "cluster_id": candidate.cluster_id,
-                            "reason": "adjudication_unreviewed",
-                            "detail": f"no decision in {DEFAULT_ADJUDICATION}, which decides every {candidate.source} candidate; "
-                            "the candidate was not read, so it is not released",
-                        }
+                        exclusion_row(
+                            candidate,
+                            "needs_restatement",
+                            f"no rule could write its {' and '.join(candidate.needs)} and no maintainer's restatement supplies them",
+                        )
                     )
                     continue
-                if decision is None or decision.decision == "retain":
-                    kept.append(candidate)
-                    continue
-                exclusions.append(
-                    {
-                        "id": candidate.id,
-                        "source": candidate.source,
-                        "scope_dimension": candidate.scope_dimension,
-                        "cluster_id": candidate.cluster_id,
-                        "reason": f"adjudication_{decision.decision}",
-                        "detail": adjudication.exclusion_detail(decision),
-                    }
+                decision = decisions.get(candidate.id)
+                current = decision is not None and decision.item_sha256 == adjudication.item_sha256(
+                    candidate.item(*provisional_letters(cfg.seed, candidate.id))
                 )
+                if not current:
+                    counts["unreviewed"] += 1
+                    if value != "none" and not cfg.keep_unreviewed:
+                        counts["excluded"] += 1
+                        why = (
+                            f"its decision in {source} names another version of the item (item_sha256 {decision.item_sha256[:12]}...)"
+                            if decision is not None
+                            else f"no decision in {source}"
+                        )
+                        exclusions.append(
+                            exclusion_row(candidate, "adjudication_unreviewed", f"{why}; an item no one has read as built is not released")
+                        )
+                        continue
+                    kept.append(candidate)
+                    counts["retained"] += 1
+                    continue
+                counts["screened"] += 1
+                readers.add(decision.reviewer)
+                decided[decision.decision] += 1
+                if decision.decision == "retain":
+                    kept.append(candidate)
+                    counts["retained"] += 1
+                    continue
+                counts["flagged"] += 1
+                counts["excluded"] += 1
+                exclusions.append(exclusion_row(candidate, f"adjudication_{decision.decision}", adjudication.exclusion_detail(decision)))
             selected.accepted = kept
+            groups[f"{src}/{dimension}"] = counts | {"decisions": dict(sorted(decided.items())), "read_by": sorted(readers)}
         stale = sorted(set(decisions) - known)
         notes["screening"] = {
-            "candidates": screened,
-            "reviewed": True,
-            "flagged": flagged,
-            "retained": screened - len(unreviewed) - sum(n for d, n in by_decision.items() if d != "retain"),
-            "excluded": len(unreviewed) + sum(n for d, n in by_decision.items() if d != "retain"),
-            "decisions": dict(sorted(by_decision.items())),
-            "unreviewed": len(unreviewed),
+            "reviewed": value != "none",
+            "adjudication": source,
+            "keep_unreviewed": cfg.keep_unreviewed,
+            "groups": groups,
+            **{
+                key: sum(g[key] for g in groups.values())
+                for key in ("candidates", "drafts", "screened", "flagged", "retained", "excluded", "unreviewed")
+            },
             "rows_for_other_candidates": len(stale),
             "ids_not_in_pool": stale,
         }
-        if unreviewed or stale:
-            notes["screening"]["note"] = (
-                f"{len(unreviewed)} candidate(s) have no decision and are excluded as unreviewed; "
-                f"{len(stale)} decision(s) name ids that are not in this candidate pool (listed in ids_not_in_pool)"
-                if value == "default"
-                else f"{len(stale)} decision(s) name ids that are not in this candidate pool (listed in ids_not_in_pool); "
-                "candidates without a row count as not flagged and are retained"
-            )
+        if value == "none":
+            notes["screening"]["note"] = "built without adjudication: no item was read by a person; every item is unreviewed"
 
     def _items(self, selections: dict[tuple[str, str], Selected]) -> tuple[list[dict], list[dict]]:
         """Final option assignment per source-scope group, then dependency groups (Appendix A.4, B.1)."""
@@ -372,25 +466,31 @@ def departures(notes: dict) -> dict[str, str]:
         "situatedqa_answers": "answers are the qa_data annotations as given; the paper also checked each against archived passages; "
         "the project's review excludes as unverifiable a fact it cannot check offline.",
         "situatedqa_contexts": "G and S restate the fact by rule (phrasing.restate: the question turned into a statement, the scope "
-        "first); the paper's restatements were written with model assistance.",
-        "situatedqa_question_types": "the cap of twenty items per question type is not applied: the qa_data files carry no question-type labels.",
-        "situatedqa_distractors": "distractors are only answers of contexts of the same question or of questions asking the same "
-        "relation (situatedqa_items.same_relation); the qa_data holds few such answers (most time questions have two), so fewer "
-        "SituatedQA candidates have two valid distractors than the paper's 200 per group (see groups.*.shortfall).",
-        "screening": "candidates.jsonl is the pool screening reads (`ctxrobust prompts --prompt screen`, `ctxrobust screen`); "
+        "first); where the rule's sentence is not what a careful writer would produce, or no rule can write it, the project's "
+        "maintainers wrote the restatement (review/restatements.jsonl; construction method `restated`); the paper's "
+        "restatements were written with model assistance.",
+        "situatedqa_question_types": "SituatedQA's qa_data carries no question-type labels: the cap of twenty items per question type "
+        "uses the project's labels (question_types.json; a competition, office or attribute is part of the type).",
+        "situatedqa_distractors": "distractors are values of the question's own answer timeline (raw_data) and other contexts first, then "
+        "answers of questions asking the same relation (situatedqa_items.same_relation); most time questions record two values, "
+        "so fewer SituatedQA candidates have two valid distractors than the paper's 200 per group (see groups.*.shortfall).",
+        "screening": "no screening model judged this pool; "
         + (
-            "no screening model judged this pool; the project's maintainers read every SituatedQA candidate against the six "
-            "criteria and their decisions (the adjudication file) set release membership, so groups are thinned by review "
-            "(paper: 183 SituatedQA time and 184 location items); a SituatedQA candidate the file has no decision for is "
-            "excluded as unreviewed (build_notes.screening.unreviewed)."
+            "the project's maintainers read the candidates against the six criteria, and each decision is pinned to the item as "
+            "read (adjudication.item_sha256); candidates without a current decision are unreviewed"
+            + (" and released (keep_unreviewed)" if notes.get("screening", {}).get("keep_unreviewed") else " and not released")
+            + "; per-group counts and readers are in screening.groups (paper: 183 SituatedQA time, 184 location and 192 entity items)."
             if notes.get("screening", {}).get("reviewed")
             else "this build was not adjudicated: its items were not reviewed by a person, only by the rule-based checks."
         ),
         "dependency_groups": "clusters are merged when they share distractor sources, AmbigDocs documents or reworded SituatedQA "
         "questions; the archived passages behind the paper's groups are not available, so the groups are the project's own and not comparable with the paper's 132.",
     }
-    if "ambigdocs/entity" not in groups:
-        out["ambigdocs"] = "no file supplied (ambigdocs_path), so the main split has no entity items (paper: 192)."
-    if "condambigqa/condition" not in groups:
-        out["condambigqa"] = "no file supplied (condambigqa_path), so condition.jsonl is empty (paper: 25 items)."
+    if "ramdocs/entity" in groups:
+        out["entity_source"] = "the entity group comes from RAMDocs (test split, 500 questions sampled from AmbigDocs; correct documents "
+        "only), not from AmbigDocs, which is not in the pinned sources (paper: 192 AmbigDocs items); ambigdocs_path uses AmbigDocs records."
+    if notes.get("user_sources", {}).get("condambigqa") is None:
+        out["condambigqa"] = "the condition supplement comes from the 200-question CondAmbigQA release (mcaqa.json); the paper drew "
+        "its 100 candidates from the 2,000-question CondAmbigQA (25 released). Short answers, conditions and contexts are the "
+        "maintainers' restatements of the cited passages (review/condition_answers.jsonl)."
     return out

@@ -73,9 +73,12 @@ class Candidate:
     registered: list[tuple[str, str]]  # gold expression -> lure expression
     provenance_g: Provenance
     provenance_s: Provenance
-    construction: dict[str, str]  # how G and S were written: template | extract | restatement
+    construction: dict[str, str]  # how G and S were written: template | extract | restatement | restated (and options: restated)
     distractors: list[Distractor] = field(default_factory=list)  # chosen by distractors.with_distractors
     linked_clusters: set[str] = field(default_factory=set)  # clusters sharing source documents or distractor sources
+    # a draft: the parts no rule could write ("G S": the sentences; "question": a question that does not give the
+    # answer away), held as placeholders until a maintainer's restatement supplies them; never released as it is
+    needs: tuple[str, ...] = ()
 
     @property
     def split(self) -> str:
@@ -113,7 +116,12 @@ class Candidate:
             },
             "f_edits": edits,
             "substitutions": [{"old": old, "new": new} for old, new in self.registered],
-            "construction": {"G": self.construction["G"], "S": self.construction["S"], "F": "substitution"},
+            "construction": {
+                "G": self.construction["G"],
+                "S": self.construction["S"],
+                "F": "substitution",
+                "options": self.construction.get("options", "source"),
+            },
             "provenance": {
                 "G": self.provenance_g.model_dump(),
                 "S": self.provenance_s.model_dump(),
@@ -133,6 +141,7 @@ class Spec:
     target_key: str  # equal keys: the same target fact (repeated targets are excluded)
     alt_key: str  # (target_key, alt_key) reversed is the reversed pair
     make: Callable[[Spec], Candidate]  # raises Excluded for a candidate that breaks a construction rule
+    type_key: str | None = None  # the question type (SituatedQA: at most `situatedqa_per_type` per type, App. A.1)
 
     def build(self) -> Candidate:
         return self.make(self)
@@ -151,6 +160,7 @@ def pair_specs(
     fact_key: Callable[[Any], str],
     tag: Callable[[Any], str],
     make: Callable[[Spec, Any, Any], Candidate],
+    type_key: str | None = None,
 ) -> list[Spec]:
     """One spec per ordered pair (target, alternative) of one upstream question's contexts whose answers
     differ (a fact pair, Section 3.3): id `<source>-<dimension>-<upstream id>-<target tag>-<alternative tag>`,
@@ -164,6 +174,7 @@ def pair_specs(
             target_key=f"{source}:{fact_key(t)}",
             alt_key=f"{source}:{fact_key(a)}",
             make=lambda spec, t=t, a=a: make(spec, t, a),
+            type_key=type_key,
         )
         for t, a in permutations(members, 2)
         if not same_answer(answer(t), answer(a))

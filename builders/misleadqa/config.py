@@ -30,10 +30,13 @@ class MisleadQAConfig(BuildConfig):
         200, ge=0, le=MAX_ITEMS, description="SituatedQA location candidates to select (its geo.* questions) [app. A.2]"
     )
     ambigdocs_n: int = Field(
-        200, ge=0, le=MAX_ITEMS, description="AmbigDocs entity candidates to select; only with ambigdocs_path [app. A.2]"
+        200, ge=0, le=MAX_ITEMS, description="entity candidates to select (RAMDocs, or AmbigDocs with ambigdocs_path) [app. A.2]"
     )
     condambigqa_n: int = Field(
-        100, ge=0, le=MAX_ITEMS, description="CondAmbigQA candidates of the condition supplement; only with condambigqa_path [app. A.2]"
+        100,
+        ge=0,
+        le=MAX_ITEMS,
+        description="CondAmbigQA candidates of the condition supplement (the pinned mcaqa.json, or condambigqa_path) [app. A.2]",
     )
     # caps per cluster (Appendix A.1 "Candidate selection")
     fred_per_jurisdiction: int = Field(
@@ -42,7 +45,12 @@ class MisleadQAConfig(BuildConfig):
     situatedqa_per_question: int = Field(
         2, ge=1, description=f"cap on SituatedQA candidates per upstream question in each scope dimension {SELECTION}"
     )
-    ambigdocs_per_question: int = Field(1, ge=1, description=f"cap on AmbigDocs candidates per upstream question {SELECTION}")
+    situatedqa_per_type: int = Field(
+        20,
+        ge=1,
+        description=f"cap on SituatedQA candidates per question type in each scope dimension (types: question_types.json) {SELECTION}",
+    )
+    ambigdocs_per_question: int = Field(1, ge=1, description=f"cap on entity candidates per upstream question {SELECTION}")
     condambigqa_per_question: int = Field(3, ge=1, description=f"cap on CondAmbigQA candidates per upstream question {SELECTION}")
     # FRED fact pairs (Appendix A.1 "Fact pairs", "Sources")
     fred_max_gap_years: int = Field(
@@ -82,7 +90,7 @@ class MisleadQAConfig(BuildConfig):
     # user-supplied sources (not in the pinned mirror)
     ambigdocs_path: str | None = Field(
         None,
-        description="the AmbigDocs JSON or JSON Lines file (not in the pinned mirror; unset: no entity items); its sha256 goes to the manifest",
+        description="an AmbigDocs JSON or JSON Lines file for the entity group (not in the pinned mirror; unset: the pinned RAMDocs test split); its sha256 goes to the manifest",
     )
     # human adjudication of the screened candidates (Appendix B.1): "default" is the project's review
     # file beside the builder (review/adjudication.jsonl), "none" builds without review, else a path
@@ -91,10 +99,21 @@ class MisleadQAConfig(BuildConfig):
         description='human review decisions on screened candidates [app. B.1]: "default" (the project\'s '
         'review/adjudication.jsonl), "none" (unreviewed) or the path of a JSONL or CSV file',
     )
-    # the SituatedQA splits read from the pinned snapshots: the project's review covers candidates of
-    # train and dev; the lock also pins test, which a build reads only when it is named here
+    keep_unreviewed: bool = Field(
+        False,
+        description="release candidates without a current decision (counted as unreviewed in the manifest and card); "
+        "by default they are excluded [app. B.1]",
+    )
+    restatements: str = Field(
+        "default",
+        description='restatements written by reviewers [app. A.1]: "default" (the project\'s review/restatements.jsonl), '
+        '"none", or the path of a JSON Lines file',
+    )
+    # the SituatedQA splits read from the pinned snapshots (qa_data; raw_data for the answer timelines)
     situatedqa_splits: tuple[Literal["train", "dev", "test"], ...] = Field(
-        ("train", "dev"), min_length=1, description="the pinned SituatedQA splits read (the project's review covers train and dev)"
+        ("train", "dev", "test"),
+        min_length=1,
+        description="the pinned SituatedQA splits read (qa_data, and raw_data for the answer timelines)",
     )
     # another SituatedQA qa_data folder (temp.*.jsonl, geo.*.jsonl) instead of the pinned snapshots
     situatedqa_dir: str | None = Field(
@@ -102,5 +121,5 @@ class MisleadQAConfig(BuildConfig):
     )
     condambigqa_path: str | None = Field(
         None,
-        description="the CondAmbigQA JSON or JSON Lines file (not in the pinned mirror; unset: no condition supplement); its sha256 goes to the manifest",
+        description="another CondAmbigQA JSON or JSON Lines file (unset: the pinned 200-question mcaqa.json); its sha256 goes to the manifest",
     )

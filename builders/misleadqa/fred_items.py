@@ -154,10 +154,11 @@ class FredFacts:
 
 
 def _distinct_values(ff: FredFacts, facts: list[Fact]) -> list[Distractor]:
-    """One distractor per distinct value (its earliest fact), in date / jurisdiction order."""
+    """One distractor per distinct value (its earliest fact), in date / jurisdiction order; never a value
+    the project's review leaves out (review/fred_facts.jsonl)."""
     seen: dict[Decimal, Distractor] = {}
     for fact in facts:
-        if not at_cents(fact.value):
+        if not at_cents(fact.value) or reviewed_problem(fact.provenance.series_id, int(fact.scope.time[:4])):
             continue
         seen.setdefault(Decimal(fact.value), Distractor(text=usd(fact.value), provenance=fact.provenance, cluster_id=ff.cluster(fact)))
     return list(seen.values())

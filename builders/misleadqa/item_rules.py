@@ -12,6 +12,7 @@ import re
 from fractions import Fraction
 from typing import Callable
 
+from ctxrobust.builders.misleadqa.answer_types import precision
 from ctxrobust.builders.misleadqa.config import MisleadQAConfig
 from ctxrobust.builders.misleadqa.normalise import answer_key, content_tokens, entity_clash, mentions, unit_of, word_count
 from ctxrobust.builders.misleadqa.phrasing import FIRST_PERSON, JUNK, future_question, past_question, unscoped, unstated_time
@@ -103,6 +104,66 @@ def gold_mention_problems(item: dict) -> list[str]:
         if mentions(f, form):
             return [f"F still mentions the gold answer ({form!r})"]
     return []
+
+
+# a span of two years in parentheses, 'born – died' style: '(3 July 1750 – 28 February 1825)', '(1684–1716)'
+_SPAN = re.compile(r"\([^()]*?\b(?P<first>\d{3,4})\b[^()–—]*?(?:\s*[–—]\s*|\s+-\s+|(?<=\d)-(?=\d))[^()]*?\b(?P<last>\d{3,4})\b[^()]*?\)")
+_NAME_WORD = re.compile(r"[A-Z][a-z]{2,}")
+
+
+def f_consistency_problems(item: dict) -> list[str]:
+    """The substitution makes F false, not absurd or half-edited (Appendix A.1: no remaining gold
+    expression, no unintended contradiction): a year span G gives in order does not run backwards in F
+    (a death before the birth); the surname of a gold name does not stay in F ('Davis' after 'Miles Davis'
+    became the lure); the lure has the gold's precision (a decade for a year, a full date for a year)."""
+    problems = []
+    g, f = item["contexts"]["G"]["text"], item["contexts"]["F"]["text"]
+    g_spans = {(int(m["first"]), int(m["last"])) for m in _SPAN.finditer(g)}
+    for m in _SPAN.finditer(f):
+        first, last = int(m["first"]), int(m["last"])
+        if first > last and not any(a > b for a, b in g_spans):
+            problems.append(f"F's span {m[0]!r} runs backwards (G's runs forwards): the substitution contradicts the text around it")
+    gold, lure = item["options"][item["gold"]], item["options"][item["lure"]]
+    words = gold.replace(",", " ").split()
+    if len(words) >= 2 and all(_NAME_WORD.fullmatch(w) or w[:1].isupper() for w in words):
+        last = words[-1]
+        if _NAME_WORD.fullmatch(last) and re.search(rf"\b{re.escape(last)}\b", f) and last not in lure.split():
+            problems.append(f"F still names the gold by its last word {last!r} after {gold!r} became {lure!r}")
+    if precision(gold) != precision(lure):
+        problems.append(f"the gold {gold!r} is a {precision(gold)}, the lure {lure!r} a {precision(lure)}")
+    for m in _SPAN.finditer(f):
+        first, last = int(m["first"]), int(m["last"])
+        if m[0] not in g and first <= last and not MIN_LIFE <= last - first <= MAX_LIFE and _lifespan(f, m):
+            problems.append(f"F's life span {m[0]!r} gives an age of {last - first}: the substitution makes the person implausible")
+    said = _described(g, gold) if not re.search(r"\d", gold) else ""  # a name, not a date or a number
+    if said and said != _described(item["contexts"]["S"]["text"], lure):
+        problems.append(f"G calls the gold {said!r} ({gold!r}); F says it of the lure {lure!r}, which S does not")
+    return problems
+
+
+MIN_LIFE, MAX_LIFE = 25, 105  # a life span in F outside these years is an unintended contradiction
+# words that describe who or what an answer is ('American singer X', 'the English rock band X'): kept in F, they
+# describe the lure, which is an unintended contradiction unless S says the same of it
+DESCRIPTORS = frozenset(
+    "singer singers songwriter singer-songwriter band group duo trio artist musician rapper composer producer actor actress comedian "
+    "saxophonist pianist guitarist drummer vocalist conductor dj orchestra ensemble quartet collective".split()
+)
+_DEMONYM = re.compile(r"^[A-Z][a-z]+(?:an|ian|ese|ish|ch|i)$")
+
+
+def _lifespan(text: str, match: re.Match) -> bool:
+    """The span is a person's life ('X (3 July 1750 – 28 February 1825) was'), not a reign or a season."""
+    return bool(re.match(r"\s*,?\s*(?:was|is)\b", text[match.end() :]))
+
+
+def _described(text: str, answer: str) -> str:
+    """The describing words right before the answer in `text` ('American singer'), lower-cased; '' when none."""
+    at = text.find(answer)
+    if at < 0:
+        return ""
+    words = re.findall(r"[A-Za-z-]+", text[:at])[-4:]
+    said = [w for w in words if w.lower() in DESCRIPTORS or _DEMONYM.match(w)]
+    return " ".join(w.lower() for w in said) if any(w.lower() in DESCRIPTORS for w in said) else ""
 
 
 def distinctness_problems(item: dict) -> list[str]:
@@ -321,6 +382,7 @@ def item_checks(cfg: MisleadQAConfig) -> dict[str, Callable[[dict], list[str]]]:
         "answer_isolation": answer_isolation_problems,
         "distractor_leakage": distractor_leakage_problems,
         "gold_mention_in_f": gold_mention_problems,
+        "f_consistency": f_consistency_problems,
         "distinctness": distinctness_problems,
         "scope_design": lambda item: (
             scope_design_problems(item) + fred_pair_problems(item, cfg.fred_max_gap_years, cfg.fred_first_year, cfg.fred_last_year)

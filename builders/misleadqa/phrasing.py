@@ -261,9 +261,28 @@ def _normal(text: str) -> str:
     return " ".join(unicodedata.normalize("NFKC", text).split())
 
 
+_MONTH_NAMES = "January February March April May June July August September October November December".split()
+_MONTH = "(" + "|".join(_MONTH_NAMES) + ")"
+_DAY_MONTH_YEAR = re.compile(rf"^(\d{{1,2}}) {_MONTH},? (\d{{3,4}})$")
+_MONTH_DAY_YEAR = re.compile(rf"^{_MONTH} 0?(\d{{1,2}}),? (\d{{3,4}})$")
+_SEASON = re.compile(r"^(\d{4})\s*[-–—]\s*(\d{2}|\d{4})$")
+
+
 def clean_text(text: str) -> str:
-    """An answer or option as shown: NFKC-normalised with single plain spaces."""
-    return _normal(text)
+    """An answer or option as shown: NFKC-normalised with single plain spaces, a full date written
+    out one way ('7 September 1822', 'September 7 1822' -> 'September 7, 1822') and a season with an
+    en dash ('2019-20' -> '2019–20'), so every option of an item has one format (App. A.1, Table 6)."""
+    text = _normal(text)
+    match = _DAY_MONTH_YEAR.match(text)
+    if match:
+        return f"{match[2]} {int(match[1])}, {match[3]}"
+    match = _MONTH_DAY_YEAR.match(text)
+    if match:
+        return f"{match[1]} {int(match[2])}, {match[3]}"
+    match = _SEASON.match(text)
+    if match:
+        return f"{match[1]}–{match[2]}"
+    return text
 
 
 def _words(question: str) -> list[str]:

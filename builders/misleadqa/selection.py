@@ -3,7 +3,7 @@
 Candidates are examined in a fixed order, the SHA-256 ranking of their ids
 under the build seed (model responses and lure effects play no part). A
 candidate is left out, with its reason, when its cluster already holds the
-per-cluster maximum, when it repeats a target fact already selected, when it
+per-cluster maximum or its question type the per-type maximum (SituatedQA), when it repeats a target fact already selected, when it
 reverses a selected fact pair, or when it breaks a construction rule.
 Examination stops once `n` candidates are accepted; a shortfall is reported.
 """
@@ -39,7 +39,8 @@ class SelectionState:
     pairs: set[tuple[str, str]] = field(default_factory=set)
 
 
-def exclusion_row(spec: Spec, reason: str, detail: str) -> dict:
+def exclusion_row(spec: Spec | Candidate, reason: str, detail: str) -> dict:
+    """An exclusions.jsonl row for a candidate (or the spec it would be built from) left out with its reason."""
     return {
         "id": spec.id,
         "source": spec.source,
@@ -56,17 +57,24 @@ def select(
     per_cluster: int,
     seed: int,
     state: SelectionState,
-    screen: Callable[[Candidate], None],
+    screen: Callable[[Candidate], Candidate | None],
+    per_type: int | None = None,
 ) -> Selected:
-    """Accept up to n candidates in rank order under the caps; `screen` raises Excluded for a bad candidate."""
+    """Accept up to n candidates in rank order under the caps; `screen` returns the candidate as it will be
+    released (or None: as built) and raises Excluded for a bad candidate. Drafts (candidates a rule could not
+    finish) are examined after every other, so that their restatements never displace another candidate."""
     out = Selected(requested=n, available=len(specs))
-    per = Counter()
+    per, types = Counter(), Counter()
+    drafts: list[tuple[Spec, Candidate]] = []  # examined after every finished candidate, so they never displace one
     for spec in sorted(specs, key=lambda s: (rank_key(seed, s.id), s.id)):
         if len(out.accepted) >= n:
             break
         out.examined += 1
         if per[spec.cluster_id] >= per_cluster:
             out.exclusions.append(exclusion_row(spec, "cluster_cap", f"cluster {spec.cluster_id} already has {per_cluster} items"))
+            continue
+        if per_type is not None and spec.type_key is not None and types[spec.type_key] >= per_type:
+            out.exclusions.append(exclusion_row(spec, "question_type_cap", f"question type {spec.type_key!r} already has {per_type} items"))
             continue
         if spec.target_key in state.targets:
             out.exclusions.append(exclusion_row(spec, "repeated_target", f"target fact {spec.target_key} is already used"))
@@ -76,12 +84,32 @@ def select(
             continue
         try:
             candidate = spec.build()
-            screen(candidate)
+            draft = bool(getattr(candidate, "needs", ()))  # as the rules wrote it, before any restatement
+            candidate = screen(candidate) or candidate  # the candidate as released (a restatement applied)
         except Excluded as excluded:
             out.exclusions.append(exclusion_row(spec, excluded.reason, excluded.detail))
             continue
-        out.accepted.append(candidate)
-        per[spec.cluster_id] += 1
-        state.targets.add(spec.target_key)
-        state.pairs.add((spec.target_key, spec.alt_key))
+        if draft:
+            drafts.append((spec, candidate))
+            continue
+        _accept(out, spec, candidate, per, types, state)
+    for spec, candidate in drafts:  # drafts (App. A.1 restatements to be written) fill what is left under the caps
+        if len(out.accepted) >= n:
+            out.exclusions.append(exclusion_row(spec, "group_full", f"the group already has {n} candidates"))
+        elif per[spec.cluster_id] >= per_cluster:
+            out.exclusions.append(exclusion_row(spec, "cluster_cap", f"cluster {spec.cluster_id} already has {per_cluster} items"))
+        elif per_type is not None and spec.type_key is not None and types[spec.type_key] >= per_type:
+            out.exclusions.append(exclusion_row(spec, "question_type_cap", f"question type {spec.type_key!r} already has {per_type} items"))
+        elif spec.target_key in state.targets or (spec.alt_key, spec.target_key) in state.pairs:
+            out.exclusions.append(exclusion_row(spec, "repeated_target", f"target fact {spec.target_key} is already used"))
+        else:
+            _accept(out, spec, candidate, per, types, state)
     return out
+
+
+def _accept(out: Selected, spec: Spec, candidate: Candidate, per: Counter, types: Counter, state: SelectionState) -> None:
+    out.accepted.append(candidate)
+    per[spec.cluster_id] += 1
+    types[spec.type_key] += 1
+    state.targets.add(spec.target_key)
+    state.pairs.add((spec.target_key, spec.alt_key))

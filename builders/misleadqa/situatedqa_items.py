@@ -24,9 +24,11 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
+import json
 import re
 from collections import defaultdict
 from itertools import combinations
+from pathlib import Path
 
 from ctxrobust.builders.misleadqa.answer_types import is_garbled, kind, precision
 from ctxrobust.builders.misleadqa.candidate import Candidate, Distractor, Excluded, Spec, cluster_id, pair_specs, safe_id, templates
@@ -51,9 +53,11 @@ from ctxrobust.builders.misleadqa.phrasing import (
     unstated_time,
 )
 from ctxrobust.builders.misleadqa.scopes import canonical_location, display_location, is_place, scopes_overlap, time_interval
+from ctxrobust.builders.misleadqa.timelines import Timelines
 from ctxrobust.sources.facts import Scope
 from ctxrobust.sources.situatedqa import SituatedQARecord
 
+QUESTION_TYPES = Path(__file__).with_name("question_types.json")
 WH_WORDS = ("when", "who", "whom", "whose", "where", "what", "which", "why", "how")
 HOW_WORDS = ("many", "much", "long", "old", "far", "big", "tall", "often")
 REWORDING_MIN_SIMILARITY = 0.5  # content-word Jaccard of two questions that also share two or more answers
@@ -92,9 +96,11 @@ def _answer_keys(record: SituatedQARecord) -> frozenset[str]:
 
 
 class SituatedQAPool:
-    """All records of one file kind: grouped by upstream question, rewordings found, and the same-type fallback pool."""
+    """All records of one file kind: grouped by upstream question, rewordings found, the same-type
+    fallback pool, and (time) the questions' answer timelines from the raw_data records."""
 
-    def __init__(self, records: list[SituatedQARecord]):
+    def __init__(self, records: list[SituatedQARecord], timelines: Timelines | None = None):
+        self.timelines = timelines or Timelines([])
         self.groups: dict[str, list[SituatedQARecord]] = defaultdict(list)
         for record in sorted(records, key=lambda r: (r.snapshot, r.line)):
             self.groups[record.upstream_id].append(record)
@@ -157,6 +163,7 @@ def specs(pool: SituatedQAPool, seed: int) -> list[Spec]:
             fact_key=lambda record: fact_key(pool, record),
             tag=_tag,
             make=lambda spec, t, a: build(spec, pool, pool.groups[t.upstream_id], t, a, seed),
+            type_key=f"{pool.groups[upstream_id][0].dimension}: {type_label(pool.groups[upstream_id][0].question)}",
         )
     ]
 
@@ -262,7 +269,7 @@ def shown_date(day: dt.date) -> str:
     return f"{MONTH_NAMES[day.month - 1]} {day.day}, {day.year}"
 
 
-def anchored_date(record: SituatedQARecord, group: list[SituatedQARecord], role: str) -> dt.date:
+def anchored_date(record: SituatedQARecord, group: list[SituatedQARecord], role: str, timelines: Timelines | None = None) -> dt.date:
     """Scope precision (criterion 4, Appendix A.1 "Fact pairs"): the day the record's answer is asked
     for. A day is kept; a year or month ('2014', sampled or the year an answer started) is re-anchored
     to its last day, where the answer holds only if every change the question records within that
@@ -282,6 +289,12 @@ def anchored_date(record: SituatedQARecord, group: list[SituatedQARecord], role:
                 "scope_imprecise",
                 f"{role} {record.scope_value!r}: the answer changes within it ({other.snapshot}:{other.line} starts {other.answers[0]!r} in {other.scope_value!r})",
             )
+    change = timelines.changes_within(record.upstream_id, first, last, answer) if timelines is not None else None
+    if change is not None:
+        raise Excluded(
+            "scope_imprecise",
+            f"{role} {record.scope_value!r}: the answer timeline starts {change.answers[0]!r} within it ({change.snapshot}:{change.line} {change.field})",
+        )
     return last
 
 
@@ -376,7 +389,15 @@ def build(
     asked = _asked(pool, t, group)
     tpl = templates()["situatedqa"]
     if dimension == "time":
-        t_day, a_day = anchored_date(t, group, "target"), anchored_date(a, group, "alternative")
+        t_day, a_day = anchored_date(t, group, "target", pool.timelines), anchored_date(a, group, "alternative", pool.timelines)
+        for role, record, value, day in (("gold", t, gold, t_day), ("lure", a, lure, a_day)):
+            stale = pool.timelines.conflict(record.upstream_id, day, value)
+            if stale is not None:
+                raise Excluded(
+                    "timeline_conflict",
+                    f"the {role} {value!r} for {shown_date(day)}: the answer timeline puts {stale.answers[0]!r} in force then "
+                    f"({stale.snapshot}:{stale.line} {stale.field})",
+                )
         asked = to_past(asked)
         t_scope, a_scope = shown_date(t_day), shown_date(a_day)
         relative = relative_time(asked)
@@ -401,15 +422,29 @@ def build(
         if hint is not None:
             raise Excluded("unstated_time", f"question {asked!r} asks for something that changes over time ({hint!r}) but names no time")
         t_scope, a_scope = _place(t, group, "target"), _place(a, group, "alternative")
-    if dimension == "location" and has_referent_words(asked):  # the place is named in the question itself
-        asked_t, asked_a = name_referent(asked, t_scope), name_referent(asked, a_scope)
-        question = tpl["question_named"].format(question=asked_t)
-        g_text = _sentence(tpl["context_named"].format(statement=restate(asked_t, gold)))
-        s_text = _sentence(tpl["context_named"].format(statement=restate(asked_a, lure)))
-    else:
-        question = tpl[f"question_{dimension}"].format(question=asked, scope=t_scope)
-        g_text = tpl[f"context_{dimension}"].format(scope=t_scope, statement=restate(asked, gold))
-        s_text = tpl[f"context_{dimension}"].format(scope=a_scope, statement=restate(asked, lure))
+    needs: tuple[str, ...] = ()
+    try:
+        if dimension == "location" and has_referent_words(asked):  # the place is named in the question itself
+            asked_t, asked_a = name_referent(asked, t_scope), name_referent(asked, a_scope)
+            question = tpl["question_named"].format(question=asked_t)
+            g_text = _sentence(tpl["context_named"].format(statement=restate(asked_t, gold)))
+            s_text = _sentence(tpl["context_named"].format(statement=restate(asked_a, lure)))
+        else:
+            question = tpl[f"question_{dimension}"].format(question=asked, scope=t_scope)
+            g_text = tpl[f"context_{dimension}"].format(scope=t_scope, statement=restate(asked, gold))
+            s_text = tpl[f"context_{dimension}"].format(scope=a_scope, statement=restate(asked, lure))
+    except Excluded as excluded:
+        if excluded.reason != "no_restatement":
+            raise
+        # no rule restates this question: a draft whose G and S a maintainer writes (restatements.py), with the
+        # source's question and answer at each scope as placeholders; never released without them
+        needs = ("G", "S")
+        if dimension == "location" and has_referent_words(asked):
+            question = tpl["question_named"].format(question=name_referent(asked, t_scope))
+        else:
+            question = tpl[f"question_{dimension}"].format(question=asked, scope=t_scope)
+        g_text = f"[to be restated] {t.edited_question}: {gold}"
+        s_text = f"[to be restated] {a.edited_question}: {lure}"
     found = unscoped(question, dimension)
     if found is not None:
         raise Excluded(*found)
@@ -430,6 +465,7 @@ def build(
         provenance_s=a.answer_provenance(a.answers[0]),
         construction={"G": "restatement", "S": "restatement"},
         linked_clusters={cluster_id("situatedqa", uid) for uid in pool.rewordings_of(t.upstream_id)},
+        needs=needs,
     )
     at_target = [x for r in group if scopes_overlap(dimension, r.scope_value, t.scope_value) for x in r.answers]
     limit = t_day if dimension == "time" and past_question(asked) else None
@@ -459,7 +495,13 @@ def build(
         for other in own
         if other is not t and other is not a and not scopes_overlap(dimension, other.scope_value, t.scope_value) and _one_answer(other)
     ]
-    preferred = [d for d in preferred if valid(d)]
+    # the question's answer timeline first (values of the same relation at other dates), then its other contexts
+    timeline = [
+        Distractor(text=clean_text(value.answers[0]), provenance=value.answer_provenance(value.answers[0]), cluster_id=spec.cluster_id)
+        for value in pool.timelines.values(t.upstream_id)
+        if dimension == "time" and len({answer_key(x) for x in value.answers}) == 1
+    ]
+    preferred = [d for d in timeline + preferred if valid(d)]
     distractors = Pool(preferred, lambda: [d for d in _same_relation(pool, t, gold) if valid(d)])
     return with_distractors(candidate, distractors, seed)
 
@@ -473,3 +515,24 @@ def _same_relation(pool: SituatedQAPool, t: SituatedQARecord, gold: str) -> list
         for d in found
         if d.provenance.upstream_id != t.upstream_id and same_relation(t.question, pool.groups[d.provenance.upstream_id][0].question)
     ]
+
+
+@functools.cache
+def _type_patterns() -> tuple[tuple[str, re.Pattern], ...]:
+    data = json.loads(QUESTION_TYPES.read_text(encoding="utf-8"))
+    return tuple((label, re.compile(pattern)) for label, pattern in data["labels"])
+
+
+GENERIC_TYPES = frozenset({"person", "date", "place", "population or count", "other"})
+
+
+def type_label(question: str) -> str:
+    """The question's type (question_types.json): the first label whose pattern its lower-cased text
+    matches; a generic label (a person, a date, a place, a count) is told apart by the first content word
+    of the relation ('date: marriage', 'date: school'), so that one wh-word is not one type."""
+    text = " ".join(question.lower().split())
+    label = next(label for label, pattern in _type_patterns() if pattern.search(text))
+    if label in GENERIC_TYPES:
+        words = [w for w in relation_text(question) if w not in STOP_WORDS and w not in WH_WORDS and w not in HOW_WORDS]
+        label = f"{label}: {words[0]}" if words else label
+    return label

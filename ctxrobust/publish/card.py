@@ -57,7 +57,7 @@ class Citation(_Text):
 class ConfigText(_Text):
     description: str
     fields: dict[str, str]  # top-level column, or dotted path to a nested field -> description
-    same_fields_as: Optional[str] = None  # another configuration of the same dataset whose fields these are
+    same_fields_as: Optional[str] = None  # another configuration of the same dataset whose fields these are (plus `fields`)
     # the sources that may feed this configuration: source kind ("fred", the first part of a snapshot name or a
     # user-source kind) -> the name the card gives it; the card names those that fed the build's rows
     sources: dict[str, str] = {}
@@ -218,8 +218,8 @@ def config_fields(text: DatasetText, name: str) -> dict[str, str]:
     described = text.configs.get(name)
     if described is None:
         return {}
-    if described.same_fields_as is not None:
-        return text.configs[described.same_fields_as].fields
+    if described.same_fields_as is not None:  # another configuration's fields, and any of its own besides
+        return text.configs[described.same_fields_as].fields | described.fields
     return described.fields
 
 

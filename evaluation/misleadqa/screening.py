@@ -264,6 +264,7 @@ def screen(release: Release, paths: list[Path], output: Path) -> dict:
             sheet.append(
                 {
                     "id": cid,
+                    "item_sha256": row.get("item_sha256"),  # the item judged: an adjudication decision names it
                     "source": row["source"],
                     "scope_dimension": row["scope_dimension"],
                     "question": row["question"],

@@ -179,31 +179,39 @@ def test_the_papers_nebraska_item_is_rebuilt_word_for_word(store):
     assert overlap(candidate.question, candidate.s_text) == (Fraction(10, 17), Fraction(10, 15))
 
 
-def test_situatedqa_groups_hold_the_candidates_the_review_retains(built, main_items):
-    """Appendix A.2, B.1: the pool's shortfall against the requested 200 per SituatedQA group is in the build
-    notes; the release holds exactly the candidates the adjudication file retains (one without a row is
-    excluded as unreviewed), and every excluded one is in exclusions.jsonl with its decision."""
+def test_every_group_holds_the_candidates_the_review_retains(built, main_items):
+    """Appendix A.2, B.1: the release holds exactly the candidates whose decision names the item as built
+    and retains it; a candidate without such a decision is unreviewed and excluded, and every excluded one
+    is in exclusions.jsonl with its decision; the notes count each group."""
     from ctxrobust.builders.misleadqa import adjudication
 
     release = built[1]
     decisions = adjudication.read(adjudication.DEFAULT)
     candidates = release.rows("candidates.jsonl")
-    excluded = {r["id"]: r for r in release.rows("exclusions.jsonl") if r["reason"].startswith("adjudication_")}
-    for dimension in ("time", "location"):
-        pool = group(candidates, "situatedqa", dimension)
-        noted = release.manifest["build_notes"]["groups"][f"situatedqa/{dimension}"]
-        assert noted["shortfall"] == noted["requested"] - len(group(main_items, "situatedqa", dimension))
-        items = group(main_items, "situatedqa", dimension)
-        retained = {c["id"] for c in pool if c["id"] in decisions and decisions[c["id"]].decision == "retain"}
-        assert {i["id"] for i in items} == retained
-        assert all(excluded[c["id"]]["reason"] == "adjudication_unreviewed" for c in pool if c["id"] not in decisions)
-        assert max(Counter(i["cluster_id"] for i in items).values(), default=0) <= 2
-    in_pool = {c["id"] for c in candidates}
-    for cid, decision in decisions.items():
-        if decision.decision != "retain" and cid in in_pool:
-            assert excluded[cid]["reason"] == f"adjudication_{decision.decision}" and decision.reason in excluded[cid]["detail"]
+    condition = release.rows("condition.jsonl")
+    excluded = {r["id"]: r for r in release.rows("exclusions.jsonl")}
+    current = {c["id"] for c in candidates if c["id"] in decisions and decisions[c["id"]].item_sha256 == c["item_sha256"]}
+    retained = {cid for cid in current if decisions[cid].decision == "retain"}
+    assert {i["id"] for i in main_items + condition} == retained
+    for c in candidates:
+        if c["id"] not in retained:
+            reason = excluded[c["id"]]["reason"]
+            if c.get("needs_restatement"):
+                assert reason == "needs_restatement"
+            elif c["id"] in current:
+                assert reason == f"adjudication_{decisions[c['id']].decision}" and decisions[c["id"]].reason in excluded[c["id"]]["detail"]
+            else:
+                assert reason == "adjudication_unreviewed"
     screening = release.manifest["build_notes"]["screening"]
-    assert screening["reviewed"] and screening["excluded"] == len(excluded) and screening["candidates"] == len(candidates)
+    assert screening["reviewed"] and screening["candidates"] == len(candidates)
+    for name, counts in screening["groups"].items():
+        source, dimension = name.split("/")
+        pool = [c for c in candidates if (c["source"], c["scope_dimension"]) == (source, dimension)]
+        assert counts["candidates"] == len(pool)
+        assert counts["retained"] == len([c for c in pool if c["id"] in retained])
+        assert counts["retained"] + counts["excluded"] == counts["candidates"]
+        if name.startswith("situatedqa"):
+            assert max(Counter(c["cluster_id"] for c in pool).values(), default=0) <= 2
     assert release.manifest["build_notes"]["user_sources"]["adjudication"]["sha256"] == sha256_file(adjudication.DEFAULT)
 
 
@@ -283,17 +291,23 @@ def test_exclusions_are_counted_by_reason(built):
     assert not released & {r["id"] for r in rows}
 
 
-def test_user_sources_build_entity_items_and_the_condition_supplement(built, main_items):
+def test_user_sources_build_entity_items_and_the_condition_supplement(built):
+    """A supplied AmbigDocs file replaces RAMDocs as the entity source; its candidates (and the supplied
+    CondAmbigQA file's) are unreviewed by the project's file, so they are candidates, not items."""
     release = built[1]
     user = release.manifest["build_notes"]["user_sources"]
     assert user["ambigdocs"] == {"file": AMBIGDOCS.name, "sha256": sha256_file(AMBIGDOCS)}
     assert user["condambigqa"]["sha256"] == sha256_file(CONDAMBIGQA)
-    entity = group(main_items, "ambigdocs", "entity")
+    assert release.manifest["build_notes"]["entity_source"] == "ambigdocs"
+    candidates = release.rows("candidates.jsonl")
+    entity = group(candidates, "ambigdocs", "entity")
     assert entity and all(i["split"] == "main" and i["provenance"]["G"]["sha256"] == user["ambigdocs"]["sha256"] for i in entity)
-    condition = release.rows("condition.jsonl")
-    assert condition and all(i["split"] == "condition" and i["source"] == "condambigqa" for i in condition)
-    assert not [i for i in main_items if i["source"] == "condambigqa"]
+    assert not group(candidates, "ramdocs", "entity")
+    condition = [c for c in candidates if c["source"] == "condambigqa"]
+    assert condition and all(i["split"] == "condition" for i in condition)
     assert max(Counter(i["cluster_id"] for i in condition).values()) <= 3
+    groups = release.manifest["build_notes"]["screening"]["groups"]
+    assert groups["ambigdocs/entity"]["unreviewed"] == len(entity) and groups["ambigdocs/entity"]["retained"] == 0
 
 
 def test_audit_sample_is_stratified(built):
@@ -416,7 +430,16 @@ def test_the_fred_review_is_the_maintainers_and_names_its_criterion_and_reason()
     from ctxrobust.builders.misleadqa.fred_items import fred_review, reviewed_problem
 
     rows = fred_review()
-    assert {r["series_id"]: r["criterion"] for r in rows} == {"STTMINWGWY": 1, "STTMINWGGAM": 1, "STTMINWGNV": 4, "STTMINWGCA": 4}
+    assert {(r["series_id"], r["first_year"]): r["criterion"] for r in rows} == {
+        ("STTMINWGWY", 2019): 1,
+        ("STTMINWGGAM", 2019): 1,
+        ("STTMINWGNV", 2007): 4,
+        ("STTMINWGCA", 2017): 4,
+        ("STTMINWGMN", 2007): 1,
+        ("STTMINWGWA", 1994): 1,
+        ("STTMINWGOK", 1979): 4,
+        ("STTMINWGGAM", 1979): 1,
+    }
     assert all(r["reviewer"] == "maintainers" and r["decision"] == "exclude" and r["reason"] for r in rows)
     assert reviewed_problem("STTMINWGNV", 2017).startswith("the project's review excludes STTMINWGNV from 2007")
     assert reviewed_problem("STTMINWGNV", 2006) is None and reviewed_problem("STTMINWGCA", 2023) is None
@@ -449,12 +472,17 @@ def test_no_released_fred_fact_is_one_the_review_excludes(main_items):
 
 
 def test_the_situatedqa_splits_read_are_the_configured_ones():
-    """The lock pins every SituatedQA split; a build reads the ones `situatedqa_splits` names (train and dev by default)."""
+    """The lock pins every SituatedQA split; a build reads the ones `situatedqa_splits` names (all three by
+    default), with the raw_data timelines of their time questions."""
     default = MisleadQABuilder(MisleadQAConfig()).required_snapshots()
-    every = MisleadQABuilder(MisleadQAConfig(situatedqa_splits=("train", "dev", "test"))).required_snapshots()
+    two = MisleadQABuilder(MisleadQAConfig(situatedqa_splits=("train", "dev"))).required_snapshots()
     read = lambda names: sorted(n for n in names if n.startswith("situatedqa"))
-    assert read(default) == [f"situatedqa/{k}.{s}.jsonl" for k in ("geo", "temp") for s in ("dev", "train")]
-    assert read(every) == [f"situatedqa/{k}.{s}.jsonl" for k in ("geo", "temp") for s in ("dev", "test", "train")]
+    every = [f"situatedqa/{k}.{s}.jsonl" for k in ("geo", "temp") for s in ("dev", "test", "train")]
+    assert read(default) == every + [f"situatedqa_raw/temp.{s}.jsonl" for s in ("dev", "test", "train")]
+    assert read(two) == [f"situatedqa/{k}.{s}.jsonl" for k in ("geo", "temp") for s in ("dev", "train")] + [
+        f"situatedqa_raw/temp.{s}.jsonl" for s in ("dev", "train")
+    ]
+    assert "ramdocs/RAMDocs_test.jsonl" in default and "condambigqa/mcaqa.json" in default
     assert any(n.startswith("fred/") for n in default)
     with pytest.raises(ValueError, match="situatedqa_splits"):
         MisleadQAConfig(situatedqa_splits=("validation",))

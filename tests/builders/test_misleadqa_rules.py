@@ -117,8 +117,8 @@ def test_a_location_question_saying_we_names_the_place(tmp_path):
     ]
     candidate = build(tmp_path, rows, 1, 2, "geo.dev.jsonl")
     assert candidate.question == "When did India gain independence from british rule?"
-    assert candidate.g_text == "India gained independence from british rule on 15 August 1947."
-    assert candidate.s_text == "Pakistan gained independence from british rule on 14 August 1947."
+    assert candidate.g_text == "India gained independence from british rule on August 15, 1947."  # one date format (clean_text)
+    assert candidate.s_text == "Pakistan gained independence from british rule on August 14, 1947."
 
 
 # --- construction rules (exclusions named) ---------------------------------------------------------------
@@ -356,19 +356,25 @@ def test_the_gazetteer_knows_places_the_hand_list_missed_and_tells_georgia_apart
 
 def test_an_adjudication_file_is_read_from_jsonl_or_csv_and_a_bad_row_is_one_error(tmp_path):
     jsonl = tmp_path / "a.jsonl"
-    jsonl.write_text(json.dumps({"id": "x", "decision": "exclude", "criterion": 4, "reason": "two answers", "reviewer": "me"}) + "\n")
-    assert adjudication.read(jsonl)["x"].criterion == 4
+    h = "ab" * 32
+    row = {"id": "x", "item_sha256": h, "decision": "exclude", "criterion": 4, "reason": "two answers", "reviewer": "me"}
+    jsonl.write_text(json.dumps(row) + "\n")
+    assert adjudication.read(jsonl)["x"].criterion == 4 and adjudication.read(jsonl)["x"].item_sha256 == h
     csv_file = tmp_path / "a.csv"
-    csv_file.write_text("id,decision,criterion,reason,reviewer\nx,retain,,fine,me\ny,verify,1,check the date,me\n")
+    csv_file.write_text(f"id,item_sha256,decision,criterion,reason,reviewer\nx,{h},retain,,fine,me\ny,{h},verify,1,check the date,me\n")
     assert {k: d.decision for k, d in adjudication.read(csv_file).items()} == {"x": "retain", "y": "verify"}
-    csv_file.write_text("id,decision,criterion,reason,reviewer\nx,maybe,,fine,me\n")
+    csv_file.write_text(f"id,item_sha256,decision,criterion,reason,reviewer\nx,{h},maybe,,fine,me\n")
     with pytest.raises(CtxRobustError, match=r"a.csv:2: decision"):
+        adjudication.read(csv_file)
+    csv_file.write_text("id,decision,criterion,reason,reviewer\nx,retain,,fine,me\n")  # a file without the hashes
+    with pytest.raises(CtxRobustError, match=r"a.csv: CSV header lacks item_sha256"):
         adjudication.read(csv_file)
 
 
-def test_the_default_review_decides_every_situatedqa_candidate_with_a_stated_reason():
+def test_the_default_review_decides_with_a_stated_reason_and_names_the_item_read():
     decisions = adjudication.read(adjudication.DEFAULT)
     assert decisions and all(d.reason and d.reviewer == "the project's maintainers" for d in decisions.values())
+    assert all(len(d.item_sha256) == 64 for d in decisions.values())
     # an exclusion names its screening criterion, or the construction rule it enforces (repeated targets, App. A.1)
     assert all(d.criterion or d.reason.startswith("repeated target fact") for d in decisions.values() if d.decision != "retain")
     assert any(d.reason.startswith("unverifiable: ") for d in decisions.values())
@@ -429,3 +435,44 @@ def test_names_months_and_institutions_are_capitalised_and_shouted_places_are_no
         == "Who was elected in January 2006 to the European Union"
     )
     assert display_location("IRAN") == "Iran" and display_location("us") == "the US"
+
+
+def entity_like(g: str, gold: str, lure: str) -> dict:
+    """An item whose F is G with the gold replaced by the lure (as the builder writes it)."""
+    from ctxrobust.builders.misleadqa.substitution import substitute
+
+    f, edits = substitute(g, [(gold, lure)])
+    return {
+        "options": {"A": gold, "B": lure, "C": "x", "D": "y", "E": "Insufficient information"},
+        "gold": "A",
+        "lure": "B",
+        "contexts": {"G": {"text": g}, "S": {"text": g}, "F": {"text": f}},
+        "f_edits": edits,
+        "substitutions": [{"old": gold, "new": lure}],
+    }
+
+
+@pytest.mark.parametrize(
+    ("g", "gold", "lure", "found"),
+    [
+        ("John Roe (1684 – 18 June 1716) sat in the Commons.", "1684", "1720", "runs backwards"),
+        (
+            "Kind of Blue is an album by Miles Davis, compiled from recordings Davis made in 1959.",
+            "Miles Davis",
+            "Shalamar",
+            "last word 'Davis'",
+        ),
+        ("The hall was built in 1901-1902 by the town.", "1901-1902", "1890s", "a decade"),
+        ("John Roe (1684 – 18 June 1716) sat in the Commons.", "1684", "1660", None),
+        ("Kind of Blue is an album by Miles Davis, recorded in 1959.", "Miles Davis", "Shalamar", None),
+        ("John Roe (11 April 1834 in Leith – 30 April 1909) was a composer.", "11 April 1834", "3 May 1898", "age of 11"),
+        ("John Roe (11 April 1834 in Leith – 30 April 1909) was a composer.", "11 April 1834", "3 May 1850", None),
+        ("Blue Sky is an album by the English rock band Placebo.", "Placebo", "Ann Lee", "F says it of the lure"),
+    ],
+)
+def test_f_consistency_reports_a_backwards_span_a_leftover_surname_and_another_precision(g, gold, lure, found):
+    """App. A.1: the substitution leaves no gold expression and adds no unintended contradiction."""
+    from ctxrobust.builders.misleadqa.item_rules import f_consistency_problems
+
+    problems = f_consistency_problems(entity_like(g, gold, lure))
+    assert (found is None and problems == []) or (found is not None and any(found in p for p in problems)), problems

@@ -14,7 +14,7 @@ from ctxrobust.cli import main
 from ctxrobust.evaluation.misleadqa.screening import CRITERIA, parse_answer
 from ctxrobust.release import Release
 
-SMALL = {"fred_time_n": 8, "fred_location_n": 8, "situatedqa_time_n": 8, "situatedqa_location_n": 8}
+SMALL = {"fred_time_n": 8, "fred_location_n": 8, "situatedqa_time_n": 8, "situatedqa_location_n": 8, "ambigdocs_n": 8, "condambigqa_n": 6}
 
 
 def answer(fail: set[str] = frozenset()) -> str:
@@ -84,15 +84,19 @@ def test_the_screening_loop_from_prompts_to_a_reviewed_release(unreviewed, tmp_p
         }
     assert "| situatedqa |" in flags.with_suffix(".table9.md").read_text()
 
-    # a human adjudicates each flagged item; the decisions are a pinned build input
+    assert sheet[situated[1]]["item_sha256"] == next(c["item_sha256"] for c in candidates if c["id"] == situated[1])
+
+    # a human adjudicates each flagged item, naming the item read; the decisions are a pinned build input
     decisions = tmp_path / "adjudication.csv"
     decisions.write_text(
-        "id,decision,criterion,reason,reviewer\n"
-        f"{situated[0]},exclude,4,two answers in the asked year,tester\n"
-        f"{situated[1]},retain,,flag not confirmed,tester\n"
-        f"{situated[2]},revise,2,scope to be restated,tester\n"
+        "id,item_sha256,decision,criterion,reason,reviewer\n"
+        f"{situated[0]},{sheet[situated[0]]['item_sha256']},exclude,4,two answers in the asked year,tester\n"
+        f"{situated[1]},{sheet[situated[1]]['item_sha256']},retain,,flag not confirmed,tester\n"
+        f"{situated[2]},{sheet[situated[2]]['item_sha256']},revise,2,scope to be restated,tester\n"
     )
-    reviewed = build_release("misleadqa", "0.1.1-screen", {**SMALL, "adjudication": str(decisions)}, out, store)
+    # the unflagged candidates were read by no one: kept on request (the paper's rule), counted as unreviewed
+    settings = {**SMALL, "adjudication": str(decisions), "keep_unreviewed": True}
+    reviewed = build_release("misleadqa", "0.1.1-screen", settings, out, store)
     release = Release(reviewed.path, store=store)
     main_ids = {r["id"] for r in release.rows("main.jsonl")}
     assert situated[0] not in main_ids and situated[2] not in main_ids and situated[1] in main_ids
@@ -102,38 +106,42 @@ def test_the_screening_loop_from_prompts_to_a_reviewed_release(unreviewed, tmp_p
         and "criterion 4 (answer uniqueness): two answers" in excluded[situated[0]]["detail"]
     )
     assert excluded[situated[2]]["reason"] == "adjudication_revise"
-    notes = release.manifest["build_notes"]
-    assert notes["screening"] == {
+    screening = release.manifest["build_notes"]["screening"]
+    drafts = sum(1 for c in candidates if c.get("needs_restatement"))  # never released without a restatement
+    totals = {k: screening[k] for k in ("candidates", "drafts", "screened", "flagged", "retained", "excluded", "unreviewed")}
+    assert totals == {
         "candidates": len(ids),
-        "reviewed": True,
-        "flagged": 3,
-        "retained": len(ids) - 2,
-        "excluded": 2,
-        "decisions": {"exclude": 1, "retain": 1, "revise": 1},
-        "unreviewed": 0,  # a user file keeps the paper's rule: a candidate without a row was not flagged
-        "rows_for_other_candidates": 0,
-        "ids_not_in_pool": [],
+        "drafts": drafts,
+        "screened": 3,
+        "flagged": 2,
+        "retained": len(ids) - 2 - drafts,
+        "excluded": 2 + drafts,
+        "unreviewed": len(ids) - 3 - drafts,  # never counted as reviewed
     }
-    assert notes["user_sources"]["adjudication"]["file"] == "adjudication.csv"
+    assert screening["reviewed"] and screening["keep_unreviewed"]
+    assert {r for g in screening["groups"].values() for r in g["read_by"]} == {"tester"}  # who read what
+    assert release.manifest["build_notes"]["user_sources"]["adjudication"]["file"] == "adjudication.csv"
     card = (reviewed.path / "README.md").read_text(encoding="utf-8")
-    assert "`flagged`: 3" in card and "`excluded`: 2" in card and "not reviewed" not in card
+    assert "`flagged`: 2" in card and f"`excluded`: {2 + drafts}" in card and f"`unreviewed`: {len(ids) - 3 - drafts}" in card
+    assert "keep_unreviewed=true" in card and "not reviewed" not in card
     assert "not reviewed" in (path / "README.md").read_text(encoding="utf-8")  # the unreviewed build says so
 
 
-def test_the_default_review_excludes_unread_situatedqa_candidates_and_names_stale_rows(tmp_path, store):
+def test_the_default_review_excludes_unread_candidates_and_names_stale_rows(tmp_path, store):
     from ctxrobust.builders.misleadqa import adjudication
 
     result = build_release("misleadqa", "0.1.2-default", {**SMALL, "situatedqa_location_n": 20}, tmp_path / "out", store)
     release = Release(result.path, store=store)
     decided = adjudication.read(adjudication.DEFAULT)
-    pool = [r for r in release.rows("candidates.jsonl") if r["source"] == "situatedqa"]
-    unread = {r["id"] for r in pool if r["id"] not in decided}
+    pool = release.rows("candidates.jsonl")
+    current = {r["id"] for r in pool if r["id"] in decided and decided[r["id"]].item_sha256 == r["item_sha256"]}
+    unread = {r["id"] for r in pool if r["id"] not in current and not r.get("needs_restatement")}
     excluded = {r["id"]: r for r in release.rows("exclusions.jsonl") if r["reason"] == "adjudication_unreviewed"}
     assert set(excluded) == unread
-    assert not unread & {r["id"] for r in release.rows("main.jsonl")}
+    assert not unread & {r["id"] for r in release.rows("main.jsonl") + release.rows("condition.jsonl")}
     screening = release.manifest["build_notes"]["screening"]
     assert screening["unreviewed"] == len(unread)
-    assert screening["ids_not_in_pool"] == sorted(set(decided) - {r["id"] for r in release.rows("candidates.jsonl")})
+    assert screening["ids_not_in_pool"] == sorted(set(decided) - {r["id"] for r in pool})
     assert screening["rows_for_other_candidates"] == len(screening["ids_not_in_pool"])
 
 

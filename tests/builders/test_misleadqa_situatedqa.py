@@ -114,3 +114,67 @@ def test_a_negated_hosted_won_or_final_relation_is_another_relation():
     assert same_relation(played, "when was the last time norway was in the world cup")
     for other in ("when was the last time england were in a world cup final", "when was the last time brazil won the world cup"):
         assert not same_relation(played, other), other
+
+
+def raw_file(tmp_path: Path, rows: list[dict]):
+    from ctxrobust.builders.misleadqa.timelines import Timelines
+
+    path = tmp_path / "temp.dev.raw.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return Timelines(situatedqa.read_timelines(path, "situatedqa_raw/temp.dev.jsonl", "d" * 64))
+
+
+def timeline(uid, question, cur, cur_start, prev, prev_start):
+    def start(value):
+        year, month, day = (list(value) + [None, None])[:3]
+        return {"year": year, "month": month, "date": day}
+
+    return {
+        "question": question,
+        "id": uid,
+        "timelines": [
+            {"cur_answers": [cur], "cur_start": start(cur_start), "prev_answers": [prev], "prev_start": start(prev_start)},
+        ],
+    }
+
+
+CHAIR = "who chaired the harbour board"
+CHAIR_TOO = "who chaired the harbour board committee"
+
+
+def test_a_timeline_value_is_taken_before_a_value_borrowed_from_another_question(tmp_path):
+    """App. A.1 'Distractors': the question's own answer timeline (raw_data) comes before any other question."""
+    rows = [
+        temp(31, "2004", "Ann Lee", CHAIR),
+        temp(31, "2012", "Bo Chan", CHAIR),
+        # another question asking the same relation: its answers are the borrowed (fallback) distractors
+        temp(32, "2003", "Gil Ray", CHAIR_TOO),
+        temp(32, "2011", "Hal Ito", CHAIR_TOO),
+        temp(32, "2015", "Ivy Orr", CHAIR_TOO),
+    ]
+    timelines = raw_file(
+        tmp_path,
+        [
+            timeline(31, CHAIR, "Bo Chan", (2010,), "Ann Lee", (2000,)),
+            timeline(31, CHAIR, "Bo Chan", (2010,), "Di Fox", (2007,)),
+            timeline(31, CHAIR, "Bo Chan", (2010,), "Eve Kim", (2008, 5)),
+        ],
+    )
+    records = rows_file(tmp_path, "temp.dev.jsonl", rows)
+    with_timelines = made(specs(SituatedQAPool(records, timelines), 0), 1, 2)
+    assert {d.provenance.snapshot for d in with_timelines.distractors} == {"situatedqa_raw/temp.dev.jsonl"}
+    assert sorted(d.text for d in with_timelines.distractors) == ["Di Fox", "Eve Kim"]
+    without = made(specs(SituatedQAPool(records), 0), 1, 2)  # no timelines: only the borrowed answers remain
+    assert {d.provenance.snapshot for d in without.distractors} == {"situatedqa/temp.dev.jsonl"}
+    assert {d.text for d in without.distractors} <= {"Gil Ray", "Hal Ito", "Ivy Orr"}
+
+
+def test_a_qa_data_answer_the_timeline_contradicts_on_the_as_of_date_is_excluded(tmp_path):
+    """The timeline's dated change (March 2004) puts Bo Chan in force on December 31, 2004, not Ann Lee."""
+    rows = [temp(41, "2004", "Ann Lee", CHAIR), temp(41, "2012", "Bo Chan", CHAIR), temp(42, "2003", "Gil Ray", CHAIR_TOO)]
+    rows += [temp(42, "2011", "Hal Ito", CHAIR_TOO), temp(42, "2015", "Ivy Orr", CHAIR_TOO)]
+    timelines = raw_file(tmp_path, [timeline(41, CHAIR, "Bo Chan", (2004, 3, 2), "Ann Lee", (2000,))])
+    found = specs(SituatedQAPool(rows_file(tmp_path, "temp.dev.jsonl", rows), timelines), 0)
+    with pytest.raises(Excluded) as excluded:
+        made(found, 1, 2)
+    assert excluded.value.reason in ("timeline_conflict", "scope_imprecise")

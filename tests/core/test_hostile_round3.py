@@ -293,7 +293,11 @@ def test_a_hub_release_whose_manifest_is_a_nesting_bomb_is_one_line(published, c
             r"a\.jsonl:2: not UTF-8 \(byte 0xff\)",
         ),
         ("a.csv", b"id,decision,criterion,reason,reviewer\nx,retain,,\xe9t\xe9,me\n", r"a\.csv:2: not UTF-8 \(byte 0xe9\)"),
-        ("a.csv", b'id,decision,criterion,reason,reviewer\nx,retain,,"' + b"y" * 200_000 + b'",me\n', r"a\.csv:\d+: not a CSV row"),
+        (
+            "a.csv",
+            b"id,item_sha256,decision,criterion,reason,reviewer\nx," + b"a" * 64 + b',retain,,"' + b"y" * 200_000 + b'",me\n',
+            r"a\.csv:\d+: not a CSV row",
+        ),
     ],
 )
 def test_a_bad_adjudication_file_is_one_line_naming_file_and_line(tmp_path, name, content, message):

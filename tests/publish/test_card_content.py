@@ -123,12 +123,14 @@ def test_candidates_are_counted_from_their_own_file_not_from_the_items(tmp_path)
     )
     text = render_card(Release(folder).manifest, folder=folder)
     (candidates,) = [line for line in text.splitlines() if line.startswith("| `candidates` | test |")]
-    assert candidates.endswith("In this build: 5 candidates from FRED and 1 from SituatedQA; none from AmbigDocs or CondAmbigQA. |")
+    assert candidates.endswith(
+        "In this build: 5 candidates from FRED and 1 from SituatedQA; none from AmbigDocs, CondAmbigQA or RAMDocs. |"
+    )
     (main,) = [line for line in text.splitlines() if line.startswith("| `main` | test |")]
-    assert main.endswith("In this build: 3 items from FRED; none from SituatedQA or AmbigDocs. |")
+    assert main.endswith("In this build: 3 items from FRED; none from SituatedQA, AmbigDocs or RAMDocs. |")
     unread = render_card(Release(folder).manifest)  # no folder: the groups count main only, so candidates get no count
     (candidates,) = [line for line in unread.splitlines() if line.startswith("| `candidates` | test |")]
-    assert candidates.endswith("In this build: candidates from FRED and SituatedQA; none from AmbigDocs or CondAmbigQA. |")
+    assert candidates.endswith("In this build: candidates from FRED and SituatedQA; none from AmbigDocs, CondAmbigQA or RAMDocs. |")
 
 
 # -- the predictions line ------------------------------------------------------------------------------------

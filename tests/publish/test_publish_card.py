@@ -140,8 +140,8 @@ def test_user_sources_recorded_as_a_mapping_are_listed_with_their_licence():
     )
     text = render_card(manifest)
     assert "| `ambigdocs/` | 1 | AmbigDocs (Lee et al., 2024) | Apache 2.0; its documents are Wikipedia excerpts (CC BY-SA) |" in text
-    assert "No AmbigDocs file was given" not in text  # the limit applies only when the setting is null
-    assert "No CondAmbigQA file was given" in text
+    assert "The entity group comes from RAMDocs" not in text  # the limit applies only when the setting is null
+    assert "the 2,000-question CondAmbigQA" in text
 
 
 def test_size_categories():
@@ -284,7 +284,10 @@ def test_the_licence_section_gives_the_reason_and_every_source_licence():
     assert "distributed under [CC BY-SA 4.0](https://creativecommons.org/licenses/by-sa/4.0/)" in licence
     assert "Because some contexts come from Wikipedia, we release the dataset under CC BY-SA 4.0" in licence  # the paper's reason
     assert "- `fred/`: public domain (U.S. Department of Labor data)" in licence
-    assert "- `condambigqa/`: MIT; its contexts are Wikipedia passages (CC BY-SA)" in licence
+    assert (
+        "- `condambigqa/`: no licence stated in the repository (the MisleadQA paper calls it MIT); its contexts are Wikipedia passages (CC BY-SA)"
+        in licence
+    )
     assert "- none" in render_card(bare_manifest("pseudowords"))  # generated from a seed: no source to name
 
 
@@ -334,7 +337,7 @@ def test_the_main_row_names_only_the_sources_the_build_used():
     row = _row(text, "main")
     assert row.endswith(
         "| The main split: the items to evaluate, with option positions balanced within every source-scope group. "
-        "In this build: 400 items from FRED and 310 from SituatedQA; none from AmbigDocs. |"
+        "In this build: 400 items from FRED and 310 from SituatedQA; none from AmbigDocs or RAMDocs. |"
     )
     assert "AmbigDocs when" not in row and "SituatedQA and AmbigDocs" not in row
     assert _row(text, "condition").endswith("Empty in this build: carried as files, not declared as a configuration. |")  # names no source
@@ -343,20 +346,20 @@ def test_the_main_row_names_only_the_sources_the_build_used():
 def test_the_main_row_names_ambigdocs_when_it_gave_items():
     groups = {"ambigdocs/entity": 5, "fred/location": 200, "fred/time": 200, "situatedqa/location": 160, "situatedqa/time": 150}
     row = _row(_misleadqa_card(groups, PINNED, {"ambigdocs": {"file": "dev.json", "sha256": "3" * 64}}, 715), "main")
-    assert row.endswith("In this build: 400 items from FRED, 310 from SituatedQA and 5 from AmbigDocs. |")
+    assert row.endswith("In this build: 400 items from FRED, 310 from SituatedQA and 5 from AmbigDocs; none from RAMDocs. |")
 
 
 def test_a_source_given_but_giving_no_items_is_not_named_as_a_source_of_items():
     groups = {"ambigdocs/entity": 0, "fred/location": 200, "fred/time": 200, "situatedqa/time": 1}
     row = _row(_misleadqa_card(groups, PINNED, {"ambigdocs": {"file": "dev.json", "sha256": "3" * 64}}, 401), "main")
-    assert row.endswith("In this build: 400 items from FRED and 1 from SituatedQA; none from AmbigDocs. |")
+    assert row.endswith("In this build: 400 items from FRED and 1 from SituatedQA; none from AmbigDocs or RAMDocs. |")
 
 
 def test_without_item_counts_the_row_names_the_sources_the_build_used(nested_release):
     row = _row(_misleadqa_card(None, ["fred/STTMINWGNE.csv"], {}, 7), "main")
-    assert row.endswith("In this build: items from FRED; none from SituatedQA or AmbigDocs. |")
+    assert row.endswith("In this build: items from FRED; none from SituatedQA, AmbigDocs or RAMDocs. |")
     assert _row((nested_release / "README.md").read_text(encoding="utf-8"), "main").endswith(
-        "In this build: items from FRED; none from SituatedQA or AmbigDocs. |"
+        "In this build: items from FRED; none from SituatedQA, AmbigDocs or RAMDocs. |"
     )
 
 

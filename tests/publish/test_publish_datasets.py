@@ -30,6 +30,7 @@ MISLEADQA_SMALL = {
     # the project-written AmbigDocs and CondAmbigQA samples: every split has rows, and the Wikipedia-text sources are in the card
     "ambigdocs_path": str(FIXTURES / "ambigdocs_sample.jsonl"),
     "condambigqa_path": str(FIXTURES / "condambigqa_sample.jsonl"),
+    "keep_unreviewed": True,  # the samples' candidates have no decision in the project's review: kept, counted as unreviewed
 }
 EXPECTED_CONFIGS = {
     "pseudowords": {"vocabulary", "contexts"},

@@ -43,8 +43,10 @@ def test_release_builds_what_it_can_and_says_one_short_line_per_dataset(offline,
         f"error: gsm-ic: {len(GSM_IC)} source file(s) missing or mismatching (first: {GSM_IC[0]}, missing); to fix: set "
         f"SOURCES_MIRROR=DIR to a source mirror, or allow downloads from raw.githubusercontent.com; full list in {report}"
     )
-    needed = len(MisleadQABuilder(MisleadQAConfig()).required_snapshots())  # FRED and the SituatedQA splits it reads
-    assert misleadqa.startswith(f"error: misleadqa: {needed} source file(s) missing or mismatching (first: fred/STTMINWGAK.csv, missing)")
+    needed = len(MisleadQABuilder(MisleadQAConfig()).required_snapshots())  # FRED, the SituatedQA splits it reads, RAMDocs, CondAmbigQA
+    assert misleadqa.startswith(
+        f"error: misleadqa: {needed} source file(s) missing or mismatching (first: condambigqa/mcaqa.json, missing)"
+    )
     assert "FRED (FRED_API_KEY)" in misleadqa and len(misleadqa) < 400
     lines = report.read_text(encoding="utf-8").splitlines()
     assert len(lines) == 1 + len(GSM_IC) and lines[0] in gsm_ic
