@@ -55,8 +55,12 @@ def read(path: Path) -> dict[str, Restatement]:
         raise CtxRobustError(f"{path}: restatements file not found")
     if path.stat().st_size > MAX_BYTES:
         raise CtxRobustError(f"{path}: more than the {MAX_BYTES} bytes a restatements file may hold")
+    try:
+        text = path.read_bytes().decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise CtxRobustError(f"{path}: not UTF-8 (byte {exc.start}); save the file as UTF-8") from None
     out: dict[str, Restatement] = {}
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
         try:

@@ -70,17 +70,9 @@ def select(
         if len(out.accepted) >= n:
             break
         out.examined += 1
-        if per[spec.cluster_id] >= per_cluster:
-            out.exclusions.append(exclusion_row(spec, "cluster_cap", f"cluster {spec.cluster_id} already has {per_cluster} items"))
-            continue
-        if per_type is not None and spec.type_key is not None and types[spec.type_key] >= per_type:
-            out.exclusions.append(exclusion_row(spec, "question_type_cap", f"question type {spec.type_key!r} already has {per_type} items"))
-            continue
-        if spec.target_key in state.targets:
-            out.exclusions.append(exclusion_row(spec, "repeated_target", f"target fact {spec.target_key} is already used"))
-            continue
-        if (spec.alt_key, spec.target_key) in state.pairs:
-            out.exclusions.append(exclusion_row(spec, "reversed_pair", f"reverses the selected pair {spec.alt_key} / {spec.target_key}"))
+        capped = _capped(spec, per_cluster, per_type, per, types, state)
+        if capped is not None:
+            out.exclusions.append(exclusion_row(spec, *capped))
             continue
         try:
             candidate = spec.build()
@@ -94,17 +86,28 @@ def select(
             continue
         _accept(out, spec, candidate, per, types, state)
     for spec, candidate in drafts:  # drafts (App. A.1 restatements to be written) fill what is left under the caps
-        if len(out.accepted) >= n:
-            out.exclusions.append(exclusion_row(spec, "group_full", f"the group already has {n} candidates"))
-        elif per[spec.cluster_id] >= per_cluster:
-            out.exclusions.append(exclusion_row(spec, "cluster_cap", f"cluster {spec.cluster_id} already has {per_cluster} items"))
-        elif per_type is not None and spec.type_key is not None and types[spec.type_key] >= per_type:
-            out.exclusions.append(exclusion_row(spec, "question_type_cap", f"question type {spec.type_key!r} already has {per_type} items"))
-        elif spec.target_key in state.targets or (spec.alt_key, spec.target_key) in state.pairs:
-            out.exclusions.append(exclusion_row(spec, "repeated_target", f"target fact {spec.target_key} is already used"))
+        capped = ("group_full", f"the group already has {n} candidates") if len(out.accepted) >= n else None
+        capped = capped or _capped(spec, per_cluster, per_type, per, types, state)
+        if capped is not None:
+            out.exclusions.append(exclusion_row(spec, *capped))
         else:
             _accept(out, spec, candidate, per, types, state)
     return out
+
+
+def _capped(
+    spec: Spec, per_cluster: int, per_type: int | None, per: Counter, types: Counter, state: SelectionState
+) -> tuple[str, str] | None:
+    """(reason, detail) when a cap or an earlier selection leaves the spec out (App. A.1), else None."""
+    if per[spec.cluster_id] >= per_cluster:
+        return "cluster_cap", f"cluster {spec.cluster_id} already has {per_cluster} items"
+    if per_type is not None and spec.type_key is not None and types[spec.type_key] >= per_type:
+        return "question_type_cap", f"question type {spec.type_key!r} already has {per_type} items"
+    if spec.target_key in state.targets:
+        return "repeated_target", f"target fact {spec.target_key} is already used"
+    if (spec.alt_key, spec.target_key) in state.pairs:
+        return "reversed_pair", f"reverses the selected pair {spec.alt_key} / {spec.target_key}"
+    return None
 
 
 def _accept(out: Selected, spec: Spec, candidate: Candidate, per: Counter, types: Counter, state: SelectionState) -> None:

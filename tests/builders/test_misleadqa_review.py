@@ -124,3 +124,21 @@ def test_a_decision_row_without_the_item_hash_is_one_line_naming_it(tmp_path, st
     bad = write_jsonl(tmp_path / "old.jsonl", [{"id": "x", "decision": "retain", "reason": "ok", "reviewer": "r"}])
     with pytest.raises(CtxRobustError, match=r"old.jsonl:1: item_sha256"):
         build(tmp_path / "out", store, "0.0.5-old", adjudication=str(bad))
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b"\xff\xfe{}\n", r"not UTF-8"),
+        (b'{"id": "x", "base_sha256": "short", "reason": "r", "reviewer": "me"}\n', r"bad\.jsonl:1: not a restatement row"),
+        (b"[" * 300 + b"\n", r"bad\.jsonl:1: not a restatement row"),
+    ],
+)
+def test_a_bad_restatements_file_is_one_line_naming_it(tmp_path, content, message):
+    from ctxrobust.builders.misleadqa import restatements
+    from ctxrobust.errors import CtxRobustError
+
+    bad = tmp_path / "bad.jsonl"
+    bad.write_bytes(content)
+    with pytest.raises(CtxRobustError, match=message):
+        restatements.read(bad)

@@ -86,3 +86,16 @@ def test_bad_records_are_one_line_naming_file_and_line(tmp_path):
         with pytest.raises(CtxRobustError) as err:
             ramdocs.read_file(write(tmp_path, [good, row]))
         assert str(err.value).startswith(message) and "\n" not in str(err.value)
+
+
+def test_every_document_read_from_the_pinned_split_is_a_correct_one(real_mirror):
+    """On the real RAMDocs test split: each document a record holds is a `correct` document of its line."""
+    path = real_mirror / "ramdocs" / "RAMDocs_test.jsonl"
+    raw = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    records = ramdocs.read_file(path, "ramdocs/RAMDocs_test.jsonl", "0" * 64)
+    assert len(records) > 300
+    for record in records:
+        for doc in record.documents:
+            line, index = (int(x) for x in doc.pid.split("."))
+            source = raw[line - 1]["documents"][index]
+            assert source["type"] == "correct" and source["answer"] == doc.answer and source["text"].endswith(doc.text)
