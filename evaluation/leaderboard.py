@@ -96,12 +96,6 @@ def leaderboard(report: dict, spec: dict, subs: Iterable[Any], rank_by: str | No
     }
 
 
-def _percent(dataset: str, units: dict, name: str) -> bool:
-    declared = metrics.find(dataset, name)
-    unit = declared.unit if declared else units.get(name, metrics.FRACTION)
-    return unit in metrics.PERCENT_UNITS
-
-
 def _check_columns(report: dict) -> None:
     """Every column of a registered dataset's leaderboard must be declared: a renamed figure fails here."""
     dataset = report.get("dataset", "")
@@ -122,7 +116,7 @@ def leaderboard_table(report: dict) -> tuple[list[str], list[list], str]:
     for row in board["rows"]:
         cells = [row["rank"], row["model"], row["submission"]]
         for m in board["columns"]:
-            percent = _percent(dataset, units, m)
+            percent = metrics.percent(dataset, m, units)
             cells.append(fmt_metric(row["metrics"].get(m), percent, 1 if percent else 3))
         if board["invalid_metric"]:
             cells.append(fmt_metric(row["invalid"], True, 1) if row["invalid"] else "n/a")

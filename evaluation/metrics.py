@@ -313,9 +313,13 @@ def unit(dataset: str, name: str) -> str:
     return lookup(dataset, name).unit
 
 
-def percent(dataset: str, name: str) -> bool:
-    """Whether the figure is shown ×100 (fractions and their differences)."""
-    return lookup(dataset, name).percent
+def percent(dataset: str, name: str, units: dict | None = None) -> bool:
+    """Whether the figure is shown ×100 (fractions and their differences): as declared here, else by the
+    unit a report gives it (`units`, a report's "units"; a fraction when it gives none)."""
+    declared = find(dataset, name)
+    if declared is not None:
+        return declared.percent
+    return (units or {}).get(name, FRACTION) in PERCENT_UNITS
 
 
 def _cell(text: str) -> str:

@@ -59,9 +59,10 @@ def percent_figures(report: dict, names: list[str], units: dict | None = None) -
 
     dataset = report.get("dataset", "")
     if dataset in registry.datasets():
-        return {m for m in names if registry.lookup(dataset, m).percent}
+        for m in names:
+            registry.lookup(dataset, m)  # an undeclared figure of a declared dataset is an error
     units = units if units is not None else report.get("units", {})
-    return {m for m in names if units.get(m, registry.FRACTION) in registry.PERCENT_UNITS}
+    return {m for m in names if registry.percent(dataset, m, units)}
 
 
 def interval_section(report: dict, metrics: list[str], units: dict | None = None, title: str = "") -> str:

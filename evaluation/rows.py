@@ -59,9 +59,7 @@ def open_regular(path: Path) -> BinaryIO:
     naming it."""
     try:
         return files.open_regular(path)
-    except PredictionsError as exc:
-        if "not a regular file" not in str(exc):
-            raise
+    except files.NotRegular:
         raise PredictionsError(f"{plain(path)}: {NOT_REGULAR}") from None
 
 

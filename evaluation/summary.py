@@ -11,16 +11,13 @@ from __future__ import annotations
 from ctxrobust.evaluation import metrics
 from ctxrobust.evaluation.report import fmt_metric
 
-FRACTION_UNITS = metrics.PERCENT_UNITS
-
 
 def _declared(report: dict, name: str) -> metrics.Metric | None:
     return metrics.find(report.get("dataset", ""), name)
 
 
 def _percent(report: dict, name: str) -> bool:
-    declared = _declared(report, name)
-    return declared.percent if declared else report.get("units", {}).get(name, metrics.FRACTION) in FRACTION_UNITS
+    return metrics.percent(report.get("dataset", ""), name, report.get("units"))
 
 
 def _cell(figure: dict | None, percent: bool) -> str:

@@ -218,11 +218,13 @@ PLAN_DEFAULTS = {
 }
 
 
-def _add_sampling_flags(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--model", help="the model name sent in each request (openai-batch bodies, run)")
+def _add_sampling_flags(p: argparse.ArgumentParser, model: bool = True, max_tokens_default: str = "not sent") -> None:
+    """The sampling settings of a run plan; `model`: whether the plan names the model sent in each request."""
+    if model:
+        p.add_argument("--model", help="the model name sent in each request (openai-batch bodies, run)")
     p.add_argument("--temperature", type=float, help=f"sampling temperature (default: the paper's, {PLAN_DEFAULTS['temperature']})")
     p.add_argument("--top-p", dest="top_p", type=float, help="nucleus sampling (default: not sent)")
-    p.add_argument("--max-tokens", dest="max_tokens", type=int, help="longest answer in tokens (default: not sent)")
+    p.add_argument("--max-tokens", dest="max_tokens", type=int, help=f"longest answer in tokens (default: {max_tokens_default})")
     p.add_argument("--samples", type=int, help=f"responses per condition (default: the paper's, {PLAN_DEFAULTS['samples']})")
     p.add_argument(
         "--baseline-samples",

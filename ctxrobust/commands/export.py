@@ -7,10 +7,10 @@ import sys
 from pathlib import Path
 
 from ctxrobust.commands.common import (
-    PLAN_DEFAULTS,
     RELEASE_HELP,
     _add_option_flags,
     _add_quiet,
+    _add_sampling_flags,
     _frozen_release,
     _input_paths,
     _progress,
@@ -30,21 +30,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("folder", metavar="DIR", help="the task folder to write (new, or empty): give it to lm_eval --include_path")
     parser.add_argument("--name", help="the task name, and the prefix of its parts' names (default: ctxrobust_<dataset>)")
     _add_option_flags(parser, "prompts")
-    parser.add_argument("--temperature", type=float, help=f"sampling temperature (default: the paper's, {PLAN_DEFAULTS['temperature']})")
-    parser.add_argument("--top-p", dest="top_p", type=float, help="nucleus sampling (default: not sent)")
-    parser.add_argument(
-        "--max-tokens",
-        dest="max_tokens",
-        type=int,
-        help=f"longest answer in tokens (default: {DEFAULT_MAX_GEN_TOKS}; lm-eval always sends one)",
-    )
-    parser.add_argument("--samples", type=int, help=f"responses per condition (default: the paper's, {PLAN_DEFAULTS['samples']})")
-    parser.add_argument(
-        "--baseline-samples",
-        dest="baseline_samples",
-        type=int,
-        help=f"responses without context, for datasets with a no-context condition (default: the paper's, {PLAN_DEFAULTS['baseline_samples']})",
-    )
+    _add_sampling_flags(parser, model=False, max_tokens_default=f"{DEFAULT_MAX_GEN_TOKS}; lm-eval always sends one")
     _add_quiet(parser)
 
 

@@ -33,6 +33,10 @@ def size_text(n: int) -> str:
     return f"{n} bytes"
 
 
+class NotRegular(PredictionsError):
+    """The path names a FIFO, device, folder or other file that is not a regular file."""
+
+
 def open_regular(path: Path, what: str = "", hint: str = "; give a regular file") -> BinaryIO:
     """`path` opened for binary reading, if it is a regular file: the open never waits (O_NONBLOCK, so a FIFO
     without a writer does not block it), and a FIFO, device or folder is refused before anything is read."""
@@ -44,7 +48,7 @@ def open_regular(path: Path, what: str = "", hint: str = "; give a regular file"
         mode = os.fstat(fd).st_mode
         if not stat.S_ISREG(mode):
             kind = "a folder" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode) else "a device or other special file"
-            raise PredictionsError(f"{plain(path)}: is {kind}, not a regular file{what}{hint}")
+            raise NotRegular(f"{plain(path)}: is {kind}, not a regular file{what}{hint}")
         os.set_blocking(fd, True)
         return os.fdopen(fd, "rb")
     except BaseException:
