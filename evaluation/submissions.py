@@ -292,12 +292,17 @@ def _survey_native(sub: Submission) -> list[str]:
     return list(names)
 
 
-def _survey_converted(sub: Submission, dataset, options, form: str, log: Callable[[str], None]) -> list[str]:
+def _item_aliases(dataset, options) -> dict[str, str]:
+    """Request ids -> item ids the dataset's prompts module derives from the options (pseudowords: the benchmark)."""
+    module = dataset.load("prompts")
+    return module.item_aliases(options) if hasattr(module, "item_aliases") else {}
+
+
+def _survey_converted(sub: Submission, dataset, aliases: dict[str, str], form: str, log: Callable[[str], None]) -> list[str]:
     """A runner's file (OpenAI Batch, vLLM, lm-eval, Inspect) read as the dataset's native rows, in memory."""
     from ctxrobust.evaluation.formats.convert import convert
 
     module = dataset.load("prompts")
-    aliases = module.item_aliases(options) if hasattr(module, "item_aliases") else {}
     try:
         converted = convert(sub.path, form, module.prediction, aliases)
         sub.sha256 = _file_sha256(sub.path)
@@ -326,13 +331,12 @@ def _converted_models(sub: Submission, converted) -> list[str]:
     return list(names)
 
 
-def _survey_group(sub: Submission, dataset, options, log: Callable[[str], None]) -> list[str]:
+def _survey_group(sub: Submission, dataset, aliases: dict[str, str], log: Callable[[str], None]) -> list[str]:
     """The files of one run (a Batch job's outputs, error file and parts; lm-eval sample files; Inspect logs)
     read record by record as one submission (`formats.grouping`); each record keeps its file and origin."""
     from ctxrobust.evaluation.formats.convert import Converted
 
     module = dataset.load("prompts")
-    aliases = module.item_aliases(options) if hasattr(module, "item_aliases") else {}
     names = {path: plain(path.name) for path in sub.group.paths}
     converted = Converted()
     try:
@@ -662,9 +666,11 @@ def score_submissions(
     files = expand(paths)
     subs = _submissions(files, dataset, input_format)
     names: list[list[str]] = []
+    aliases: dict[str, str] | None = None  # read once, when the first runner file needs it
     for sub in subs:
         if sub.group is not None:
-            found = _survey_group(sub, dataset, options, log)
+            aliases = _item_aliases(dataset, options) if aliases is None else aliases
+            found = _survey_group(sub, dataset, aliases, log)
             if sub.status == "scored" and not sub.rows:
                 sub.refuse("no prediction rows (the files are empty)")
             names.append(found if sub.status == "scored" else [])
@@ -676,7 +682,8 @@ def score_submissions(
         elif form == "native":
             found = _survey_native(sub)
         else:
-            found = _survey_converted(sub, dataset, options, form, log)
+            aliases = _item_aliases(dataset, options) if aliases is None else aliases
+            found = _survey_converted(sub, dataset, aliases, form, log)
         if sub.status == "scored" and not sub.rows:
             sub.refuse("no prediction rows (the file is empty)")
         names.append(found if sub.status == "scored" else [])
